@@ -1,0 +1,240 @@
+"""The typed events one run yields.
+
+The loop knows nothing of editors, terminals or files: it yields these events and every front end
+(the JSONL log, the CLI live view, the language server) subscribes to them. One discriminated union,
+so subscribers can `match` and a type checker proves every case is handled.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FailureReason = Literal[
+    "model_failed",
+    "max_rounds",
+    "max_tokens",
+    "max_cost",
+    "max_wall",
+    "tool_errors",
+    "stalled",
+    "unverified",
+    "rejected",
+    "cancelled",
+    "api_error",
+    "truncated",
+    "refusal",
+    "no_result_line",
+    "config_error",
+    "interrupted",
+]
+"""The fixed list of reasons a run can fail for (DESIGN.md); stored on the card."""
+
+FAILURE_REASONS: tuple[str, ...] = FailureReason.__args__  # type: ignore[attr-defined]
+
+RESUMABLE_REASONS: frozenset[str] = frozenset(
+    {"max_rounds", "max_tokens", "max_cost", "max_wall", "interrupted", "cancelled", "api_error"}
+)
+"""Reasons after which continuing the same conversation makes sense."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    time: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class Usage(BaseModel):
+    """Token counts of one model response, as the Messages API reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every token that went in or came out, cached or not (the token budget counts these)."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+        )
+
+
+class RunStarted(_Event):
+    """The run has its tools and limits and is about to ask the model for round 1."""
+
+    type: Literal["start"] = "start"
+    run_id: str
+    card: str
+    title: str
+    model: str
+    tools: list[str]
+    limits: dict[str, Any]
+    criteria: list[str]
+    warnings: list[str] = []
+    resumed_from_round: int = 0
+
+
+class RoundStarted(_Event):
+    """A request is about to go to the model."""
+
+    type: Literal["round_start"] = "round_start"
+    round: int
+    max_rounds: int
+
+
+class RoundFinished(_Event):
+    """The model answered one request. `usage` and `cost_usd` are this round's; totals follow."""
+
+    type: Literal["round"] = "round"
+    round: int
+    max_rounds: int
+    ms: int
+    usage: Usage
+    cost_usd: float
+    stop_reason: str | None
+    calls: list[str]
+    text: str
+    total_usage: Usage
+    total_cost_usd: float
+    request: dict[str, Any] | None = None
+    """The exact request body as sent (the run log keeps it so a run can be resumed)."""
+    response: list[dict[str, Any]] | None = None
+    """The assistant content blocks exactly as received."""
+
+
+class ToolStarted(_Event):
+    """A tool call is about to run."""
+
+    type: Literal["tool_start"] = "tool_start"
+    round: int
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolFinished(_Event):
+    """A tool call ended; `result` is the plain text the model will see."""
+
+    type: Literal["tool"] = "tool"
+    round: int
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any]
+    ms: int
+    result: str
+    is_error: bool
+
+
+class CriterionReported(_Event):
+    """The model reported evidence for one acceptance criterion (0-based index)."""
+
+    type: Literal["criterion"] = "criterion"
+    index: int
+    passed: bool
+    evidence: str
+
+
+class Problem(BaseModel):
+    """One `file:line` problem found in build or test output."""
+
+    path: str
+    line: int
+    column: int = 1
+    severity: Literal["error", "warning"] = "error"
+    message: str
+
+
+class BuildChecked(_Event):
+    """A build or test command finished; its `file:line` problems, possibly none."""
+
+    type: Literal["build"] = "build"
+    tool: str
+    ok: bool
+    problems: list[Problem]
+
+
+class ReviewRequested(_Event):
+    """The model asked to commit; the run waits for the approver."""
+
+    type: Literal["review_request"] = "review_request"
+    message: str
+    files: list[str]
+    diff: str
+
+
+class ReviewDecided(_Event):
+    """The approver answered. `decision` is accept, reject or no_commit."""
+
+    type: Literal["review"] = "review"
+    decision: Literal["accept", "reject", "no_commit"]
+    reason: str
+    files: list[str]
+    commit: str | None = None
+
+
+class Compacted(_Event):
+    """Old context was dropped or summarised to stay inside the context window."""
+
+    type: Literal["compaction"] = "compaction"
+    kind: Literal["stub_tool_results", "summary"]
+    dropped: list[str]
+    tokens_before: int
+    tokens_after: int
+
+
+class Notice(_Event):
+    """Something the user should know that is not an error of the run (e.g. a skipped MCP tool)."""
+
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "info"
+    message: str
+
+
+class RunFinished(_Event):
+    """The run ended. Always the last event of a run, however it ended."""
+
+    type: Literal["result"] = "result"
+    status: Literal["done", "failed"]
+    reason: FailureReason | None = None
+    detail: str = ""
+    rounds: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cost_usd: float
+    commit: str | None = None
+    final_text: str = ""
+
+
+Event = Annotated[
+    RunStarted
+    | RoundStarted
+    | RoundFinished
+    | ToolStarted
+    | ToolFinished
+    | CriterionReported
+    | BuildChecked
+    | ReviewRequested
+    | ReviewDecided
+    | Compacted
+    | Notice
+    | RunFinished,
+    Field(discriminator="type"),
+]
+"""Everything a run can say about itself."""

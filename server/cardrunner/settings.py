@@ -1,0 +1,257 @@
+"""One typed settings model, read once, shared by the CLI and the language server.
+
+Sources, later wins: defaults, `[tool.cardrunner]` in `pyproject.toml`, `cardrunner.toml`, then
+overrides (CLI flags, LSP `initializationOptions` / `workspace/configuration`) in the same shape.
+Invalid settings never crash a front end: `load_settings` returns defaults for the broken part and
+a list of problems, each naming the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Limits(_Strict):
+    """Budgets checked before every model call; 0 or None switches a limit off."""
+
+    max_rounds: int = Field(60, ge=0, description="Model calls per run.")
+    max_tokens: int = Field(400_000, ge=0, description="Input+output tokens per run, cache included.")
+    max_cost_usd: float | None = Field(None, ge=0, description="USD per run at the price table.")
+    max_consecutive_tool_errors: int = Field(3, ge=0, description="is_error results in a row.")
+    max_wall_seconds: float | None = Field(None, ge=0, description="Wall-clock seconds per run.")
+
+
+class Paths(_Strict):
+    """Folders (relative to the workspace) the model may read and write; checked in code."""
+
+    read: list[str] = Field(default_factory=lambda: ["."])
+    write: list[str] = Field(default_factory=lambda: ["src"])
+
+
+class Commands(_Strict):
+    """argv lists run without a shell; None means the tool reports it is not configured."""
+
+    build: list[str] | None = None
+    test: list[str] | None = None
+    app: list[str] | None = None
+    timeout_seconds: float = Field(600, gt=0, description="Build and test commands are killed after this.")
+
+
+class McpServer(_Strict):
+    """One MCP server: a stdio command, or a Streamable HTTP url."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    required: bool = False
+    timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
+    source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
+
+    @model_validator(mode="after")
+    def _command_or_url(self) -> McpServer:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("set exactly one of 'command' or 'url'")
+        return self
+
+
+class Price(_Strict):
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "claude-sonnet-5-5": Price(input=2, output=10, cache_read=0.20, cache_write=2.50),
+    "claude-opus-5-5": Price(input=4, output=20, cache_read=0.20, cache_write=5),
+}
+
+
+class ModelOptions(_Strict):
+    """How requests are shaped. No sampling parameters exist here on purpose: none are sent."""
+
+    max_output_tokens: int = Field(16_000, gt=0)
+    thinking: Literal["adaptive", "disabled"] = "adaptive"
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    context_window: int = Field(1_000_000, gt=0)
+    compact_at: float = Field(0.5, gt=0, le=1, description="Share of the context window that triggers compaction.")
+    keep_tool_results: int = Field(8, ge=0, description="Newest tool results never stubbed by compaction.")
+    cache: bool = True
+
+
+class Settings(_Strict):
+    """Everything configurable, with the defaults of DESIGN.md."""
+
+    model: str = DEFAULT_MODEL
+    cards: str = "cards"
+    limits: Limits = Field(default_factory=Limits)
+    paths: Paths = Field(default_factory=Paths)
+    commands: Commands = Field(default_factory=Commands)
+    mcp: dict[str, McpServer] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    options: ModelOptions = Field(default_factory=ModelOptions)
+    require_evidence: bool = True
+    isolation: bool | None = Field(None, description="Run in a git worktree; None: front end decides.")
+    tool_timeout_seconds: float = Field(120, gt=0)
+
+    def price(self, model: str | None = None) -> Price | None:
+        """The price of `model` (default: the configured one), settings first, then built-in."""
+        name = model or self.model
+        return self.prices.get(name) or DEFAULT_PRICES.get(name)
+
+
+class SettingsProblem(BaseModel):
+    """One thing wrong with the configuration, worded for the user."""
+
+    file: str
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.key}" if self.key else self.file
+        return f"{where}: {self.message}"
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "env":
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path, problems: list[SettingsProblem]) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(SettingsProblem(file=path.name, key="", message=f"cannot read: {exc}"))
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(SettingsProblem(file=path.name, key="", message=f"invalid TOML: {exc}"))
+    return {}
+
+
+def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any]:
+    """Servers from `.mcp.json` in the format other agent tools use."""
+    path = root / ".mcp.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problems.append(SettingsProblem(file=".mcp.json", key="", message=f"invalid JSON: {exc}"))
+        return {}
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        problems.append(
+            SettingsProblem(file=".mcp.json", key="mcpServers", message="expected an object of servers")
+        )
+        return {}
+    out: dict[str, Any] = {}
+    for name, spec in servers.items():
+        if not isinstance(spec, dict):
+            problems.append(SettingsProblem(file=".mcp.json", key=f"mcpServers.{name}", message="expected an object"))
+            continue
+        entry = {k: v for k, v in spec.items() if k in {"command", "args", "env", "url", "required", "timeout"}}
+        entry["source"] = ".mcp.json"
+        out[name] = entry
+    return out
+
+
+def _loc_key(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _validate(data: dict[str, Any], file: str, problems: list[SettingsProblem]) -> Settings:
+    """Validate; on errors drop each offending key (falling back to its default) and retry."""
+    for _ in range(50):
+        try:
+            return Settings.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                expected = err["msg"]
+                got = err.get("input")
+                shown = json.dumps(got, default=str)[:60] if err["type"] != "missing" else ""
+                message = f"{expected}" + (f" (got {shown})" if shown else "")
+                problems.append(SettingsProblem(file=file, key=_loc_key(loc), message=message))
+                data = _drop(data, loc)
+    return Settings()
+
+
+def _drop(data: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any]:
+    if not loc:
+        return {}
+    head, rest = loc[0], loc[1:]
+    if head not in data:
+        return data
+    out = dict(data)
+    if not rest or not isinstance(out[head], dict):
+        del out[head]
+    else:
+        out[head] = _drop(out[head], rest)
+    return out
+
+
+def load_settings(
+    root: Path, overrides: dict[str, Any] | None = None
+) -> tuple[Settings, list[SettingsProblem]]:
+    """Read the workspace's settings. Never raises: problems are returned, defaults fill in."""
+    problems: list[SettingsProblem] = []
+    data: dict[str, Any] = {}
+    sources: list[str] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        tool = _read_toml(pyproject, problems).get("tool", {})
+        if isinstance(tool, dict) and isinstance(tool.get("cardrunner"), dict):
+            data = _deep_merge(data, tool["cardrunner"])
+            sources.append("pyproject.toml [tool.cardrunner]")
+    own = root / "cardrunner.toml"
+    if own.is_file():
+        data = _deep_merge(data, _read_toml(own, problems))
+        sources.append("cardrunner.toml")
+    file = " + ".join(sources) or "settings"
+    for server in (data.get("mcp") or {}).values():
+        if isinstance(server, dict):
+            server.setdefault("source", sources[-1] if sources else "settings")
+    from_json = _read_mcp_json(root, problems)
+    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    for name, spec in from_json.items():
+        if name in mcp:
+            problems.append(
+                SettingsProblem(
+                    file=".mcp.json",
+                    key=f"mcpServers.{name}",
+                    message=f"server name {name!r} is also defined as [mcp.{name}] in "
+                    f"{mcp[name].get('source', file)}; rename one of them",
+                )
+            )
+            continue
+        mcp[name] = spec
+    if mcp:
+        data["mcp"] = mcp
+    settings = _validate(data, file, problems)
+    if overrides:
+        merged = _deep_merge(settings.model_dump(exclude_unset=True), overrides)
+        settings = _validate(merged, "overrides", problems)
+    return settings, problems
+
+
+def has_clash(problems: list[SettingsProblem]) -> bool:
+    """A name clash between `.mcp.json` and the TOML settings is a configuration error."""
+    return any(p.file == ".mcp.json" and "also defined" in p.message for p in problems)
