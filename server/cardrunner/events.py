@@ -194,6 +194,11 @@ class Compacted(_Event):
     dropped: list[str]
     tokens_before: int
     tokens_after: int
+    tool_use_ids: list[str] = []
+    """Stubbed tool results (kind stub_tool_results), so a resume can redo exactly this."""
+    removed_messages: int = 0
+    """Messages removed after the first one (kind summary)."""
+    summary: str = ""
 
 
 class Notice(_Event):

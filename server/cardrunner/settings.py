@@ -91,6 +91,9 @@ class ModelOptions(_Strict):
     compact_at: float = Field(0.5, gt=0, le=1, description="Share of the context window that triggers compaction.")
     keep_tool_results: int = Field(8, ge=0, description="Newest tool results never stubbed by compaction.")
     cache: bool = True
+    request_timeout_seconds: float = Field(600, gt=0, description="Per request; a stalled stream fails after this.")
+    max_retries: int = Field(3, ge=0, description="Retries of 429/5xx/529/dropped streams before api_error.")
+    retry_max_delay_seconds: float = Field(30, ge=0, description="Cap on any server-given retry delay.")
 
 
 class Settings(_Strict):
@@ -107,6 +110,11 @@ class Settings(_Strict):
     require_evidence: bool = True
     isolation: bool | None = Field(None, description="Run in a git worktree; None: front end decides.")
     tool_timeout_seconds: float = Field(120, gt=0)
+    replay: str | None = Field(
+        None,
+        description="A transcript file, or a folder of <card-stem>.json transcripts, played by the "
+        "scripted model instead of calling the API (demo, tests, offline work).",
+    )
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""

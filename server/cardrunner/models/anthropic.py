@@ -1,0 +1,116 @@
+"""The production model: the Anthropic Messages API through the official `anthropic` SDK.
+
+The SDK reads `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` itself, so any
+Messages-API-compatible endpoint works unchanged. Requests stream (long answers would hit the SDK's
+non-streaming limit). Retries are ours rather than the SDK's so a server-given delay is capped and
+a stream that breaks half-way is retried too; when they are spent the run ends `api_error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from cardrunner.events import Usage
+from cardrunner.models.base import ModelError, ModelRequest, ModelResponse, build_body
+from cardrunner.redact import redact
+from cardrunner.settings import ModelOptions
+
+
+def has_credentials(env: dict[str, str]) -> bool:
+    """True when the SDK will find a key or token in `env`."""
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+class AnthropicModel:
+    """`Model` port on `anthropic.AsyncAnthropic`."""
+
+    def __init__(self, model: str, options: ModelOptions, client: Any | None = None) -> None:
+        self._model = model
+        self._options = options
+        self._client = client
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import anthropic  # lazy: ~2 s of import the language server must not pay at start
+
+            self._client = anthropic.AsyncAnthropic(
+                max_retries=0, timeout=self._options.request_timeout_seconds
+            )
+        return self._client
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        body = build_body(request, self._model)
+        attempt = 0
+        while True:
+            try:
+                return await self._stream(body)
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise ModelError(_describe(exc)) from exc
+                attempt += 1
+                await asyncio.sleep(delay)
+
+    async def _stream(self, body: dict[str, Any]) -> ModelResponse:
+        async with self._sdk().messages.stream(**body) as stream:
+            message = await stream.get_final_message()
+        usage = message.usage
+        return ModelResponse(
+            content=[b.model_dump(mode="json", exclude_none=True) for b in message.content],
+            stop_reason=message.stop_reason,
+            usage=Usage(
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+                cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+            ),
+            model=message.model,
+            id=message.id,
+            body=body,
+        )
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before retrying `exc`, or None when it must not be retried."""
+        import anthropic
+
+        if attempt >= self._options.max_retries:
+            return None
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or {}
+        if headers.get("x-should-retry") == "false":
+            return None
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            # 200 here means an `error` event arrived in the middle of a stream.
+            if not (status in (200, 408, 409, 429) or status >= 500):
+                return None
+        elif not isinstance(exc, anthropic.APIConnectionError):
+            return None
+        cap = self._options.retry_max_delay_seconds
+        server = _server_delay(headers)
+        if server is not None:
+            return min(server, cap)
+        return min(0.5 * 2**attempt * random.uniform(0.75, 1.0), cap)
+
+
+def _server_delay(headers: Any) -> float | None:
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(key)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
+    return redact(text)[:500]

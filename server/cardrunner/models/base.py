@@ -1,0 +1,107 @@
+"""The model port: one request in, one response out.
+
+`Conversation` holds the messages exactly as they were sent and received (assistant content is
+never re-serialised or edited, so thinking blocks and their signatures survive). `build_body`
+turns a request into the Messages API body — the only place that decides cache breakpoints and
+what is sent, shared by the real model and the scripted one so tests check the real shape.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cardrunner.events import Usage
+
+Block = dict[str, Any]
+"""A content block in wire format. Kept as data on purpose: it must round-trip byte-exact."""
+
+
+@dataclass
+class Message:
+    role: str
+    content: list[Block]
+
+    def wire(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass
+class ModelRequest:
+    """What the loop asks: the model sees the system prompt, the tools and the conversation."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    messages: list[Message]
+    max_tokens: int
+    thinking: str = "adaptive"
+    effort: str | None = None
+    cache: bool = True
+
+
+@dataclass
+class ModelResponse:
+    """One assistant turn exactly as received, with its usage."""
+
+    content: list[Block]
+    stop_reason: str | None
+    usage: Usage
+    model: str = ""
+    id: str = ""
+    body: dict[str, Any] = field(default_factory=dict)
+    """The request body that produced it (for logs and tests)."""
+
+
+class ModelError(Exception):
+    """The model could not answer (after the SDK's own retries): the run ends `api_error`."""
+
+
+class Model(Protocol):
+    """The one port through which the loop reaches a language model."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def respond(self, request: ModelRequest) -> ModelResponse: ...
+
+
+CACHE = {"type": "ephemeral"}
+
+
+def _mark_last(message: dict[str, Any]) -> None:
+    content = message["content"]
+    for i in range(len(content) - 1, -1, -1):
+        if content[i].get("type") not in ("thinking", "redacted_thinking"):
+            content[i] = {**content[i], "cache_control": CACHE}
+            return
+
+
+def build_body(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The Messages API body. Never carries sampling parameters (`temperature` and friends).
+
+    Cache breakpoints (at most 3 of the API's 4): the system prompt (caching tools + system once),
+    the end of the previous user turn (what the previous round wrote, so this round reads it) and
+    the end of the newest user turn (what the next round will read).
+    """
+    messages = [m.wire() for m in request.messages]
+    system: list[dict[str, Any]] = [{"type": "text", "text": request.system}]
+    if request.cache:
+        system[0]["cache_control"] = CACHE
+        user_turns = [i for i, m in enumerate(messages) if m["role"] == "user"]
+        for i in user_turns[-2:]:
+            messages[i] = copy.copy(messages[i])
+            messages[i]["content"] = list(messages[i]["content"])
+            _mark_last(messages[i])
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "system": system,
+        "messages": messages,
+        "tools": request.tools,
+    }
+    if request.thinking == "adaptive":
+        body["thinking"] = {"type": "adaptive"}
+    if request.effort:
+        body["output_config"] = {"effort": request.effort}
+    return body

@@ -1,0 +1,109 @@
+"""A model that plays a transcript, and checks every request as strictly as the real API.
+
+Used by tests, by `cardrunner run --replay FILE` and by the demo: the tools are real, only the
+model's answers are scripted. A request the real API would reject (unpaired tool_use, edited
+thinking block, `temperature`, too many cache breakpoints …) raises `ScriptViolation` at once,
+so wiring mistakes fail loudly instead of passing silently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cardrunner.events import Usage
+from cardrunner.models.base import Block, ModelRequest, ModelResponse, build_body
+
+Responder = Callable[[dict[str, Any], int], dict[str, Any]]
+Step = dict[str, Any] | Responder
+
+
+class ScriptViolation(AssertionError):
+    """The loop sent a request the real API would reject, or the script ran out."""
+
+
+def load_transcript(path: Path) -> list[dict[str, Any]]:
+    """Read a transcript file: `{"responses": [{"content": [...], "stop_reason": ...}, ...]}`."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    responses = data.get("responses") if isinstance(data, dict) else data
+    if not isinstance(responses, list) or not all(isinstance(r, dict) for r in responses):
+        raise ValueError(f"{path}: expected {{'responses': [ {{content, stop_reason}}, ... ]}}")
+    return responses
+
+
+def _estimate(value: Any) -> int:
+    return math.ceil(len(json.dumps(value, ensure_ascii=False)) / 4)
+
+
+class ScriptedModel:
+    """Plays `steps` in order; each is a response dict or a function of (request body, index)."""
+
+    def __init__(self, steps: Sequence[Step], name: str = "scripted") -> None:
+        self._steps = list(steps)
+        self._name = name
+        self._ids = itertools.count(1)
+        self.requests: list[dict[str, Any]] = []
+        self._handed_out: set[str] = set()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedModel:
+        return cls(load_transcript(path), name=f"replay:{path.name}")
+
+    def assert_complete(self) -> None:
+        """Fail if the loop made fewer model calls than the script has steps."""
+        if len(self.requests) != len(self._steps):
+            raise ScriptViolation(
+                f"script has {len(self._steps)} responses but only {len(self.requests)} were requested"
+            )
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        body = build_body(request, self._name)
+        self._check(body)
+        index = len(self.requests)
+        self.requests.append(body)
+        if index >= len(self._steps):
+            raise ScriptViolation(f"script exhausted: request {index + 1} has no scripted response")
+        step = self._steps[index]
+        raw = step(body, index) if callable(step) else step
+        content = [self._complete(block) for block in raw.get("content", [])]
+        self._handed_out.add(json.dumps(content, sort_keys=True))
+        usage = Usage.model_validate(raw["usage"]) if "usage" in raw else Usage(
+            input_tokens=_estimate(body), output_tokens=_estimate(content)
+        )
+        return ModelResponse(
+            content=content,
+            stop_reason=raw.get("stop_reason", "end_turn"),
+            usage=usage,
+            model=self._name,
+            id=f"msg_scripted_{index + 1}",
+            body=body,
+        )
+
+    def _complete(self, block: Block) -> Block:
+        block = dict(block)
+        if block.get("type") == "tool_use":
+            block.setdefault("id", f"toolu_{next(self._ids):04d}")
+            block.setdefault("input", {})
+        if block.get("type") == "thinking":
+            block.setdefault("signature", f"sig-{next(self._ids)}")
+        return block
+
+    def _check(self, body: dict[str, Any]) -> None:
+        from cardrunner.models.validation import validate_request
+
+        problems = list(validate_request(body))
+        for message in body["messages"]:
+            if message["role"] == "assistant":
+                content = json.dumps(message["content"], sort_keys=True)
+                if content not in self._handed_out:
+                    problems.append("an assistant turn differs from what the model returned")
+        if problems:
+            raise ScriptViolation("invalid request: " + "; ".join(problems))

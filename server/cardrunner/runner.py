@@ -1,0 +1,232 @@
+"""One card run, assembled: the composition root between the loop and the outside world.
+
+`run_card` loads the card and settings, refuses to start over the user's uncommitted work,
+records the write area, builds the tool pool (files, commands, evidence, commit, MCP), moves the
+card to `In Work`, plays the loop, and — however the run ends, cancellation included — stops the
+app and the MCP servers, writes the result to the card and closes the log. Every event goes to
+the run log first, then to the caller, who only subscribes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from cardrunner.cards import Card, CardError, load_card, write_card
+from cardrunner.compaction import Compactor, estimate_tokens
+from cardrunner.events import Event, Notice, RunFinished, RunStarted
+from cardrunner.limits import Guards
+from cardrunner.loop import Loop
+from cardrunner.models.base import Message, Model
+from cardrunner.review import Approver, CommitTool
+from cardrunner.runlog import RunLog, runs_dir
+from cardrunner.settings import Settings
+from cardrunner.tools.base import ToolPool
+from cardrunner.tools.commands import AppProcess, command_tools
+from cardrunner.tools.evidence import Evidence
+from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.git import GitRepo
+
+INSTRUCTIONS = Path(__file__).with_name("instructions.md")
+
+
+class CardStore(Protocol):
+    """Where card state is written: the file on disk, or the editor's buffer (LSP applyEdit)."""
+
+    async def update(
+        self, path: Path, *, state: str, reason: str | None | Literal[False] = None,
+        run: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+class DiskCardStore:
+    """Writes the card file atomically, off the event loop."""
+
+    async def update(
+        self, path: Path, *, state: str, reason: str | None | Literal[False] = None,
+        run: dict[str, Any] | None = None,
+    ) -> None:
+        await asyncio.to_thread(write_card, path, state=state, reason=reason, run=run)
+
+
+class SetupError(Exception):
+    """The run cannot start; the message says why and what to do."""
+
+
+@dataclass
+class RunOptions:
+    """Everything a front end decides about one run."""
+
+    root: Path
+    card_path: Path
+    settings: Settings
+    model: Model
+    approver: Approver
+    card_store: CardStore = field(default_factory=DiskCardStore)
+    run_id: str | None = None
+
+
+def new_run_id(card: Card) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{card.slug}"[:80]
+
+
+def command_env(run_dir: Path) -> dict[str, str]:
+    """Commands find the interpreter that runs cardrunner first on PATH (`python` in argv)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path, "CARDRUNNER_RUN_DIR": str(run_dir)}
+
+
+@dataclass
+class _Run:
+    card: Card
+    run_id: str
+    log: RunLog
+    loop: Loop
+    started: RunStarted
+    started_at: datetime
+
+
+async def run_card(o: RunOptions) -> AsyncIterator[Event]:
+    """Run one card to its end, yielding every event. Always ends with one `RunFinished`."""
+    async with AsyncExitStack() as stack:
+        try:
+            run = await _prepare(o, stack)
+        except SetupError as exc:
+            yield RunFinished(status="failed", reason="config_error", detail=str(exc), rounds=0,
+                              tool_calls=0, input_tokens=0, output_tokens=0, cost_usd=0.0)
+            return
+        result: RunFinished | None = None
+        try:
+            for event in (run.started, *[Notice(level="warning", message=w) for w in run.started.warnings]):
+                run.log.write(event)
+                yield event
+            async for event in run.loop.run():
+                if isinstance(event, RunFinished):
+                    result = event
+                    break
+                run.log.write(event)
+                yield event
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            result = run.loop.finish("failed", "cancelled", "the run was cancelled")
+        except OSError as exc:  # the log could not be written (disk full …): stop, keep the card
+            result = run.loop.finish("failed", "interrupted", f"cannot write the run log: {exc}")
+        if result is None:
+            result = run.loop.finish("failed", "interrupted", "the loop ended without a result")
+        await stack.aclose()  # app, MCP servers: stopped before the card says the run is over
+        with contextlib.suppress(OSError):
+            run.log.write(result)
+        run.log.close()
+        await _write_result(o, run, result)
+        yield result
+
+
+async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
+    s, root = o.settings, o.root
+    try:
+        card = await asyncio.to_thread(load_card, o.card_path)
+    except CardError as exc:
+        raise SetupError(str(exc)) from exc
+    git = GitRepo(root)
+    if not await git.is_repo():
+        raise SetupError(f"{root} is not a git repository; cardrunner commits its work with git")
+    dirty = await git.dirty_files(s.paths.write)
+    if dirty:
+        raise SetupError(
+            "uncommitted changes in the write area would be mixed with the run's: "
+            + ", ".join(dirty[:20]) + ". Commit or stash them first."
+        )
+    run_id = o.run_id or new_run_id(card)
+    run_dir = runs_dir(root) / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    base_tree = await git.snapshot(s.paths.write)
+    guards = Guards(s.limits, s.price())
+    evidence = Evidence(card.criteria)
+    app = AppProcess()
+    stack.push_async_callback(app.aclose)
+    env = command_env(run_dir)
+    commit = CommitTool(
+        git=git, approver=o.approver, write_paths=s.paths.write, base_tree=base_tree,
+        run_id=run_id, card_title=card.title, card_path=card.path, card_slug=card.slug,
+        trailers=lambda: {"Card": card.slug, "Run": run_id, "Rounds": str(guards.rounds),
+                          "Cost": f"${guards.cost_usd:.2f}"},
+    )
+    pool = ToolPool([
+        *file_tools(PathGuard(root, s.paths.read, s.paths.write)),
+        *command_tools(root, s.commands, app, env),
+        evidence.tool(),
+        commit.tool(),
+    ])
+    warnings = await _add_mcp_tools(o, pool, run_dir, stack)
+    system = INSTRUCTIONS.read_text(encoding="utf-8")
+    messages = [Message("user", [{"type": "text", "text": card.prompt()}])]
+    overhead = estimate_tokens([Message("user", [{"type": "text", "text": system}])]) + len(str(pool.specs())) // 4
+    loop = Loop(
+        system=system, model=o.model, pool=pool, guards=guards, evidence=evidence,
+        options=s.options, messages=messages, require_evidence=s.require_evidence,
+        compactor=Compactor(s.options.context_window, s.options.compact_at, s.options.keep_tool_results, overhead),
+    )
+    log = RunLog(runs_dir(root) / f"{run_id}.jsonl")
+    stack.callback(log.close)
+    started = RunStarted(
+        run_id=run_id, card=_rel(card.path, root), title=card.title, model=o.model.name,
+        tools=pool.names, limits=s.limits.model_dump(), criteria=card.criteria, warnings=warnings,
+    )
+    await o.card_store.update(card.path, state="In Work", reason=False)
+    return _Run(card, run_id, log, loop, started, datetime.now(UTC))
+
+
+async def _add_mcp_tools(o: RunOptions, pool: ToolPool, run_dir: Path, stack: AsyncExitStack) -> list[str]:
+    if not o.settings.mcp:
+        return []
+    from cardrunner.tools.mcp import McpHub, McpStartError
+
+    hub = McpHub(o.settings.mcp, run_dir=run_dir, root=o.root)
+    stack.push_async_callback(hub.aclose)
+    try:
+        await hub.start()
+    except McpStartError as exc:
+        raise SetupError(str(exc)) from exc
+    warnings = list(hub.warnings)
+    warnings += [f"MCP server {name!r} did not start: {why}" for name, why in hub.failures.items()]
+    for tool in hub.tools():
+        if not pool.add(tool):
+            warnings.append(f"MCP tool {tool.name} skipped: a built-in tool has that name")
+    return warnings
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+async def _write_result(o: RunOptions, run: _Run, result: RunFinished) -> None:
+    entry = {
+        "id": run.run_id,
+        "started": run.started_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "result": result.status,
+        "reason": result.reason,
+        "rounds": result.rounds,
+        "tokens": result.input_tokens + result.output_tokens + result.cache_read_input_tokens
+        + result.cache_creation_input_tokens,
+        "cost_usd": round(result.cost_usd, 4),
+        "commit": result.commit,
+        "log": _rel(run.log.path, o.root),
+    }
+    state = "Done" if result.status == "done" else "Failed"
+    reason: str | Literal[False] = result.reason or False
+    with contextlib.suppress(OSError):
+        await o.card_store.update(run.card.path, state=state, reason=reason, run=entry)
