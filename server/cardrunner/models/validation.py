@@ -1,0 +1,441 @@
+"""What the Messages API would reject, checked before a request is answered by a fake.
+
+The real API answers a malformed request with HTTP 400 — in production, after a user's run was
+already under way, and in tests never, because tests talk to fakes. Both fakes (the scripted model
+and the fake HTTP server) run every request through `validate_request`, so a wiring mistake (an
+unpaired tool_use, a tool_result in the wrong place, `temperature`, a fifth cache breakpoint, an
+assistant prefill …) fails a test instead of a user's run. `ConversationChecker` adds the rule a
+single request cannot show: assistant turns must come back exactly as they were returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+"""What the API accepts as a tool name (and therefore as a tool_use name)."""
+
+MAX_BREAKPOINTS = 4
+"""At most this many `cache_control` breakpoints, the top-level automatic one included."""
+
+MAX_OUTPUT_TOKENS = 128_000
+SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+THINKING_TYPES = frozenset({"adaptive", "disabled", "between_tools"})
+"""`enabled` (with `budget_tokens`) is answered with 400 by Sonnet 5 and later."""
+
+EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
+_COMMON_KEYS = {"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"}
+_COMMON_KEYS |= {"cache_control", "mcp_servers", "context_management", "container", "speed"}
+MESSAGES_KEYS = frozenset(
+    _COMMON_KEYS
+    | {"max_tokens", "metadata", "stop_sequences", "stream"}
+    | {"service_tier", "inference_geo", "diagnostics", "user_profile_id", "workspace_id"}
+)
+COUNT_TOKENS_KEYS = frozenset(_COMMON_KEYS)
+
+BLOCK_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "cache_control", "citations"}),
+    "image": frozenset({"type", "source", "cache_control"}),
+    "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+}
+_ROLE_OF = {"tool_use": "assistant", "thinking": "assistant", "redacted_thinking": "assistant"}
+_ROLE_OF |= {"tool_result": "user", "image": "user", "document": "user"}
+_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document"})
+_TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "cache_control", "strict"})
+
+
+def validate_request(body: Any, *, count_tokens: bool = False) -> list[str]:
+    """Every reason the real Messages API would answer `body` with 400 (empty: valid).
+
+    `count_tokens=True` checks a `/v1/messages/count_tokens` body (no `max_tokens`).
+    """
+    if not isinstance(body, dict):
+        return ["request body must be a JSON object"]
+    errors: list[str] = []
+    _check_top_level(body, count_tokens, errors)
+    tool_names = _check_tools(body.get("tools"), errors)
+    _check_system(body.get("system"), errors)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        errors.append("messages: must be a non-empty list")
+    else:
+        _check_messages(messages, tool_names, errors)
+    _check_breakpoints(body, errors)
+    return errors
+
+
+def _check_top_level(body: dict[str, Any], count_tokens: bool, errors: list[str]) -> None:
+    for key in SAMPLING_PARAMS:
+        if key in body:
+            errors.append(f"{key}: sampling parameters are not supported by this model")
+    allowed = COUNT_TOKENS_KEYS if count_tokens else MESSAGES_KEYS
+    for key in sorted(set(body) - allowed - set(SAMPLING_PARAMS)):
+        errors.append(f"{key}: Extra inputs are not permitted")
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        errors.append("model: Field required (a non-empty string)")
+    if not count_tokens:
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            errors.append("max_tokens: Field required (an integer >= 1)")
+        elif max_tokens > MAX_OUTPUT_TOKENS:
+            errors.append(f"max_tokens: {max_tokens} > {MAX_OUTPUT_TOKENS}, the model's maximum")
+    if "stream" in body and not isinstance(body["stream"], bool):
+        errors.append("stream: must be a boolean")
+    _check_thinking(body, errors)
+    effort = (body.get("output_config") or {}).get("effort")
+    if effort is not None and effort not in EFFORTS:
+        errors.append(f"output_config.effort: must be one of {sorted(EFFORTS)}")
+    if "cache_control" in body:
+        _check_cache_control(body["cache_control"], "cache_control", errors)
+
+
+def _check_thinking(body: dict[str, Any], errors: list[str]) -> None:
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind == "enabled":
+        errors.append(
+            "thinking.type.enabled is not supported for this model; use thinking.type.adaptive"
+            " and output_config.effort to control thinking behavior"
+        )
+    elif kind not in THINKING_TYPES:
+        errors.append(f"thinking.type: must be one of {sorted(THINKING_TYPES)}")
+    choice = body.get("tool_choice")
+    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+    if forced and kind in ("adaptive", "between_tools"):
+        errors.append("tool_choice: forcing tool use is not compatible with thinking")
+
+
+def _check_tools(tools: Any, errors: list[str]) -> set[str]:
+    names: set[str] = set()
+    if tools is None:
+        return names
+    if not isinstance(tools, list):
+        errors.append("tools: must be a list")
+        return names
+    for i, tool in enumerate(tools):
+        where = f"tools.{i}"
+        if not isinstance(tool, dict):
+            errors.append(f"{where}: must be an object")
+            continue
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+            errors.append(f"{where}.name: must match {TOOL_NAME_RE.pattern}")
+        elif name in names:
+            errors.append(f"{where}.name: tool names must be unique ({name!r})")
+        else:
+            names.add(name)
+        if tool.get("type", "custom") != "custom":
+            continue  # a server tool (web search …): the API knows its schema
+        for key in sorted(set(tool) - _TOOL_KEYS):
+            errors.append(f"{where}.{key}: Extra inputs are not permitted")
+        if not isinstance(tool.get("description"), str) or not tool["description"].strip():
+            errors.append(f"{where}.description: a non-empty description is required")
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            errors.append(f'{where}.input_schema: must be a JSON schema with "type": "object"')
+        if "cache_control" in tool:
+            _check_cache_control(tool["cache_control"], f"{where}.cache_control", errors)
+    return names
+
+
+def _check_system(system: Any, errors: list[str]) -> None:
+    if system is None or isinstance(system, str):
+        return
+    if not isinstance(system, list):
+        errors.append("system: must be a string or a list of text blocks")
+        return
+    for i, block in enumerate(system):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            errors.append(f"system.{i}: must be a text block")
+        else:
+            _check_block(block, f"system.{i}", "system", errors)
+
+
+def _check_messages(messages: list[Any], tool_names: set[str], errors: list[str]) -> None:
+    seen_ids: set[str] = set()
+    previous_uses: list[str] = []  # tool_use ids of the previous assistant message
+    previous_role = None
+    for i, message in enumerate(messages):
+        where = f"messages.{i}"
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            errors.append(f"{where}: must be an object with role 'user' or 'assistant'")
+            previous_role, previous_uses = None, []
+            continue
+        role = message["role"]
+        if i == 0 and role != "user":
+            errors.append("messages.0.role: the first message must use the 'user' role")
+        if role == previous_role:
+            errors.append(f"{where}.role: roles must alternate (two '{role}' messages in a row)")
+        blocks = _content_blocks(message.get("content"), where, errors)
+        for j, block in enumerate(blocks):
+            _check_block(block, f"{where}.content.{j}", role, errors)
+        uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+        for j, block in enumerate(blocks):
+            if block.get("type") != "tool_use":
+                continue
+            if block.get("id") in seen_ids:
+                errors.append(f"{where}.content.{j}: tool_use ids must be unique ({block['id']})")
+            seen_ids.add(str(block.get("id")))
+            if isinstance(block.get("name"), str) and block["name"] not in tool_names:
+                errors.append(
+                    f"{where}.content.{j}: tool_use name {block['name']!r} is not in tools"
+                )
+        if role == "user":
+            _check_results(blocks, previous_uses, where, errors)
+        elif previous_uses:
+            errors.append(
+                f"{where}: tool_use ids were found without tool_result blocks immediately after: "
+                + ", ".join(previous_uses)
+            )
+        previous_role, previous_uses = role, [str(u) for u in uses]
+    if previous_role == "assistant":
+        errors.append("messages: the last message must be a user message (no assistant prefill)")
+
+
+def _content_blocks(content: Any, where: str, errors: list[str]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        if not content.strip():
+            errors.append(f"{where}.content: must contain non-whitespace text")
+        return [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list) or not content:
+        errors.append(f"{where}.content: must be a non-empty string or list of blocks")
+        return []
+    blocks = [b for b in content if isinstance(b, dict)]
+    if len(blocks) != len(content):
+        errors.append(f"{where}.content: every block must be an object")
+    return blocks
+
+
+def _check_block(block: dict[str, Any], where: str, role: str, errors: list[str]) -> None:
+    kind = block.get("type")
+    if kind not in BLOCK_KEYS:
+        errors.append(f"{where}.type: unknown content block type {kind!r}")
+        return
+    for key in sorted(set(block) - BLOCK_KEYS[kind]):
+        if key != "cache_control" or kind in ("thinking", "redacted_thinking"):
+            errors.append(f"{where}.{key}: Extra inputs are not permitted")
+    if _ROLE_OF.get(kind, role) != role:
+        errors.append(f"{where}: {kind} blocks are not allowed in a {role} message")
+    if kind == "text" and (not isinstance(block.get("text"), str) or not block["text"].strip()):
+        errors.append(f"{where}: text content blocks must contain non-whitespace text")
+    elif kind == "thinking":
+        if not isinstance(block.get("thinking"), str):
+            errors.append(f"{where}.thinking: Field required")
+        if not isinstance(block.get("signature"), str) or not block["signature"]:
+            errors.append(f"{where}.signature: thinking blocks must carry their signature")
+    elif kind == "redacted_thinking" and not isinstance(block.get("data"), str):
+        errors.append(f"{where}.data: Field required")
+    elif kind == "tool_use":
+        if not isinstance(block.get("id"), str) or not block["id"]:
+            errors.append(f"{where}.id: Field required")
+        if not isinstance(block.get("name"), str) or not TOOL_NAME_RE.match(block["name"]):
+            errors.append(f"{where}.name: must match {TOOL_NAME_RE.pattern}")
+        if not isinstance(block.get("input"), dict):
+            errors.append(f"{where}.input: must be an object")
+    elif kind == "tool_result":
+        _check_result_content(block, where, errors)
+    elif kind in ("image", "document") and not isinstance(block.get("source"), dict):
+        errors.append(f"{where}.source: Field required")
+    if "cache_control" in block:
+        _check_cache_control(block["cache_control"], f"{where}.cache_control", errors)
+
+
+def _check_result_content(block: dict[str, Any], where: str, errors: list[str]) -> None:
+    if not isinstance(block.get("tool_use_id"), str):
+        errors.append(f"{where}.tool_use_id: Field required")
+    if "is_error" in block and not isinstance(block["is_error"], bool):
+        errors.append(f"{where}.is_error: must be a boolean")
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        errors.append(f"{where}.content: must be a string or a list of blocks")
+        return
+    for k, inner in enumerate(content):
+        if not isinstance(inner, dict) or inner.get("type") not in _RESULT_CONTENT_TYPES:
+            errors.append(f"{where}.content.{k}: must be a text, image or document block")
+        else:
+            _check_block(inner, f"{where}.content.{k}", "user", errors)
+
+
+def _check_results(
+    blocks: list[dict[str, Any]], expected: list[str], where: str, errors: list[str]
+) -> None:
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    answered = [str(b.get("tool_use_id")) for b in results]
+    missing = [u for u in expected if u not in answered]
+    if missing:
+        errors.append(
+            f"{where}: tool_use ids were found without tool_result blocks immediately after: "
+            + ", ".join(missing)
+        )
+    unexpected = [a for a in answered if a not in expected]
+    if unexpected:
+        errors.append(
+            f"{where}: unexpected tool_use_id found in tool_result blocks: "
+            + ", ".join(unexpected)
+            + ". Each tool_result block must have a corresponding tool_use block in the"
+            " previous message."
+        )
+    if len(set(answered)) != len(answered):
+        errors.append(f"{where}: each tool_use id may be answered by one tool_result only")
+    kinds = [b.get("type") for b in blocks]
+    if results and kinds[: len(results)] != ["tool_result"] * len(results):
+        errors.append(f"{where}: tool_result blocks must come first in the user message")
+
+
+def _check_cache_control(value: Any, where: str, errors: list[str]) -> None:
+    if not isinstance(value, dict) or value.get("type") != "ephemeral":
+        errors.append(f'{where}: must be {{"type": "ephemeral"}}')
+    elif value.get("ttl", "5m") not in ("5m", "1h"):
+        errors.append(f"{where}.ttl: must be '5m' or '1h'")
+
+
+def cache_breakpoints(body: dict[str, Any]) -> list[str]:
+    """The TTL of every `cache_control` breakpoint in canonical order (tools, system, messages),
+    the top-level automatic one last."""
+    ttls: list[str] = []
+
+    def visit(block: Any) -> None:
+        if isinstance(block, dict):
+            if isinstance(block.get("cache_control"), dict):
+                ttls.append(str(block["cache_control"].get("ttl", "5m")))
+            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                for inner in block["content"]:
+                    visit(inner)
+
+    for tool in body.get("tools") or []:
+        visit(tool)
+    if isinstance(body.get("system"), list):
+        for block in body["system"]:
+            visit(block)
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                visit(block)
+    if isinstance(body.get("cache_control"), dict):
+        ttls.append(str(body["cache_control"].get("ttl", "5m")))
+    return ttls
+
+
+def _check_breakpoints(body: dict[str, Any], errors: list[str]) -> None:
+    ttls = cache_breakpoints(body)
+    if len(ttls) > MAX_BREAKPOINTS:
+        errors.append(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided."
+            f" Found {len(ttls)} (the top-level cache_control counts as one)."
+        )
+    if "1h" in ttls and "5m" in ttls[: len(ttls) - ttls[::-1].index("1h")]:
+        errors.append("cache_control: a 'ttl'='1h' breakpoint may not come after a '5m' one")
+
+
+def canonical_content(content: Any) -> list[dict[str, Any]]:
+    """Content as the API compares it: a string is one text block, `cache_control` (which a
+    client may move from round to round) and null-valued fields are left out."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    return [
+        {k: v for k, v in block.items() if k != "cache_control" and v is not None}
+        if isinstance(block, dict)
+        else {"invalid": repr(block)}
+        for block in content
+    ]
+
+
+def _turn_difference(where: str, sent: Any, returned: list[dict[str, Any]]) -> str | None:
+    mine, theirs = canonical_content(sent), canonical_content(returned)
+    if mine == theirs:
+        return None
+    for j, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            what = "thinking and signature" if b.get("type") == "thinking" else "every field"
+            return (
+                f"{where}.content.{j}: this {b.get('type')} block differs from what the model"
+                f" returned ({what} must be sent back unchanged)"
+            )
+    return (
+        f"{where}.content: {len(mine)} blocks sent back, but the model returned {len(theirs)};"
+        " assistant turns must be sent back block for block"
+    )
+
+
+def check_thinking_untouched(
+    previous_responses: list[list[dict[str, Any]]], body: Any
+) -> list[str]:
+    """The k-th assistant turn of `body` must equal the k-th content returned, block for block."""
+    errors: list[str] = []
+    turns = [
+        (i, m)
+        for i, m in enumerate(body.get("messages") or [])
+        if isinstance(m, dict) and m.get("role") == "assistant"
+    ]
+    for k, (i, message) in enumerate(turns):
+        if k >= len(previous_responses):
+            errors.append(f"messages.{i}: this assistant turn was never returned by the model")
+            continue
+        problem = _turn_difference(f"messages.{i}", message.get("content"), previous_responses[k])
+        if problem:
+            errors.append(problem)
+    return errors
+
+
+def _prefix_key(messages: list[Any]) -> str:
+    canonical = [
+        {"role": m.get("role"), "content": canonical_content(m.get("content"))}
+        if isinstance(m, dict)
+        else repr(m)
+        for m in messages
+    ]
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ConversationChecker:
+    """Remembers each assistant content handed out, keyed by the conversation that led to it,
+    and checks that later requests replay those turns exactly (thinking and signature untouched).
+
+    Keying by the preceding messages (not by a running position) lets one checker serve several
+    conversations at once, and retries of the same request.
+    """
+
+    def __init__(self) -> None:
+        self._handed_out: dict[str, list[list[dict[str, Any]]]] = {}
+
+    def record(self, body: dict[str, Any], content: list[dict[str, Any]]) -> None:
+        """Remember that `content` was the answer to the request `body`."""
+        key = _prefix_key(list(body.get("messages") or []))
+        self._handed_out.setdefault(key, []).append(canonical_content(content))
+
+    def check(self, body: Any) -> list[str]:
+        """Every assistant turn of `body` that was not handed out as it appears there."""
+        errors: list[str] = []
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list):
+            return errors
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            candidates = self._handed_out.get(_prefix_key(messages[:i]), [])
+            if not candidates:
+                errors.append(
+                    f"messages.{i}: this assistant turn was not returned by the model after the"
+                    " messages before it (edited history, or an invented turn)"
+                )
+                continue
+            problems = [
+                _turn_difference(f"messages.{i}", message.get("content"), c) for c in candidates
+            ]
+            if all(problems):
+                errors.append(str(problems[-1]))
+        return errors
