@@ -1,0 +1,1 @@
+"""A small invoice editor: `model` holds the arithmetic, `app` the Textual screen."""
