@@ -92,6 +92,11 @@ def pairs(node: MappingNode, key: str) -> list[tuple[ScalarNode, Node]]:
 
 def content_end(node: Node) -> int:
     """Offset just past the last character that belongs to a node (block ends include no gap)."""
+    if isinstance(node, ScalarNode) and node.style in ("|", ">") and node.end_mark.buffer:
+        end, buffer = int(node.end_mark.index), node.end_mark.buffer
+        while end > node.start_mark.index and buffer[end - 1] in " \t\r\n\x85\u2028\u2029":
+            end -= 1
+        return end  # a block scalar's end mark lies after the blank lines that follow it
     if isinstance(node, ScalarNode) or getattr(node, "flow_style", False):
         return int(node.end_mark.index)
     if isinstance(node, MappingNode) and node.value:
@@ -121,9 +126,16 @@ def scalar(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(scalar(item) for item in value) + "]"
     text = value.isoformat() if isinstance(value, date | datetime) else str(value)
-    if _PLAIN.fullmatch(text) and "  " not in text and yaml.safe_load(text) == text:
+    if _PLAIN.fullmatch(text) and "  " not in text and _reads_back(text):
         return text
     return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def _reads_back(text: str) -> bool:
+    try:
+        return bool(yaml.safe_load(text) == text)
+    except yaml.YAMLError:  # "..." ends a document
+        return False
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -200,13 +200,16 @@ class _Parser:
         title = self.text_value(data, root, "title", where("title"), "error")
         if "title" not in data:
             self.problem(0, "missing title: add a line 'title: …' to the front matter")
-        elif not (title or "").strip():
+        elif data["title"] is None or (title is not None and not title.strip()):
             self.problem(where("title"), "the title is empty")
         state = "New" if "state" not in data else self.text_value(data, root, "state", 0, None)
         if state not in CARD_STATES:
             allowed = ", ".join(CARD_STATES)
-            shown = repr(state) if state is not None else "(empty or not text)"
-            self.problem(where("state", True), f"unknown state {shown} (expected one of {allowed})")
+            if state is None:
+                what = "the state is empty" if data["state"] is None else "the state is not text"
+            else:
+                what = f"unknown state {state!r}"
+            self.problem(where("state", True), f"{what} (expected one of {allowed})")
         return {
             "title": (title or "").strip(),
             "state": state,
