@@ -1,0 +1,241 @@
+/**
+ * Starts, stops and restarts the language client for `cardrunner lsp`.
+ *
+ * Why it owns so much: the server process is the one thing whose life cycle matters — its command
+ * is resolved per workspace (serverCommand.ts), its environment carries the API key (secrets.ts),
+ * a change of `cardrunner.server.*` needs a new process (debounced, so typing in the settings UI
+ * restarts once), while every other setting is pushed to the running server with
+ * `workspace/didChangeConfiguration` in the server's own settings shape (settings.ts).
+ */
+import type * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { nodeProbe } from "./probe";
+import { ClientCommand } from "./protocol";
+import type { ApiKeyStore } from "./secrets";
+import { formatArgv, resolveServerCommand, startFailureMessage, type Resolution } from "./serverCommand";
+import { RESTART_SECTION, toServerSettings, type ServerSettings } from "./settings";
+import * as api from "./vscodeapi";
+
+export type ServerState = "starting" | "running" | "stopped" | "failed";
+
+/** Markdown files under a `cards/` folder: the only documents the server is told about. */
+export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
+
+const RESTART_DEBOUNCE_MS = 750;
+
+type Handler = (params: unknown) => void;
+
+export class ServerClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private busy: Promise<void> = Promise.resolve();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly handlers: Array<[string, Handler]> = [];
+  private readonly stateListeners: Array<(state: ServerState, detail: string) => void> = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private lastProblems = "";
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly keys: ApiKeyStore,
+  ) {
+    this.disposables.push(
+      api.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration(RESTART_SECTION)) {
+          this.restartSoon("cardrunner.server.* changed");
+        } else if (e.affectsConfiguration("cardrunner")) {
+          void this.pushConfiguration();
+        }
+      }),
+      api.registerCommand(ClientCommand.restartServer, () => this.restart("restart requested")),
+    );
+  }
+
+  /** Handle a server notification; kept across restarts. */
+  onNotification(method: string, handler: Handler): void {
+    this.handlers.push([method, handler]);
+    this.client?.onNotification(method, handler);
+  }
+
+  onStateChange(listener: (state: ServerState, detail: string) => void): void {
+    this.stateListeners.push(listener);
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Start (serialised with stop/restart, so concurrent triggers never start two servers). */
+  start(): Promise<void> {
+    return this.serialise(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serialise(() => this.doStop());
+  }
+
+  restart(reason: string): Promise<void> {
+    this.log.info(`restarting the server: ${reason}`);
+    return this.serialise(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  /** Restart after changes settle (settings UI edits arrive keystroke by keystroke). */
+  restartSoon(reason: string): void {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.restart(reason), RESTART_DEBOUNCE_MS);
+  }
+
+  /** Run a server command (workspace/executeCommand); errors are shown, not thrown. */
+  async executeServerCommand(command: string, args: unknown[]): Promise<unknown> {
+    const client = this.client;
+    if (!client || client.state !== State.Running) {
+      const pick = await api.showWarning("cardrunner: the language server is not running.", "Restart", "Show output");
+      if (pick === "Restart") {
+        void this.restart("requested after a command found it stopped");
+      } else if (pick === "Show output") {
+        this.log.show();
+      }
+      return undefined;
+    }
+    try {
+      this.log.info(`executeCommand ${command}`);
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.log.error(`${command} failed: ${message}`);
+      void api.showError(`cardrunner: ${command} failed: ${message}`);
+      return undefined;
+    }
+  }
+
+  private serialise(step: () => Promise<void>): Promise<void> {
+    this.busy = this.busy.then(step, step);
+    return this.busy;
+  }
+
+  private emit(state: ServerState, detail: string): void {
+    this.stateListeners.forEach((listener) => listener(state, detail));
+  }
+
+  private settings(): ServerSettings {
+    const { settings, problems } = toServerSettings(api.readSetting);
+    const text = problems.join("; ");
+    if (text !== this.lastProblems && text !== "") {
+      this.log.warn(`ignored settings: ${text}`);
+      void api.showWarning(`cardrunner: ignored invalid settings: ${text}`);
+    }
+    this.lastProblems = text;
+    return settings;
+  }
+
+  private async resolve(): Promise<Resolution> {
+    const setting = api.readSetting("server.command");
+    const argv = Array.isArray(setting) ? setting.filter((s): s is string => typeof s === "string") : [];
+    return resolveServerCommand(nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter));
+  }
+
+  private async doStart(): Promise<void> {
+    this.emit("starting", "resolving the server command");
+    const resolution = await this.resolve();
+    resolution.tried.forEach((line) => this.log.info(`server command candidate: ${line}`));
+    const found = resolution.found;
+    if (!found) {
+      this.fail(resolution);
+      return;
+    }
+    const argv = formatArgv([found.command, ...found.args]);
+    this.log.info(`starting the server: ${argv} (${found.source})`);
+    const serverOptions: ServerOptions = {
+      command: found.command,
+      args: found.args,
+      options: { cwd: api.workspaceFolderPath(), env: await this.keys.serverEnv() },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: CARD_SELECTOR,
+      outputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: this.settings(),
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i) => (item.section === "cardrunner" ? this.settings() : answers[i]));
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
+    this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) {
+        this.emit("running", argv);
+      } else if (e.newState === State.Stopped && this.client === client) {
+        this.emit("stopped", "the server stopped");
+      }
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.log.info("server started");
+    } catch (err) {
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.fail(resolution, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private fail(resolution: Resolution, error?: string): void {
+    const message = startFailureMessage(resolution, error);
+    this.log.error(message);
+    this.emit("failed", message);
+    void api.showError(message, "Open Settings", "Show output").then((pick) => {
+      if (pick === "Open Settings") {
+        void api.openSettings("cardrunner.server.command");
+      } else if (pick === "Show output") {
+        this.log.show();
+      }
+    });
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(3000);
+      } catch (err) {
+        this.log.warn(`stopping the server: ${String(err)}`);
+      }
+      this.emit("stopped", "stopped");
+    }
+  }
+
+  /** Push the settings to the running server, in the server's own shape. */
+  private async pushConfiguration(): Promise<void> {
+    if (!this.running || !this.client) {
+      return;
+    }
+    const settings = this.settings();
+    this.log.info(`pushing settings to the server: ${JSON.stringify(settings)}`);
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cardrunner: settings } });
+  }
+
+  dispose(): void {
+    clearTimeout(this.restartTimer);
+    this.disposables.forEach((d) => d.dispose());
+    void this.stop();
+  }
+}

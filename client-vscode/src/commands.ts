@@ -1,0 +1,99 @@
+/**
+ * Client-side commands for the palette and menus, forwarding to the server's commands.
+ *
+ * Why separate ids (`cardrunner.client.*`): vscode-languageclient registers the server's own ids
+ * (`cardrunner.runCard`, …) for the code lenses; registering them again would fail. The palette
+ * versions add what a lens has implicitly: the card (the active editor) and, for resume, a prompt
+ * for extra budget.
+ */
+import type * as vscode from "vscode";
+import type { ServerClient } from "./client";
+import { ClientCommand, ServerCommand, type RunInfo } from "./protocol";
+import type { ReviewController } from "./review";
+import { parseGrant, resumeArguments } from "./reviewPlan";
+import { runLine } from "./runView";
+import * as api from "./vscodeapi";
+
+function cardUri(arg: unknown): string | undefined {
+  if (typeof arg === "string") {
+    return arg;
+  }
+  if (arg && typeof arg === "object" && "toString" in arg && "scheme" in arg) {
+    return String(arg); // a vscode.Uri from a menu
+  }
+  const active = api.activeMarkdownUri();
+  if (!active) {
+    void api.showInfo("cardrunner: open a card (a Markdown file under cards/) first.");
+  }
+  return active;
+}
+
+export function registerCommands(
+  server: ServerClient,
+  review: ReviewController,
+  runs: () => readonly RunInfo[],
+  log: vscode.LogOutputChannel,
+): vscode.Disposable[] {
+  const forward = (id: string, command: string) =>
+    api.registerCommand(id, async (arg?: unknown) => {
+      const uri = cardUri(arg);
+      if (uri) {
+        await server.executeServerCommand(command, [uri]);
+      }
+    });
+
+  const resume = api.registerCommand(ClientCommand.resumeRun, async (arg?: unknown) => {
+    const uri = cardUri(arg);
+    if (!uri) {
+      return;
+    }
+    const answer = await api.showInputBox({
+      title: "Resume run: grant more budget?",
+      prompt: "Empty: none. Extra rounds and/or USD, e.g. `20`, `$1.50` or `20 $1.50`.",
+      validateInput: (value) => (parseGrant(value) ? undefined : "Write rounds as a number and money as $x.yy"),
+    });
+    const grant = answer === undefined ? undefined : parseGrant(answer);
+    if (grant) {
+      await server.executeServerCommand(ServerCommand.resumeRun, resumeArguments(uri, grant));
+    }
+  });
+
+  const showLog = api.registerCommand(ClientCommand.showLog, async (arg?: unknown) => {
+    const explicit = typeof arg === "string" ? arg : api.activeMarkdownUri();
+    const withLog = runs().filter((r) => r.logPath);
+    const run = withLog.find((r) => r.uri === explicit) ?? (withLog.length === 1 ? withLog[0] : undefined);
+    if (run) {
+      return openLog(run, server);
+    }
+    if (explicit && !withLog.length) {
+      return server.executeServerCommand(ServerCommand.showLog, [explicit]);
+    }
+    const pick = await api.showQuickPick(
+      withLog.map((r) => ({ label: r.title, description: runLine(r), run: r })),
+      { title: "cardrunner: show the log of which run?" },
+    );
+    return pick ? openLog(pick.run, server) : undefined;
+  });
+
+  return [
+    forward(ClientCommand.runCard, ServerCommand.runCard),
+    forward(ClientCommand.cancelRun, ServerCommand.cancelRun),
+    resume,
+    showLog,
+    api.registerCommand(ClientCommand.review, (arg?: unknown) => review.review(typeof arg === "string" ? arg : undefined)),
+    api.registerCommand(ClientCommand.showOutput, () => log.show()),
+  ];
+}
+
+/** Open a run's JSONL log in an editor; without a path, ask the server. */
+export async function openLog(run: RunInfo, server: ServerClient): Promise<void> {
+  if (run.logPath) {
+    try {
+      await api.openFile(run.logPath);
+      return;
+    } catch {
+      // the log may sit where this editor cannot read it; the server knows how to show it
+    }
+  }
+  await server.executeServerCommand(ServerCommand.showLog, [run.uri]);
+}

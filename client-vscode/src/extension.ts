@@ -1,0 +1,42 @@
+/**
+ * The composition root: wires the log, the API key store, the language client, the status view,
+ * the review controller and the palette commands, then starts the server.
+ *
+ * Why so little here: every piece is its own module with its own reason to change; activation only
+ * decides who talks to whom (server notifications → status and review; API key change → restart).
+ */
+import type * as vscode from "vscode";
+import { ServerClient } from "./client";
+import { openLog, registerCommands } from "./commands";
+import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus } from "./protocol";
+import { ReviewController } from "./review";
+import { ApiKeyStore } from "./secrets";
+import { StatusView } from "./status";
+import * as api from "./vscodeapi";
+
+let server: ServerClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = api.createLog("cardrunner");
+  const keys = new ApiKeyStore(context.secrets, log, () => server?.restartSoon("API key changed"));
+  server = new ServerClient(log, keys);
+  const client = server;
+  const review = new ReviewController(client, log);
+  const status = new StatusView({
+    showLog: (run) => void openLog(run, client),
+    review: (uri) => void review.review(uri),
+  });
+
+  client.onStateChange((state, detail) => status.setServerState(state, detail));
+  client.onNotification(RunStatusMethod, (params) => review.onTransitions(status.update(parseRunStatus(params))));
+  client.onNotification(ReviewRequestedMethod, (params) => review.onReviewRequested(params));
+
+  context.subscriptions.push(log, keys, client, review, status, ...registerCommands(client, review, () => status.current, log));
+  log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
+  await client.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

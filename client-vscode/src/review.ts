@@ -1,0 +1,216 @@
+/**
+ * Reviewing a run's changes in VS Code: native diff editors, a per-file keep/drop pick, then
+ * "Accept & commit" or "Reject with a reason…", sent to the server as its review commands.
+ *
+ * Why in the client: other editors get the server's `.diff` document (`cardrunner.showDiff`); VS Code
+ * can do better with its own diff editors, so the server announces a review with the custom
+ * `cardrunner/reviewRequested` notification (paths of before/after copies) and this module drives
+ * the UI. Pending reviews are kept per card until decided here, via a lens, or the run ends.
+ */
+import type * as vscode from "vscode";
+import type { ServerClient } from "./client";
+import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
+import { acceptArguments, diffPlan, rejectArguments, type DiffEntry } from "./reviewPlan";
+import type { Transition } from "./runView";
+import * as api from "./vscodeapi";
+
+const EMPTY_SCHEME = "cardrunner-empty";
+const MAX_DIFFS = 20;
+
+interface FileItem extends vscode.QuickPickItem {
+  entry: DiffEntry;
+}
+
+export class ReviewController implements vscode.Disposable {
+  private readonly pending = new Map<string, ReviewRequestedParams>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly server: ServerClient,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.disposables.push(api.registerContentProvider(EMPTY_SCHEME, () => ""));
+  }
+
+  /** `cardrunner/reviewRequested`: remember it and offer the review. */
+  onReviewRequested(raw: unknown): void {
+    const review = parseReviewRequested(raw);
+    if (!review) {
+      this.log.warn(`ignored a malformed ${ReviewRequestedMethod} notification`);
+      return;
+    }
+    this.pending.set(review.uri, review);
+    this.log.info(`review requested for ${review.title} (${review.files.length} files)`);
+    const files = review.files.length === 1 ? "1 file" : `${review.files.length} files`;
+    const message = `cardrunner: "${review.title}" waits for review (${files}). ${review.message}`.trim();
+    void api.showInfo(message, "Review", "Show log").then((pick) => {
+      if (pick === "Review") {
+        void this.review(review.uri);
+      } else if (pick === "Show log") {
+        void this.server.executeServerCommand(ServerCommand.showLog, [review.uri]);
+      }
+    });
+  }
+
+  /** Forget reviews decided elsewhere (a lens, another window) or whose run ended. */
+  onTransitions(changes: Transition[]): void {
+    for (const { kind, run } of changes) {
+      const review = this.pending.get(run.uri);
+      if (review && (kind === "leftReview" || kind === "ended") && (!review.runId || review.runId === run.runId)) {
+        this.pending.delete(run.uri);
+      }
+    }
+  }
+
+  /** Review the changes of a card (default: the active card, or the only pending review). */
+  async review(uri?: string): Promise<void> {
+    const target = uri ?? (await this.pickPending());
+    if (!target) {
+      return;
+    }
+    const review = this.pending.get(target);
+    if (!review) {
+      // No VS Code-specific data (e.g. the client started after the request): the server's diff.
+      await this.server.executeServerCommand(ServerCommand.showDiff, [target]);
+      return;
+    }
+    const present = new Set<string>();
+    await Promise.all(
+      review.files.map(async (f) => {
+        if (f.after && (await api.fileExists(f.after))) {
+          present.add(f.after);
+        }
+      }),
+    );
+    const entries = diffPlan(review.files, (path) => present.has(path));
+    await this.openDiffs(entries);
+    const kept = await this.pickFiles(review, entries);
+    if (kept === undefined) {
+      this.log.info(`review of ${review.title} left open (nothing sent)`);
+      return;
+    }
+    await this.decide(review, kept);
+  }
+
+  private async pickPending(): Promise<string | undefined> {
+    const active = api.activeMarkdownUri();
+    if (active && this.pending.has(active)) {
+      return active;
+    }
+    const all = [...this.pending.values()];
+    if (all.length <= 1) {
+      if (all.length === 0) {
+        void api.showInfo("cardrunner: no run is waiting for review.");
+      }
+      return all[0]?.uri;
+    }
+    const pick = await api.showQuickPick(
+      all.map((r) => ({ label: r.title, description: `${r.files.length} files`, uri: r.uri })),
+      { title: "cardrunner: which run to review?" },
+    );
+    return pick?.uri;
+  }
+
+  private async openDiffs(entries: DiffEntry[]): Promise<void> {
+    const shown = entries.slice(0, MAX_DIFFS);
+    for (const [i, entry] of shown.entries()) {
+      await this.openDiff(entry, i > 0).then(undefined, (err: unknown) => {
+        this.log.warn(`could not open the diff of ${entry.path}: ${String(err)}`);
+      });
+    }
+    if (entries.length > shown.length) {
+      this.log.info(`opened ${shown.length} of ${entries.length} diffs; open the others from the file list`);
+    }
+  }
+
+  private openDiff(entry: DiffEntry, background: boolean): Thenable<unknown> {
+    const side = (path: string | null, label: string): vscode.Uri =>
+      path === null ? api.parseUri(`${EMPTY_SCHEME}:/${label}/${entry.path}`) : api.fileUri(path);
+    return api.openDiff(side(entry.left, "before"), side(entry.right, "after"), entry.title, background);
+  }
+
+  /** The files to keep (all picked at first); undefined when the user backs out. */
+  private pickFiles(review: ReviewRequestedParams, entries: DiffEntry[]): Promise<string[] | undefined> {
+    const pick = api.createQuickPick<FileItem>();
+    pick.title = `Review "${review.title}": keep which files in the commit?`;
+    pick.placeholder = "Unpick files to leave them out of the commit, then press Enter";
+    pick.canSelectMany = true;
+    pick.ignoreFocusOut = true;
+    pick.items = entries.map((entry) => ({
+      label: entry.path,
+      description: entry.status,
+      entry,
+      buttons: [{ iconPath: api.themeIcon("diff"), tooltip: "Open diff" }],
+    }));
+    pick.selectedItems = pick.items;
+    return new Promise((resolve) => {
+      let done = false;
+      pick.onDidTriggerItemButton((e) => void this.openDiff(e.item.entry, false));
+      pick.onDidAccept(() => {
+        done = true;
+        resolve(pick.selectedItems.map((item) => item.entry.path));
+        pick.hide();
+      });
+      pick.onDidHide(() => {
+        if (!done) {
+          resolve(undefined);
+        }
+        pick.dispose();
+      });
+      pick.show();
+    });
+  }
+
+  private async decide(review: ReviewRequestedParams, kept: string[]): Promise<void> {
+    const total = review.files.length;
+    const accept = { label: "$(check) Accept & commit", description: `${kept.length} of ${total} files`, action: "accept" };
+    const reject = { label: "$(close) Reject with a reason…", description: "the reason goes back to the model", action: "reject" };
+    const whole = { label: "$(file-code) Open the whole diff", description: review.diffPath, action: "diff" };
+    const items = review.diffPath ? [accept, reject, whole] : [accept, reject];
+    const choice = await api.showQuickPick(items, { title: `Review "${review.title}"`, ignoreFocusOut: true });
+    if (choice?.action === "accept") {
+      await this.accept(review, kept);
+    } else if (choice?.action === "reject") {
+      await this.reject(review);
+    } else if (choice?.action === "diff") {
+      await api.openFile(review.diffPath);
+    }
+  }
+
+  private async accept(review: ReviewRequestedParams, kept: string[]): Promise<void> {
+    let reason = "";
+    if (kept.length < review.files.length) {
+      const answer = await api.showInputBox({
+        title: "Why leave these files out? (the model is told)",
+        placeHolder: "e.g. unrelated formatting changes",
+        ignoreFocusOut: true,
+      });
+      if (answer === undefined) {
+        return;
+      }
+      reason = answer;
+    }
+    const args = acceptArguments(review.uri, review.files, kept, reason);
+    this.pending.delete(review.uri);
+    await this.server.executeServerCommand(ServerCommand.acceptChanges, args);
+  }
+
+  private async reject(review: ReviewRequestedParams): Promise<void> {
+    const answer = await api.showInputBox({
+      title: `Reject the changes of "${review.title}"`,
+      prompt: "The reason goes back to the model, which continues the run.",
+      ignoreFocusOut: true,
+      validateInput: (value) => (value.trim() === "" ? "Say what is wrong, so the model can fix it." : undefined),
+    });
+    const args = rejectArguments(review.uri, answer);
+    if (!args) {
+      return;
+    }
+    this.pending.delete(review.uri);
+    await this.server.executeServerCommand(ServerCommand.rejectChanges, args);
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Runs and server health on screen: one status bar item for the runs, one LanguageStatusItem for
+ * the server, and a notification when a run ends.
+ *
+ * Why two items: the status bar item is visible in every editor while cards run in the background
+ * ("$(sync~spin) 2 cards · round 7/60 · $0.18"); the language status item sits next to the card's
+ * language and says whether the server is up, which is the first question when nothing happens.
+ * Text and transitions come from runView.ts (pure); this module only shows them.
+ */
+import type * as vscode from "vscode";
+import { CARD_SELECTOR, type ServerState } from "./client";
+import { ClientCommand, type RunInfo } from "./protocol";
+import { endedMessage, runLine, statusText, transitions, type Transition } from "./runView";
+import * as api from "./vscodeapi";
+
+export interface StatusActions {
+  showLog(run: RunInfo): void;
+  review(uri: string): void;
+}
+
+export class StatusView implements vscode.Disposable {
+  private readonly bar = api.createStatusBarItem("cardrunner.runs", "cardrunner runs");
+  private readonly language = api.createLanguageStatus("cardrunner.server", CARD_SELECTOR);
+  private runs: RunInfo[] = [];
+
+  constructor(private readonly actions: StatusActions) {
+    this.language.name = "cardrunner";
+    this.language.command = { title: "Show output", command: ClientCommand.showOutput };
+    this.setServerState("starting", "");
+  }
+
+  /** The runs last reported by the server. */
+  get current(): readonly RunInfo[] {
+    return this.runs;
+  }
+
+  setServerState(state: ServerState, detail: string): void {
+    const item = this.language;
+    item.busy = state === "starting";
+    switch (state) {
+      case "starting":
+        item.text = "cardrunner: starting";
+        item.severity = api.Severity.information;
+        break;
+      case "running":
+        item.text = "cardrunner";
+        item.severity = api.Severity.information;
+        break;
+      case "stopped":
+        item.text = "cardrunner: stopped";
+        item.severity = api.Severity.warning;
+        break;
+      case "failed":
+        item.text = "cardrunner: not running";
+        item.severity = api.Severity.error;
+        this.language.command = { title: "Set server command", command: "workbench.action.openSettings", arguments: ["cardrunner.server.command"] };
+        break;
+    }
+    if (state !== "failed") {
+      this.language.command = { title: "Show output", command: ClientCommand.showOutput };
+    }
+    item.detail = detail.length > 120 ? `${detail.slice(0, 117)}…` : detail;
+  }
+
+  /** Show a new list of runs; returns what changed since the last one. */
+  update(runs: RunInfo[]): Transition[] {
+    const changes = transitions(this.runs, runs);
+    this.runs = runs;
+    this.render();
+    for (const change of changes) {
+      if (change.kind === "ended") {
+        void this.notifyEnded(change.run);
+      }
+    }
+    return changes;
+  }
+
+  private render(): void {
+    const text = statusText(this.runs);
+    if (text === undefined) {
+      this.bar.hide();
+      return;
+    }
+    this.bar.text = text;
+    const lines = this.runs.map((run) => `- ${runLine(run).replace(/[\\`*_[\]]/g, "\\$&")}`);
+    this.bar.tooltip = api.markdown(`**cardrunner**\n\n${lines.join("\n")}`);
+    const reviewing = this.runs.find((r) => r.state === "review");
+    this.bar.command = reviewing
+      ? { title: "Review changes", command: ClientCommand.review, arguments: [reviewing.uri] }
+      : { title: "Show run log", command: ClientCommand.showLog };
+    this.bar.show();
+  }
+
+  private async notifyEnded(run: RunInfo): Promise<void> {
+    const message = endedMessage(run);
+    const buttons = run.logPath ? ["Show log"] : [];
+    const pick = run.state === "done" ? await api.showInfo(message, ...buttons) : await api.showWarning(message, ...buttons);
+    if (pick === "Show log") {
+      this.actions.showLog(run);
+    }
+  }
+
+  dispose(): void {
+    this.bar.dispose();
+    this.language.dispose();
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The one wrapper over the VS Code API that the other modules call.
+ *
+ * Why: calls into `vscode` are where behaviour differs between VS Code, code-server and forks, and
+ * where a test double would go; keeping them in one small module makes that surface visible and
+ * keeps the feature modules about cardrunner, not about editor plumbing.
+ */
+import * as vscode from "vscode";
+
+export type Disposable = vscode.Disposable;
+
+/** The LogOutputChannel everything logs to (the language client writes its trace there too). */
+export function createLog(name: string): vscode.LogOutputChannel {
+  return vscode.window.createOutputChannel(name, { log: true });
+}
+
+export function registerCommand(id: string, run: (...args: unknown[]) => unknown): vscode.Disposable {
+  return vscode.commands.registerCommand(id, run);
+}
+
+export function executeCommand<T = unknown>(id: string, ...args: unknown[]): Thenable<T> {
+  return vscode.commands.executeCommand<T>(id, ...args);
+}
+
+/** Read `cardrunner.<key>` for the first workspace folder (or the window). */
+export function readSetting(key: string): unknown {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return vscode.workspace.getConfiguration("cardrunner", folder?.uri).get<unknown>(key);
+}
+
+export function onDidChangeConfiguration(
+  listener: (e: vscode.ConfigurationChangeEvent) => void,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration(listener);
+}
+
+/** The first workspace folder's file-system path, if one is open. */
+export function workspaceFolderPath(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === "file");
+  return folder?.uri.fsPath;
+}
+
+/** The Python extension's selected interpreter for the workspace, if the extension is there. */
+export async function pythonInterpreter(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python");
+  if (!ext) {
+    return undefined;
+  }
+  try {
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const fromEnvs = api?.environments?.getActiveEnvironmentPath?.(resource)?.path;
+    if (fromEnvs) {
+      return fromEnvs;
+    }
+    return api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The part of ms-python.python's exported API we use (it ships no types we can depend on). */
+interface PythonExtensionApi {
+  environments?: { getActiveEnvironmentPath?(resource?: vscode.Uri): { path?: string } | undefined };
+  settings?: { getExecutionDetails?(resource?: vscode.Uri): { execCommand?: string[] } | undefined };
+}
+
+export function showError(message: string, ...actions: string[]): Thenable<string | undefined> {
+  return vscode.window.showErrorMessage(message, ...actions);
+}
+
+export function showWarning(message: string, ...actions: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, ...actions);
+}
+
+export function showInfo(message: string, ...actions: string[]): Thenable<string | undefined> {
+  return vscode.window.showInformationMessage(message, ...actions);
+}
+
+export function showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined> {
+  return vscode.window.showInputBox(options);
+}
+
+export function createQuickPick<T extends vscode.QuickPickItem>(): vscode.QuickPick<T> {
+  return vscode.window.createQuickPick<T>();
+}
+
+export function showQuickPick<T extends vscode.QuickPickItem>(
+  items: T[],
+  options: vscode.QuickPickOptions,
+): Thenable<T | undefined> {
+  return vscode.window.showQuickPick(items, options);
+}
+
+/** Open a file in an editor (e.g. a run's JSONL log). */
+export async function openFile(path: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+/** The URI (string) of the active editor's document, if it is a Markdown file. */
+export function activeMarkdownUri(): string | undefined {
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc && doc.languageId === "markdown" ? doc.uri.toString() : undefined;
+}
+
+export function fileUri(path: string): vscode.Uri {
+  return vscode.Uri.file(path);
+}
+
+export function parseUri(uri: string): vscode.Uri {
+  return vscode.Uri.parse(uri);
+}
+
+/** Whether a file exists (through the editor's file system, so remote workspaces work too). */
+export async function fileExists(path: string): Promise<boolean> {
+  try {
+    await vscode.workspace.fs.stat(vscode.Uri.file(path));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Open VS Code's native diff editor. */
+export function openDiff(left: vscode.Uri, right: vscode.Uri, title: string, background: boolean): Thenable<unknown> {
+  return vscode.commands.executeCommand("vscode.diff", left, right, title, {
+    preview: false,
+    preserveFocus: background,
+  });
+}
+
+/** Serve read-only documents of a URI scheme (used for the empty side of a diff). */
+export function registerContentProvider(
+  scheme: string,
+  provide: (uri: vscode.Uri) => string,
+): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, {
+    provideTextDocumentContent: (uri) => provide(uri),
+  });
+}
+
+export function createStatusBarItem(id: string, name: string): vscode.StatusBarItem {
+  const item = vscode.window.createStatusBarItem(id, vscode.StatusBarAlignment.Left, 50);
+  item.name = name;
+  return item;
+}
+
+export function createLanguageStatus(id: string, selector: vscode.DocumentSelector): vscode.LanguageStatusItem {
+  return vscode.languages.createLanguageStatusItem(id, selector);
+}
+
+export const Severity = {
+  error: vscode.LanguageStatusSeverity.Error,
+  warning: vscode.LanguageStatusSeverity.Warning,
+  information: vscode.LanguageStatusSeverity.Information,
+} as const;
+
+export function themeIcon(id: string): vscode.ThemeIcon {
+  return new vscode.ThemeIcon(id);
+}
+
+export function markdown(text: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(text, true);
+  md.isTrusted = false;
+  return md;
+}
+
+/** Open the Settings UI at `cardrunner.server.command`. */
+export function openSettings(query: string): Thenable<unknown> {
+  return vscode.commands.executeCommand("workbench.action.openSettings", query);
+}

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseReviewRequested, parseRunStatus } from "../../src/protocol";
+
+const RUN = {
+  uri: "file:///w/cards/delete.md",
+  title: "Delete asks first",
+  runId: "r1",
+  state: "running",
+  round: 7,
+  maxRounds: 60,
+  tokens: 31200,
+  costUsd: 0.18,
+  tool: "build_app",
+  reason: null,
+  logPath: "/w/.cardrunner/runs/r1.jsonl",
+  commit: null,
+};
+
+describe("parseRunStatus", () => {
+  it("reads a well-formed notification unchanged", () => {
+    assert.deepEqual(parseRunStatus({ runs: [RUN] }), [RUN]);
+  });
+
+  it("drops entries without a uri or with an unknown state, keeps the rest", () => {
+    const runs = parseRunStatus({ runs: [RUN, { ...RUN, uri: 3 }, { ...RUN, state: "paused" }, null, "x"] });
+    assert.equal(runs.length, 1);
+  });
+
+  it("fills missing numbers with 0 and missing title from the file name", () => {
+    const [run] = parseRunStatus({ runs: [{ uri: "file:///w/cards/a.md", state: "done", costUsd: "NaN" }] });
+    assert.ok(run);
+    assert.equal(run.title, "a.md");
+    assert.equal(run.costUsd, 0);
+    assert.equal(run.round, 0);
+    assert.equal(run.commit, null);
+  });
+
+  it("treats a missing or broken list as no runs", () => {
+    assert.deepEqual(parseRunStatus(undefined), []);
+    assert.deepEqual(parseRunStatus({ runs: "no" }), []);
+  });
+});
+
+describe("parseReviewRequested", () => {
+  it("reads files, keeping null for a new file's before", () => {
+    const review = parseReviewRequested({
+      uri: "file:///w/cards/a.md",
+      runId: "r1",
+      title: "A",
+      message: "Commit: add greeting",
+      diffPath: "/w/.cardrunner/runs/r1.diff",
+      files: [
+        { path: "src/new.py", before: null, after: "/w/src/new.py" },
+        { path: "src/old.py", before: "/tmp/snap/src/old.py", after: "/w/src/old.py" },
+        { before: "/x" },
+      ],
+    });
+    assert.ok(review);
+    assert.equal(review.files.length, 2);
+    assert.equal(review.files[0]?.before, null);
+    assert.equal(review.files[1]?.before, "/tmp/snap/src/old.py");
+  });
+
+  it("rejects a notification that names no card", () => {
+    assert.equal(parseReviewRequested({ files: [] }), undefined);
+  });
+});

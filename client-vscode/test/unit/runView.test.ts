@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { RunInfo } from "../../src/protocol";
+import { endedMessage, formatCost, formatTokens, runLine, statusText, transitions } from "../../src/runView";
+
+function run(over: Partial<RunInfo>): RunInfo {
+  return {
+    uri: "file:///w/cards/a.md",
+    title: "A",
+    runId: "r1",
+    state: "running",
+    round: 1,
+    maxRounds: 60,
+    tokens: 0,
+    costUsd: 0,
+    tool: null,
+    reason: null,
+    logPath: null,
+    commit: null,
+    ...over,
+  };
+}
+
+describe("formatting", () => {
+  it("formats tokens and cost for people", () => {
+    assert.equal(formatTokens(950), "950 tok");
+    assert.equal(formatTokens(31_200), "31.2k tok");
+    assert.equal(formatTokens(1_250_000), "1.25M tok");
+    assert.equal(formatCost(0.184), "$0.18");
+    assert.equal(formatCost(0), "$0.00");
+  });
+});
+
+describe("statusText", () => {
+  it("is undefined (item hidden) when nothing runs or waits", () => {
+    assert.equal(statusText([]), undefined);
+    assert.equal(statusText([run({ state: "done" }), run({ state: "failed", runId: "r2" })]), undefined);
+  });
+
+  it("shows count, the furthest round and the summed cost of running cards", () => {
+    const text = statusText([
+      run({ runId: "a", round: 7, costUsd: 0.1 }),
+      run({ runId: "b", round: 3, costUsd: 0.08 }),
+      run({ runId: "c", state: "done", round: 40, costUsd: 5 }),
+    ]);
+    assert.equal(text, "$(sync~spin) 2 cards · round 7/60 · $0.18");
+  });
+
+  it("says '1 card' and 'round N' without a limit", () => {
+    assert.equal(statusText([run({ round: 4, maxRounds: 0, costUsd: 0.01 })]), "$(sync~spin) 1 card · round 4 · $0.01");
+  });
+
+  it("counts cards waiting for review", () => {
+    assert.equal(statusText([run({ state: "review" })]), "$(eye) 1 card to review");
+    assert.equal(
+      statusText([run({ runId: "a", round: 2 }), run({ runId: "b", state: "review" })]),
+      "$(sync~spin) 1 card · round 2/60 · $0.00 · 1 to review",
+    );
+  });
+});
+
+describe("runLine and endedMessage", () => {
+  it("names the tool of a running card and the reason of a failed one", () => {
+    assert.equal(
+      runLine(run({ round: 7, tokens: 31_200, costUsd: 0.18, tool: "build_app" })),
+      "A — running · round 7/60 · 31.2k tok · $0.18 · build_app",
+    );
+    assert.equal(runLine(run({ state: "failed", round: 60, reason: "max_rounds" })), "A — failed · 60 rounds · 0 tok · $0.00 · max_rounds");
+  });
+
+  it("gives the short commit of a done run", () => {
+    assert.equal(
+      endedMessage(run({ state: "done", round: 5, costUsd: 0.2, commit: "0123456789abcdef" })),
+      "✓ A: done · commit 01234567 · 5 rounds · $0.20",
+    );
+    assert.equal(endedMessage(run({ state: "failed", round: 1, reason: "cancelled" })), "✗ A: failed: cancelled · 1 round · $0.00");
+  });
+});
+
+describe("transitions", () => {
+  it("reports a run entering review, leaving it, and ending", () => {
+    const a = run({});
+    assert.deepEqual(transitions([a], [{ ...a, state: "review" }]).map((t) => t.kind), ["enteredReview"]);
+    assert.deepEqual(transitions([{ ...a, state: "review" }], [a]).map((t) => t.kind), ["leftReview"]);
+    assert.deepEqual(transitions([{ ...a, state: "review" }], [{ ...a, state: "done" }]).map((t) => t.kind), [
+      "leftReview",
+      "ended",
+    ]);
+  });
+
+  it("reports nothing for unchanged states or for runs first seen already ended", () => {
+    const a = run({ round: 1 });
+    assert.deepEqual(transitions([a], [{ ...a, round: 2 }]), []);
+    assert.deepEqual(transitions([], [run({ state: "done" })]), []);
+  });
+
+  it("tells runs apart by runId, so a new run of the same card is a new run", () => {
+    const old = run({ runId: "r1", state: "failed" });
+    const fresh = run({ runId: "r2", state: "running" });
+    assert.deepEqual(transitions([old], [old, fresh]), []);
+    assert.deepEqual(transitions([old, fresh], [old, { ...fresh, state: "failed" }]).map((t) => t.run.runId), ["r2"]);
+  });
+});

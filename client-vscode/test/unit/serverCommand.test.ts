@@ -1,0 +1,125 @@
+import assert from "node:assert/strict";
+import { chmod, mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
+import { formatArgv, resolveServerCommand, startFailureMessage, type Probe } from "../../src/serverCommand";
+
+/** A probe over an imaginary machine: the listed files exist, the listed tools are on PATH. */
+function fakeProbe(over: {
+  setting?: string[];
+  files?: string[];
+  onPath?: Record<string, string>;
+  interpreter?: string;
+  withCardrunner?: string[];
+  folder?: string | undefined;
+}): Probe {
+  const files = new Set(over.files ?? []);
+  return {
+    setting: over.setting ?? [],
+    workspaceFolder: "folder" in over ? over.folder : "/ws",
+    platform: "linux",
+    which: async (name) => over.onPath?.[name],
+    exists: async (p) => files.has(p),
+    pythonInterpreter: async () => over.interpreter,
+    hasCardrunner: async (py) => (over.withCardrunner ?? []).includes(py),
+  };
+}
+
+describe("resolveServerCommand", () => {
+  it("uses the setting first, as given", async () => {
+    const res = await resolveServerCommand(
+      fakeProbe({ setting: ["/py", "-m", "cardrunner", "lsp"], onPath: { uv: "/bin/uv" }, files: ["/ws/pyproject.toml"] }),
+    );
+    assert.deepEqual(res.found, { command: "/py", args: ["-m", "cardrunner", "lsp"], source: "setting cardrunner.server.command" });
+  });
+
+  it("uses uv when uv is on PATH and the workspace has a pyproject.toml or uv.lock", async () => {
+    const res = await resolveServerCommand(fakeProbe({ onPath: { uv: "/bin/uv" }, files: ["/ws/uv.lock"] }));
+    assert.deepEqual(res.found, { command: "/bin/uv", args: ["run", "cardrunner", "lsp"], source: "uv and uv.lock found" });
+  });
+
+  it("falls back to .venv when uv is missing", async () => {
+    const res = await resolveServerCommand(fakeProbe({ files: ["/ws/pyproject.toml", "/ws/.venv/bin/python"] }));
+    assert.deepEqual(res.found?.command, "/ws/.venv/bin/python");
+    assert.deepEqual(res.found?.args, ["-m", "cardrunner", "lsp"]);
+    assert.match(res.tried.join("\n"), /uv not on PATH/);
+  });
+
+  it("uses the Python extension's interpreter only when cardrunner is installed in it", async () => {
+    const without = await resolveServerCommand(fakeProbe({ interpreter: "/usr/bin/python3", onPath: { cardrunner: "/u/bin/cardrunner" } }));
+    assert.deepEqual(without.found, { command: "/u/bin/cardrunner", args: ["lsp"], source: "cardrunner on PATH" });
+    assert.match(without.tried.join("\n"), /cardrunner is not installed in that interpreter/);
+
+    const withIt = await resolveServerCommand(fakeProbe({ interpreter: "/opt/py", withCardrunner: ["/opt/py"] }));
+    assert.equal(withIt.found?.command, "/opt/py");
+  });
+
+  it("finds nothing, and says what it tried, on a bare machine", async () => {
+    const res = await resolveServerCommand(fakeProbe({ folder: undefined }));
+    assert.equal(res.found, undefined);
+    assert.equal(res.tried.length, 4);
+    const message = startFailureMessage(res);
+    assert.match(message, /did not start/);
+    assert.match(message, /no workspace folder open/);
+    assert.match(message, /cardrunner not on PATH/);
+    assert.match(message, /cardrunner\.server\.command/);
+  });
+
+  it("names the command that ran and its error when a found command fails", () => {
+    const message = startFailureMessage(
+      { found: { command: "/p y/python", args: ["-m", "cardrunner", "lsp"], source: "the workspace's .venv" }, tried: [] },
+      "spawn ENOENT",
+    );
+    assert.match(message, /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: spawn ENOENT/);
+  });
+
+  it("uses the Windows venv layout on win32", async () => {
+    const probe = { ...fakeProbe({ files: ["C:\\ws\\.venv\\Scripts\\python.exe"], folder: "C:\\ws" }), platform: "win32" };
+    const res = await resolveServerCommand(probe);
+    assert.equal(res.found?.command, "C:\\ws\\.venv\\Scripts\\python.exe");
+  });
+});
+
+describe("formatArgv", () => {
+  it("quotes only what needs quoting", () => {
+    assert.equal(formatArgv(["/bin/python", "-m", "cardrunner", "a b"]), '/bin/python -m cardrunner "a b"');
+  });
+});
+
+describe("the real probe", () => {
+  let dir = "";
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "cardrunner-probe-"));
+    await mkdir(path.join(dir, "bin"));
+    await mkdir(path.join(dir, "ws", ".venv", "bin"), { recursive: true });
+    await writeFile(path.join(dir, "bin", "cardrunner"), "#!/bin/sh\n");
+    await chmod(path.join(dir, "bin", "cardrunner"), 0o755);
+    await writeFile(path.join(dir, "bin", "notexec"), "");
+    await writeFile(path.join(dir, "ws", ".venv", "bin", "python"), "");
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("finds executables on PATH and ignores non-executable files", async () => {
+    const envPath = `${path.join(dir, "missing")}:${path.join(dir, "bin")}`;
+    assert.equal(await findOnPath("cardrunner", envPath, "linux"), path.join(dir, "bin", "cardrunner"));
+    assert.equal(await findOnPath("notexec", envPath, "linux"), undefined);
+  });
+
+  it("resolves the workspace's .venv on a real file system", async () => {
+    const probe = nodeProbe([], path.join(dir, "ws"), async () => undefined);
+    const res = await resolveServerCommand({ ...probe, which: async () => undefined });
+    assert.equal(res.found?.command, path.join(dir, "ws", ".venv", "bin", "python"));
+  });
+
+  it("asks a real interpreter whether a module is importable", async () => {
+    const python = (await findOnPath("python3")) ?? (await findOnPath("python"));
+    assert.ok(python, "a Python interpreter on PATH");
+    assert.equal(await pythonHasModule(python, "json"), true);
+    assert.equal(await pythonHasModule(python, "no_such_module_cardrunner_test"), false);
+    assert.equal(await pythonHasModule(path.join(dir, "bin", "notexec"), "json"), false);
+  });
+});
