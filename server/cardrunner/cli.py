@@ -27,19 +27,30 @@ def find_root(start: Path) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cardrunner", description=__doc__.splitlines()[0] if __doc__ else "")
+    p = argparse.ArgumentParser(
+        prog="cardrunner", description=__doc__.splitlines()[0] if __doc__ else ""
+    )
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one card headless")
     run.add_argument("card", type=Path)
     run.add_argument("--model")
-    run.add_argument("--replay", type=Path, metavar="TRANSCRIPT", help="play scripted model responses (no API key)")
+    run.add_argument(
+        "--replay",
+        type=Path,
+        metavar="TRANSCRIPT",
+        help="play scripted model responses (no API key)",
+    )
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--yes", action="store_true", help="accept the review automatically")
-    mode.add_argument("--no-commit", action="store_true", help="review, then end without committing")
+    mode.add_argument(
+        "--no-commit", action="store_true", help="review, then end without committing"
+    )
     run.add_argument("--max-rounds", type=int)
     run.add_argument("--max-tokens", type=int)
     run.add_argument("--max-cost", type=float, metavar="USD")
-    run.add_argument("--resume", action="store_true", help="continue the card's last unfinished run")
+    run.add_argument(
+        "--resume", action="store_true", help="continue the card's last unfinished run"
+    )
     run.add_argument("--grant-rounds", type=int, default=0)
     run.add_argument("--grant-cost", type=float, default=0.0, metavar="USD")
     sub.add_parser("lsp", help="language server on stdio")
@@ -58,8 +69,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.model:
         out["model"] = args.model
     limits = {
-        k: v for k, v in (("max_rounds", args.max_rounds), ("max_tokens", args.max_tokens),
-                          ("max_cost_usd", args.max_cost)) if v is not None
+        k: v
+        for k, v in (
+            ("max_rounds", args.max_rounds),
+            ("max_tokens", args.max_tokens),
+            ("max_cost_usd", args.max_cost),
+        )
+        if v is not None
     }
     if limits:
         out["limits"] = limits
@@ -111,7 +127,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         approver = AutoApprover("no_commit")
     else:
         approver = TerminalApprover(sys.stderr.write)
-    options = RunOptions(root=root, card_path=card, settings=settings, model=model, approver=approver)
+    options = RunOptions(
+        root=root, card_path=card, settings=settings, model=model, approver=approver
+    )
     if args.resume:
         from cardrunner.resume import prepare_resume
 

@@ -69,20 +69,33 @@ class Compactor:
         if ids:
             dropped = self.apply_stubs(messages, ids)
             after = estimate_tokens(messages, self.overhead)
-            yield Compacted(kind="stub_tool_results", dropped=dropped, tokens_before=before,
-                            tokens_after=after, tool_use_ids=ids)
+            yield Compacted(
+                kind="stub_tool_results",
+                dropped=dropped,
+                tokens_before=before,
+                tokens_after=after,
+                tool_use_ids=ids,
+            )
             before = after
         if before > self.threshold and (removal := self._rounds_to_remove(messages)):
             summary = summarize(messages[1 : 1 + removal])
             dropped = [f"{removal} messages (rounds 1–{removal // 2} of the kept conversation)"]
             self.apply_summary(messages, removal, summary)
-            yield Compacted(kind="summary", dropped=dropped, tokens_before=before,
-                            tokens_after=estimate_tokens(messages, self.overhead),
-                            removed_messages=removal, summary=summary)
+            yield Compacted(
+                kind="summary",
+                dropped=dropped,
+                tokens_before=before,
+                tokens_after=estimate_tokens(messages, self.overhead),
+                removed_messages=removal,
+                summary=summary,
+            )
 
     def _stub_candidates(self, messages: list[Message]) -> list[str]:
         results = [
-            b for m in messages if m.role == "user" for b in m.content
+            b
+            for m in messages
+            if m.role == "user"
+            for b in m.content
             if b.get("type") == "tool_result" and not _result_text(b).startswith(STUB_PREFIX)
         ]
         old = results[: max(0, len(results) - self.keep)]
@@ -98,7 +111,11 @@ class Compactor:
             for i, b in enumerate(m.content):
                 if b.get("type") == "tool_result" and b.get("tool_use_id") in wanted:
                     stub = stub_for(calls.get(b["tool_use_id"]), b)
-                    new: Block = {"type": "tool_result", "tool_use_id": b["tool_use_id"], "content": stub}
+                    new: Block = {
+                        "type": "tool_result",
+                        "tool_use_id": b["tool_use_id"],
+                        "content": stub,
+                    }
                     if b.get("is_error"):
                         new["is_error"] = True
                     m.content[i] = new
@@ -133,7 +150,10 @@ def summarize(removed: list[Message]) -> str:
     """A factual account of removed rounds: what was called and what came back (first line)."""
     lines = [SUMMARY_PREFIX + ":"]
     results = {
-        b["tool_use_id"]: b for m in removed if m.role == "user" for b in m.content
+        b["tool_use_id"]: b
+        for m in removed
+        if m.role == "user"
+        for b in m.content
         if b.get("type") == "tool_result"
     }
     for m in removed:

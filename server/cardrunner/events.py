@@ -86,6 +86,12 @@ class RunStarted(_Event):
     criteria: list[str]
     warnings: list[str] = []
     resumed_from_round: int = 0
+    prompt: str = ""
+    """The card as the model first saw it (a resume must not pick up later edits)."""
+    base_tree: str = ""
+    """The write area at run start as a git tree id: the "before" of every diff."""
+    workdir: str = ""
+    """Where the run works: the workspace, or its own git worktree (isolation)."""
 
 
 class RoundStarted(_Event):
@@ -225,6 +231,8 @@ class RunFinished(_Event):
     cost_usd: float
     commit: str | None = None
     final_text: str = ""
+    work_tree: str | None = None
+    """When the write area was restored at the end: the run's changes as a git tree (resume)."""
 
 
 Event = Annotated[

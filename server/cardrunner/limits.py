@@ -91,7 +91,10 @@ class Guards:
         call = name + json.dumps(arguments, sort_keys=True, default=str)
         self._recent_calls = [*self._recent_calls[-(STALL_REPEATS - 1) :], call]
         if len(self._recent_calls) == STALL_REPEATS and len(set(self._recent_calls)) == 1:
-            return Stop("stalled", f"{name} was called {STALL_REPEATS} times in a row with the same arguments")
+            return Stop(
+                "stalled",
+                f"{name} was called {STALL_REPEATS} times in a row with the same arguments",
+            )
         if not is_error:
             self.consecutive_errors = 0
             self._recent_errors = []
@@ -102,7 +105,10 @@ class Guards:
             return Stop("stalled", f"the same error {STALL_REPEATS} times: {result[:200]}")
         limit = self.limits.max_consecutive_tool_errors
         if limit and self.consecutive_errors >= limit:
-            return Stop("tool_errors", f"{self.consecutive_errors} tool errors in a row; last: {result[:200]}")
+            return Stop(
+                "tool_errors",
+                f"{self.consecutive_errors} tool errors in a row; last: {result[:200]}",
+            )
         return None
 
     def shares_used(self) -> dict[str, float]:

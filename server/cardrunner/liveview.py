@@ -75,7 +75,9 @@ class LiveView:
         match event:
             case RunStarted():
                 self._max = event.limits.get("max_rounds") or 0
-                self._line(f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})")
+                self._line(
+                    f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
+                )
             case RoundStarted():
                 self._round, self._tool = event.round, "thinking…"
                 self._redraw()
@@ -84,14 +86,18 @@ class LiveView:
                 self._cache = event.total_usage.cache_read_input_tokens
                 self._cost = event.total_cost_usd
                 if not self._tty:
-                    self._line(self.status() + (f" · {', '.join(event.calls)}" if event.calls else ""))
+                    self._line(
+                        self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
+                    )
                 self._redraw()
             case ToolStarted():
                 self._tool = event.name
                 self._redraw()
             case ToolFinished():
                 if event.is_error:
-                    self._line(f"  ✗ {event.name}: {event.result.splitlines()[0][:120] if event.result else ''}")
+                    self._line(
+                        f"  ✗ {event.name}: {event.result.splitlines()[0][:120] if event.result else ''}"
+                    )
                 self._redraw()
             case CriterionReported():
                 mark = "✓" if event.passed else "✗"
@@ -105,7 +111,9 @@ class LiveView:
                 what = f"committed {event.commit[:10]}" if event.commit else event.reason
                 self._line(f"  review: {event.decision} {what}".rstrip())
             case Compacted():
-                self._line(f"  compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,} tokens")
+                self._line(
+                    f"  compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,} tokens"
+                )
             case Notice():
                 self._line(f"  {event.level}: {event.message}")
             case RunFinished():
@@ -115,8 +123,14 @@ class LiveView:
 
 
 def summary(r: RunFinished, seconds: float) -> str:
-    head = "■ DONE" if r.status == "done" else f"■ FAILED: {r.reason}" + (f" — {r.detail}" if r.detail else "")
-    tokens = r.input_tokens + r.output_tokens + r.cache_read_input_tokens + r.cache_creation_input_tokens
+    head = (
+        "■ DONE"
+        if r.status == "done"
+        else f"■ FAILED: {r.reason}" + (f" — {r.detail}" if r.detail else "")
+    )
+    tokens = (
+        r.input_tokens + r.output_tokens + r.cache_read_input_tokens + r.cache_creation_input_tokens
+    )
     tail = f" · commit {r.commit[:10]}" if r.commit else ""
     return (
         f"{head}\n  {r.rounds} rounds · {r.tool_calls} tool calls · {tokens:,} tokens "

@@ -71,10 +71,16 @@ class Loop:
             cost = g.add_round(response.usage)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             yield RoundFinished(
-                round=g.rounds, max_rounds=g.limits.max_rounds,
-                ms=int((time.monotonic() - started) * 1000), usage=response.usage, cost_usd=cost,
-                stop_reason=response.stop_reason, calls=[c["name"] for c in calls],
-                text=_text(response.content), total_usage=g.usage, total_cost_usd=g.cost_usd,
+                round=g.rounds,
+                max_rounds=g.limits.max_rounds,
+                ms=int((time.monotonic() - started) * 1000),
+                usage=response.usage,
+                cost_usd=cost,
+                stop_reason=response.stop_reason,
+                calls=[c["name"] for c in calls],
+                text=_text(response.content),
+                total_usage=g.usage,
+                total_cost_usd=g.cost_usd,
                 response=response.content,
             )
             match response.stop_reason:
@@ -110,8 +116,13 @@ class Loop:
     def request(self) -> ModelRequest:
         o = self.options
         return ModelRequest(
-            system=self.system, tools=self.pool.specs(), messages=self.messages,
-            max_tokens=o.max_output_tokens, thinking=o.thinking, effort=o.effort, cache=o.cache,
+            system=self.system,
+            tools=self.pool.specs(),
+            messages=self.messages,
+            max_tokens=o.max_output_tokens,
+            thinking=o.thinking,
+            effort=o.effort,
+            cache=o.cache,
         )
 
     async def _run_calls(self, calls: list[Block]) -> AsyncIterator[Event | Block | Stop]:
@@ -119,7 +130,9 @@ class Loop:
         notice = self.guards.wrap_up_notice()
         for call in calls:
             name, args, use_id = call["name"], call.get("input", {}), call["id"]
-            yield ToolStarted(round=self.guards.rounds, tool_use_id=use_id, name=name, arguments=args)
+            yield ToolStarted(
+                round=self.guards.rounds, tool_use_id=use_id, name=name, arguments=args
+            )
             started = time.monotonic()
             result = ToolResult("")
             async for item in _with_events(self.pool, name, args, self.guards.rounds):
@@ -130,8 +143,13 @@ class Loop:
                     yield item
             text = (result.text or "(no output)") + (f"\n{notice}" if notice else "")
             yield ToolFinished(
-                round=self.guards.rounds, tool_use_id=use_id, name=name, arguments=args,
-                ms=int((time.monotonic() - started) * 1000), result=text, is_error=result.is_error,
+                round=self.guards.rounds,
+                tool_use_id=use_id,
+                name=name,
+                arguments=args,
+                ms=int((time.monotonic() - started) * 1000),
+                result=text,
+                is_error=result.is_error,
             )
             yield tool_result_block(use_id, text, result)
             if stop := self.guards.after_tool(name, args, result.text, result.is_error):
@@ -147,9 +165,11 @@ class Loop:
         lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
         match = RESULT_LINE.match(lines[-1]) if lines else None
         if match is None:
-            return self.finish("failed", "no_result_line", "the final answer has no RESULT line", text)
+            return self.finish(
+                "failed", "no_result_line", "the final answer has no RESULT line", text
+            )
         if not match.group(1):
-            reason = "rejected" if self.last_review == "reject" else "model_failed"
+            reason: FailureReason = "rejected" if self.last_review == "reject" else "model_failed"
             return self.finish("failed", reason, match.group(2) or "the model gave no reason", text)
         if self.last_review == "reject":
             return self.finish("failed", "rejected", "the last review rejected the changes", text)
@@ -159,16 +179,26 @@ class Loop:
         return self.finish("done", None, "", text)
 
     def finish(
-        self, status: Literal["done", "failed"], reason: FailureReason | None, detail: str,
+        self,
+        status: Literal["done", "failed"],
+        reason: FailureReason | None,
+        detail: str,
         text: str = "",
     ) -> RunFinished:
         g = self.guards
         return RunFinished(
-            status=status, reason=reason, detail=detail, rounds=g.rounds, tool_calls=g.tool_calls,
-            input_tokens=g.usage.input_tokens, output_tokens=g.usage.output_tokens,
+            status=status,
+            reason=reason,
+            detail=detail,
+            rounds=g.rounds,
+            tool_calls=g.tool_calls,
+            input_tokens=g.usage.input_tokens,
+            output_tokens=g.usage.output_tokens,
             cache_read_input_tokens=g.usage.cache_read_input_tokens,
             cache_creation_input_tokens=g.usage.cache_creation_input_tokens,
-            cost_usd=round(g.cost_usd, 6), commit=self.commit, final_text=text,
+            cost_usd=round(g.cost_usd, 6),
+            commit=self.commit,
+            final_text=text,
         )
 
 
@@ -177,7 +207,10 @@ def tool_result_block(use_id: str, text: str, result: ToolResult) -> Block:
     content: Any = text
     if result.images:
         content = [{"type": "text", "text": text}] + [
-            {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.media_type, "data": i.data},
+            }
             for i in result.images
         ]
     block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}

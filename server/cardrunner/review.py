@@ -149,14 +149,24 @@ class CommitTool:
 
     async def _commit(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if self.committed:
-            raise ToolError(f"Already committed as {self.committed[:10]}. End with the RESULT line.")
+            raise ToolError(
+                f"Already committed as {self.committed[:10]}. End with the RESULT line."
+            )
         message = args["message"].strip()
         diff, files = await self.git.diff(self.base_tree, self.write_paths)
         if not files:
-            raise ToolError("Nothing changed in the write area since the run started; nothing to commit.")
+            raise ToolError(
+                "Nothing changed in the write area since the run started; nothing to commit."
+            )
         request = ReviewRequest(
-            run_id=self.run_id, card_title=self.card_title, card_path=self.card_path,
-            root=self.git.root, message=message, files=files, diff=diff, base_tree=self.base_tree,
+            run_id=self.run_id,
+            card_title=self.card_title,
+            card_path=self.card_path,
+            root=self.git.root,
+            message=message,
+            files=files,
+            diff=diff,
+            base_tree=self.base_tree,
         )
         ctx.emit(ReviewRequested(message=message, files=files, diff=diff))
         decision = await self.approver.review(request)
@@ -183,8 +193,14 @@ class CommitTool:
             await self.git.restore(self.base_tree, dropped)
         kept = [f for f in files if f not in dropped]
         if not kept:
-            ctx.emit(ReviewDecided(decision="reject", reason=decision.reason or "all files dropped", files=files))
-            return ToolResult(f"The user dropped every file ({decision.reason or 'no reason given'}); nothing was committed.")
+            ctx.emit(
+                ReviewDecided(
+                    decision="reject", reason=decision.reason or "all files dropped", files=files
+                )
+            )
+            return ToolResult(
+                f"The user dropped every file ({decision.reason or 'no reason given'}); nothing was committed."
+            )
         trailer = "\n".join(f"{k}: {v}" for k, v in self.trailers().items())
         sha = await self.git.commit(kept, f"{message}\n\n{trailer}\n")
         self.committed = sha

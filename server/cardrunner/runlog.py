@@ -8,6 +8,7 @@ received, every tool result exactly as sent, compactions) to resume or replay a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,14 @@ from cardrunner.redact import redact
 
 
 def runs_dir(root: Path) -> Path:
-    return root / ".cardrunner" / "runs"
+    """Where run logs live; the state folder ignores itself so git never sees it."""
+    state = root / ".cardrunner"
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):
+            state.mkdir(parents=True, exist_ok=True)
+            ignore.write_text("*\n", encoding="utf-8")
+    return state / "runs"
 
 
 def log_record(event: Event) -> dict[str, Any] | None:
@@ -42,9 +50,14 @@ def log_record(event: Event) -> dict[str, Any] | None:
             return None
         case RoundFinished():
             data = {
-                "round": event.round, "ms": event.ms, **event.usage.model_dump(),
-                "cost_usd": round(event.cost_usd, 6), "stop_reason": event.stop_reason,
-                "calls": event.calls, "text": event.text, "content": event.response,
+                "round": event.round,
+                "ms": event.ms,
+                **event.usage.model_dump(),
+                "cost_usd": round(event.cost_usd, 6),
+                "stop_reason": event.stop_reason,
+                "calls": event.calls,
+                "text": event.text,
+                "content": event.response,
             }
         case ReviewDecided():
             data = event.model_dump(mode="json", exclude={"time", "type"})
@@ -73,10 +86,8 @@ class RunLog:
 
     def close(self) -> None:
         if self._file is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self._file.close()
-            except OSError:
-                pass
             self._file = None
 
 
@@ -115,15 +126,27 @@ def summarize_log(path: Path) -> str:
             first = (d.get("result") or "").strip().splitlines()[:1]
             mark = "✗" if d.get("is_error") else "·"
             args = json.dumps(d.get("arguments", {}), ensure_ascii=False)[:70]
-            out.append(f"   {mark} {d['name']}({args}) {d['ms']} ms → {first[0][:80] if first else ''}")
+            out.append(
+                f"   {mark} {d['name']}({args}) {d['ms']} ms → {first[0][:80] if first else ''}"
+            )
         elif t == "criterion":
-            out.append(f"   criterion {d['index']}: {'passed' if d['passed'] else 'FAILED'} — {d['evidence'][:100]}")
+            out.append(
+                f"   criterion {d['index']}: {'passed' if d['passed'] else 'FAILED'} — {d['evidence'][:100]}"
+            )
         elif t == "review":
-            out.append(f"   review: {d['decision']} {d.get('reason') or ''} {d.get('commit') or ''}".rstrip())
+            out.append(
+                f"   review: {d['decision']} {d.get('reason') or ''} {d.get('commit') or ''}".rstrip()
+            )
         elif t == "compaction":
-            out.append(f"   compaction ({d['kind']}): {d['tokens_before']:,} → {d['tokens_after']:,} tokens")
+            out.append(
+                f"   compaction ({d['kind']}): {d['tokens_before']:,} → {d['tokens_after']:,} tokens"
+            )
         elif t == "result":
-            status = "DONE" if d["status"] == "done" else f"FAILED ({d.get('reason')}: {d.get('detail')})"
+            status = (
+                "DONE"
+                if d["status"] == "done"
+                else f"FAILED ({d.get('reason')}: {d.get('detail')})"
+            )
             out.append(
                 f"result: {status} · {d['rounds']} rounds · {d['tool_calls']} tool calls · "
                 f"{d['input_tokens'] + d['output_tokens']:,} tokens · ${d['cost_usd']:.4f}"

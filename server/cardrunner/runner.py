@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -18,10 +19,10 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from cardrunner.cards import Card, CardError, load_card, write_card
-from cardrunner.compaction import Compactor, estimate_tokens
+from cardrunner.compaction import Compactor
 from cardrunner.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.limits import Guards
 from cardrunner.loop import Loop
@@ -33,7 +34,10 @@ from cardrunner.tools.base import ToolPool
 from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.evidence import Evidence
 from cardrunner.tools.files import PathGuard, file_tools
-from cardrunner.tools.git import GitRepo
+from cardrunner.workarea import WorkArea, WorkAreaError
+
+if TYPE_CHECKING:
+    from cardrunner.resume import ResumeState
 
 INSTRUCTIONS = Path(__file__).with_name("instructions.md")
 
@@ -42,7 +46,11 @@ class CardStore(Protocol):
     """Where card state is written: the file on disk, or the editor's buffer (LSP applyEdit)."""
 
     async def update(
-        self, path: Path, *, state: str, reason: str | None | Literal[False] = None,
+        self,
+        path: Path,
+        *,
+        state: str,
+        reason: str | Literal[False] | None = None,
         run: dict[str, Any] | None = None,
     ) -> None: ...
 
@@ -51,7 +59,11 @@ class DiskCardStore:
     """Writes the card file atomically, off the event loop."""
 
     async def update(
-        self, path: Path, *, state: str, reason: str | None | Literal[False] = None,
+        self,
+        path: Path,
+        *,
+        state: str,
+        reason: str | Literal[False] | None = None,
         run: dict[str, Any] | None = None,
     ) -> None:
         await asyncio.to_thread(write_card, path, state=state, reason=reason, run=run)
@@ -72,6 +84,8 @@ class RunOptions:
     approver: Approver
     card_store: CardStore = field(default_factory=DiskCardStore)
     run_id: str | None = None
+    resume: ResumeState | None = None
+    """Set by `resume.prepare_resume`: continue that run instead of starting a new one."""
 
 
 def new_run_id(card: Card) -> str:
@@ -93,6 +107,7 @@ class _Run:
     loop: Loop
     started: RunStarted
     started_at: datetime
+    area: WorkArea
 
 
 async def run_card(o: RunOptions) -> AsyncIterator[Event]:
@@ -101,12 +116,22 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
         try:
             run = await _prepare(o, stack)
         except SetupError as exc:
-            yield RunFinished(status="failed", reason="config_error", detail=str(exc), rounds=0,
-                              tool_calls=0, input_tokens=0, output_tokens=0, cost_usd=0.0)
+            yield RunFinished(
+                status="failed",
+                reason="config_error",
+                detail=str(exc),
+                rounds=0,
+                tool_calls=0,
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=0.0,
+            )
             return
         result: RunFinished | None = None
         try:
-            for event in (run.started, *[Notice(level="warning", message=w) for w in run.started.warnings]):
+            opening: list[Event] = [run.started]
+            opening += [Notice(level="warning", message=w) for w in run.started.warnings]
+            for event in opening:
                 run.log.write(event)
                 yield event
             async for event in run.loop.run():
@@ -125,6 +150,15 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
         if result is None:
             result = run.loop.finish("failed", "interrupted", "the loop ended without a result")
         await stack.aclose()  # app, MCP servers: stopped before the card says the run is over
+        try:
+            result, note = await run.area.finish(result)
+        except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
+            note = f"could not tidy up the run's changes: {exc}"
+        if note:
+            notice = Notice(level="info", message=note)
+            with contextlib.suppress(OSError):
+                run.log.write(notice)
+            yield notice
         with contextlib.suppress(OSError):
             run.log.write(result)
         run.log.close()
@@ -133,66 +167,104 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
 
 
 async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
-    s, root = o.settings, o.root
+    s, resume = o.settings, o.resume
     try:
         card = await asyncio.to_thread(load_card, o.card_path)
     except CardError as exc:
         raise SetupError(str(exc)) from exc
-    git = GitRepo(root)
-    if not await git.is_repo():
-        raise SetupError(f"{root} is not a git repository; cardrunner commits its work with git")
-    dirty = await git.dirty_files(s.paths.write)
-    if dirty:
-        raise SetupError(
-            "uncommitted changes in the write area would be mixed with the run's: "
-            + ", ".join(dirty[:20]) + ". Commit or stash them first."
+    try:
+        area = await WorkArea.open(
+            o.root,
+            s.paths.write,
+            card.slug,
+            isolation=bool(s.isolation),
+            resume_base=resume.base_tree if resume else None,
+            resume_work=resume.work_tree if resume else None,
         )
-    run_id = o.run_id or new_run_id(card)
-    run_dir = runs_dir(root) / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    base_tree = await git.snapshot(s.paths.write)
-    guards = Guards(s.limits, s.price())
+    except WorkAreaError as exc:
+        raise SetupError(str(exc)) from exc
+    run_id = resume.run_id if resume else (o.run_id or new_run_id(card))
+    run_dir = runs_dir(o.root) / run_id
+    await asyncio.to_thread(run_dir.mkdir, parents=True, exist_ok=True)
+    limits = resume.limits if resume else s.limits
+    guards = Guards(limits, s.price())
     evidence = Evidence(card.criteria)
+    if resume:
+        guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
+        guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed
+        evidence.reports.update(resume.reports)
     app = AppProcess()
     stack.push_async_callback(app.aclose)
-    env = command_env(run_dir)
     commit = CommitTool(
-        git=git, approver=o.approver, write_paths=s.paths.write, base_tree=base_tree,
-        run_id=run_id, card_title=card.title, card_path=card.path, card_slug=card.slug,
-        trailers=lambda: {"Card": card.slug, "Run": run_id, "Rounds": str(guards.rounds),
-                          "Cost": f"${guards.cost_usd:.2f}"},
+        git=area.git,
+        approver=o.approver,
+        write_paths=s.paths.write,
+        base_tree=area.base_tree,
+        run_id=run_id,
+        card_title=card.title,
+        card_path=card.path,
+        card_slug=card.slug,
+        trailers=lambda: {
+            "Card": card.slug,
+            "Run": run_id,
+            "Rounds": str(guards.rounds),
+            "Cost": f"${guards.cost_usd:.2f}",
+        },
     )
-    pool = ToolPool([
-        *file_tools(PathGuard(root, s.paths.read, s.paths.write)),
-        *command_tools(root, s.commands, app, env),
-        evidence.tool(),
-        commit.tool(),
-    ])
-    warnings = await _add_mcp_tools(o, pool, run_dir, stack)
+    pool = ToolPool(
+        [
+            *file_tools(PathGuard(area.root, s.paths.read, s.paths.write)),
+            *command_tools(area.root, s.commands, app, command_env(run_dir)),
+            evidence.tool(),
+            commit.tool(),
+        ]
+    )
+    warnings = await _add_mcp_tools(o, pool, area.root, run_dir, stack)
     system = INSTRUCTIONS.read_text(encoding="utf-8")
-    messages = [Message("user", [{"type": "text", "text": card.prompt()}])]
-    overhead = estimate_tokens([Message("user", [{"type": "text", "text": system}])]) + len(str(pool.specs())) // 4
+    prompt = resume.prompt if resume else card.prompt()
+    messages = resume.messages if resume else [Message("user", [{"type": "text", "text": prompt}])]
+    overhead = (len(system) + len(json.dumps(pool.specs()))) // 4
     loop = Loop(
-        system=system, model=o.model, pool=pool, guards=guards, evidence=evidence,
-        options=s.options, messages=messages, require_evidence=s.require_evidence,
-        compactor=Compactor(s.options.context_window, s.options.compact_at, s.options.keep_tool_results, overhead),
+        system=system,
+        model=o.model,
+        pool=pool,
+        guards=guards,
+        evidence=evidence,
+        options=s.options,
+        messages=messages,
+        require_evidence=s.require_evidence,
+        compactor=Compactor(
+            s.options.context_window, s.options.compact_at, s.options.keep_tool_results, overhead
+        ),
     )
-    log = RunLog(runs_dir(root) / f"{run_id}.jsonl")
+    log = RunLog(runs_dir(o.root) / f"{run_id}.jsonl")
     stack.callback(log.close)
     started = RunStarted(
-        run_id=run_id, card=_rel(card.path, root), title=card.title, model=o.model.name,
-        tools=pool.names, limits=s.limits.model_dump(), criteria=card.criteria, warnings=warnings,
+        run_id=run_id,
+        card=_rel(card.path, o.root),
+        title=card.title,
+        model=o.model.name,
+        tools=pool.names,
+        limits=limits.model_dump(),
+        criteria=card.criteria,
+        warnings=warnings,
+        resumed_from_round=resume.rounds if resume else 0,
+        prompt=prompt,
+        base_tree=area.base_tree,
+        workdir=str(area.root),
     )
     await o.card_store.update(card.path, state="In Work", reason=False)
-    return _Run(card, run_id, log, loop, started, datetime.now(UTC))
+    return _Run(card, run_id, log, loop, started, datetime.now(UTC), area)
 
 
-async def _add_mcp_tools(o: RunOptions, pool: ToolPool, run_dir: Path, stack: AsyncExitStack) -> list[str]:
+async def _add_mcp_tools(
+    o: RunOptions, pool: ToolPool, workdir: Path, run_dir: Path, stack: AsyncExitStack
+) -> list[str]:
     if not o.settings.mcp:
         return []
     from cardrunner.tools.mcp import McpHub, McpStartError
 
-    hub = McpHub(o.settings.mcp, run_dir=run_dir, root=o.root)
+    hub = McpHub(o.settings.mcp, run_dir=run_dir, root=workdir)
     stack.push_async_callback(hub.aclose)
     try:
         await hub.start()
@@ -220,7 +292,9 @@ async def _write_result(o: RunOptions, run: _Run, result: RunFinished) -> None:
         "result": result.status,
         "reason": result.reason,
         "rounds": result.rounds,
-        "tokens": result.input_tokens + result.output_tokens + result.cache_read_input_tokens
+        "tokens": result.input_tokens
+        + result.output_tokens
+        + result.cache_read_input_tokens
         + result.cache_creation_input_tokens,
         "cost_usd": round(result.cost_usd, 4),
         "commit": result.commit,

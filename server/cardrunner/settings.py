@@ -26,7 +26,9 @@ class Limits(_Strict):
     """Budgets checked before every model call; 0 or None switches a limit off."""
 
     max_rounds: int = Field(60, ge=0, description="Model calls per run.")
-    max_tokens: int = Field(400_000, ge=0, description="Input+output tokens per run, cache included.")
+    max_tokens: int = Field(
+        400_000, ge=0, description="Input+output tokens per run, cache included."
+    )
     max_cost_usd: float | None = Field(None, ge=0, description="USD per run at the price table.")
     max_consecutive_tool_errors: int = Field(3, ge=0, description="is_error results in a row.")
     max_wall_seconds: float | None = Field(None, ge=0, description="Wall-clock seconds per run.")
@@ -45,7 +47,9 @@ class Commands(_Strict):
     build: list[str] | None = None
     test: list[str] | None = None
     app: list[str] | None = None
-    timeout_seconds: float = Field(600, gt=0, description="Build and test commands are killed after this.")
+    timeout_seconds: float = Field(
+        600, gt=0, description="Build and test commands are killed after this."
+    )
 
 
 class McpServer(_Strict):
@@ -88,12 +92,22 @@ class ModelOptions(_Strict):
     thinking: Literal["adaptive", "disabled"] = "adaptive"
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
     context_window: int = Field(1_000_000, gt=0)
-    compact_at: float = Field(0.5, gt=0, le=1, description="Share of the context window that triggers compaction.")
-    keep_tool_results: int = Field(8, ge=0, description="Newest tool results never stubbed by compaction.")
+    compact_at: float = Field(
+        0.5, gt=0, le=1, description="Share of the context window that triggers compaction."
+    )
+    keep_tool_results: int = Field(
+        8, ge=0, description="Newest tool results never stubbed by compaction."
+    )
     cache: bool = True
-    request_timeout_seconds: float = Field(600, gt=0, description="Per request; a stalled stream fails after this.")
-    max_retries: int = Field(3, ge=0, description="Retries of 429/5xx/529/dropped streams before api_error.")
-    retry_max_delay_seconds: float = Field(30, ge=0, description="Cap on any server-given retry delay.")
+    request_timeout_seconds: float = Field(
+        600, gt=0, description="Per request; a stalled stream fails after this."
+    )
+    max_retries: int = Field(
+        3, ge=0, description="Retries of 429/5xx/529/dropped streams before api_error."
+    )
+    retry_max_delay_seconds: float = Field(
+        30, ge=0, description="Cap on any server-given retry delay."
+    )
 
 
 class Settings(_Strict):
@@ -108,7 +122,9 @@ class Settings(_Strict):
     prices: dict[str, Price] = Field(default_factory=dict)
     options: ModelOptions = Field(default_factory=ModelOptions)
     require_evidence: bool = True
-    isolation: bool | None = Field(None, description="Run in a git worktree; None: front end decides.")
+    isolation: bool | None = Field(
+        None, description="Run in a git worktree; None: front end decides."
+    )
     tool_timeout_seconds: float = Field(120, gt=0)
     replay: str | None = Field(
         None,
@@ -167,15 +183,25 @@ def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         problems.append(
-            SettingsProblem(file=".mcp.json", key="mcpServers", message="expected an object of servers")
+            SettingsProblem(
+                file=".mcp.json", key="mcpServers", message="expected an object of servers"
+            )
         )
         return {}
     out: dict[str, Any] = {}
     for name, spec in servers.items():
         if not isinstance(spec, dict):
-            problems.append(SettingsProblem(file=".mcp.json", key=f"mcpServers.{name}", message="expected an object"))
+            problems.append(
+                SettingsProblem(
+                    file=".mcp.json", key=f"mcpServers.{name}", message="expected an object"
+                )
+            )
             continue
-        entry = {k: v for k, v in spec.items() if k in {"command", "args", "env", "url", "required", "timeout"}}
+        entry = {
+            k: v
+            for k, v in spec.items()
+            if k in {"command", "args", "env", "url", "required", "timeout"}
+        }
         entry["source"] = ".mcp.json"
         out[name] = entry
     return out
@@ -238,7 +264,8 @@ def load_settings(
         if isinstance(server, dict):
             server.setdefault("source", sources[-1] if sources else "settings")
     from_json = _read_mcp_json(root, problems)
-    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    raw_mcp = data.get("mcp")
+    mcp: dict[str, Any] = raw_mcp if isinstance(raw_mcp, dict) else {}
     for name, spec in from_json.items():
         if name in mcp:
             problems.append(

@@ -95,8 +95,8 @@ class AnthropicModel:
         cap = self._options.retry_max_delay_seconds
         server = _server_delay(headers)
         if server is not None:
-            return min(server, cap)
-        return min(0.5 * 2**attempt * random.uniform(0.75, 1.0), cap)
+            return float(min(server, cap))
+        return float(min(0.5 * 2**attempt * random.uniform(0.75, 1.0), cap))
 
 
 def _server_delay(headers: Any) -> float | None:
@@ -113,4 +113,4 @@ def _server_delay(headers: Any) -> float | None:
 def _describe(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
     text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
-    return redact(text)[:500]
+    return str(redact(text))[:500]

@@ -73,10 +73,12 @@ class ScriptedModel:
             raise ScriptViolation(f"script exhausted: request {index + 1} has no scripted response")
         step = self._steps[index]
         raw = step(body, index) if callable(step) else step
-        content = [self._complete(block) for block in raw.get("content", [])]
+        content = [self._complete(block, index) for block in raw.get("content", [])]
         self._handed_out.add(json.dumps(content, sort_keys=True))
-        usage = Usage.model_validate(raw["usage"]) if "usage" in raw else Usage(
-            input_tokens=_estimate(body), output_tokens=_estimate(content)
+        usage = (
+            Usage.model_validate(raw["usage"])
+            if "usage" in raw
+            else Usage(input_tokens=_estimate(body), output_tokens=_estimate(content))
         )
         return ModelResponse(
             content=content,
@@ -87,10 +89,15 @@ class ScriptedModel:
             body=body,
         )
 
-    def _complete(self, block: Block) -> Block:
+    def resume_at(self, index: int, history: list[list[Block]]) -> None:
+        """Continue a resumed run: skip `index` steps; `history` are the turns already played."""
+        self.requests = [{} for _ in range(index)]
+        self._handed_out.update(json.dumps(c, sort_keys=True) for c in history)
+
+    def _complete(self, block: Block, index: int) -> Block:
         block = dict(block)
         if block.get("type") == "tool_use":
-            block.setdefault("id", f"toolu_{next(self._ids):04d}")
+            block.setdefault("id", f"toolu_{index + 1:03d}_{next(self._ids):04d}")
             block.setdefault("input", {})
         if block.get("type") == "thinking":
             block.setdefault("signature", f"sig-{next(self._ids)}")

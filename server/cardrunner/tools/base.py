@@ -86,7 +86,9 @@ class FunctionTool:
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
 
 
-def schema(properties: dict[str, Any] | None = None, required: Iterable[str] = ()) -> dict[str, Any]:
+def schema(
+    properties: dict[str, Any] | None = None, required: Iterable[str] = ()
+) -> dict[str, Any]:
     """A closed object schema: unknown arguments are an error the model learns from."""
     return {
         "type": "object",

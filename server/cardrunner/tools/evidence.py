@@ -57,4 +57,6 @@ class Evidence:
         ctx.emit(CriterionReported(index=index, passed=passed, evidence=evidence))
         left = self.missing()
         rest = "all criteria have passing evidence" if not left else f"still unverified: {left}"
-        return ToolResult(f"criterion {index} recorded as {'passed' if passed else 'failed'}; {rest}")
+        return ToolResult(
+            f"criterion {index} recorded as {'passed' if passed else 'failed'}; {rest}"
+        )
