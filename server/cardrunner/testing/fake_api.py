@@ -1,0 +1,284 @@
+"""A local fake of the Anthropic Messages API, strict enough to stand in for the real one.
+
+Tests, benchmarks and the VS Code end-to-end test point the real `anthropic` SDK at it
+(`base_url`), so the SDK's retries, streaming parser and error types are exercised for real. Every
+request is validated as the API would (`cardrunner.models.validation`); a bad one is answered 400
+*and* recorded in `violations`, so a test can assert that the client never sent one. Answers come
+from a script (`fake_script`), usage from a prompt-cache simulation (`fake_cache`), streams from
+`fake_sse`. Run `python -m cardrunner.testing.fake_api --transcript F.json` to serve a transcript
+to another process; it prints `READY <base_url>` once listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cardrunner.models.validation import ConversationChecker, validate_request
+from cardrunner.testing.fake_cache import PromptCache, estimate_tokens
+from cardrunner.testing.fake_replies import error_reply, send_json, send_stream, wait_closing
+from cardrunner.testing.fake_script import (
+    FILLER,
+    Fault,
+    Responder,
+    Response,
+    ResponseBuilder,
+    Script,
+)
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+
+@dataclass
+class RecordedRequest:
+    """One HTTP request as received: `index` counts `/v1/messages` calls (None for others)."""
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+    index: int | None
+
+
+class FakeMessagesAPI:
+    """`async with FakeMessagesAPI(responder) as api:` (or `with` for a server on its own thread).
+
+    `responder`: a list of responses/faults played in order, or `f(body, index) -> Response |
+    Fault` (may be async). `faults` maps a `/v1/messages` call index to a fault applied *instead
+    of* consulting the script. `check_history=False` skips the check that assistant turns are the
+    ones this server returned (for tests that build histories by hand).
+    """
+
+    def __init__(
+        self,
+        responder: Responder = (),
+        *,
+        faults: Mapping[int, Fault] | None = None,
+        min_cacheable_tokens: int = 512,
+        api_key: str | None = None,
+        check_history: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        on_record: Callable[[FakeMessagesAPI], None] | None = None,
+    ) -> None:
+        self.script = Script(responder)
+        self.faults = dict(faults or {})
+        self.cache = PromptCache(min_cacheable_tokens)
+        self.checker = ConversationChecker()
+        self.requests: list[RecordedRequest] = []
+        self.violations: list[str] = []
+        self.responses: list[dict[str, Any]] = []
+        self.base_url = ""
+        self._api_key, self._check_history = api_key, check_history
+        self._host, self._port, self._on_record = host, port, on_record
+        self._builder = ResponseBuilder()
+        self._calls = 0
+        self._runner: web.AppRunner | None = None
+        self._closing: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    async def start(self) -> str:
+        """Listen on `host:port` (0: a free port); returns `base_url`."""
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
+        app.router.add_route("*", "/{tail:.*}", self._unknown)
+        self._closing = asyncio.Event()
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self._host, self._port).start()
+        port = self._runner.addresses[0][1]
+        self.base_url = f"http://{self._host}:{port}"
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Release hanging answers and close the server."""
+        if self._closing is not None:
+            self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeMessagesAPI:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def run_in_thread(self, timeout: float = 10.0) -> str:
+        """Serve from a background thread with its own event loop; returns `base_url`."""
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name="fake-messages-api", daemon=True)
+        self._thread.start()
+        if not started.wait(timeout):
+            raise TimeoutError("the fake Messages API did not start in time")
+        if failure:
+            raise failure[0]
+        return self.base_url
+
+    def stop_thread(self, timeout: float = 10.0) -> None:
+        """Stop the server started by `run_in_thread`."""
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+            self._thread = self._loop = None
+
+    def __enter__(self) -> FakeMessagesAPI:
+        self.run_in_thread()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_thread()
+
+    # -- assertions -------------------------------------------------------------------------
+
+    def assert_clean(self) -> None:
+        """Fail with every violation recorded so far."""
+        if self.violations:
+            raise AssertionError("fake Messages API violations:\n" + "\n".join(self.violations))
+
+    def assert_complete(self) -> None:
+        """Fail on violations, or when scripted responses were left unplayed."""
+        self.assert_clean()
+        if self.script.remaining:
+            raise AssertionError(f"{self.script.remaining} scripted responses were never requested")
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        index = self._calls
+        self._calls += 1
+        try:
+            body, rejection = await self._admit(request, index, count_tokens=False)
+            if rejection is not None:
+                return rejection
+            return await self._answer(request, body, index, self.faults.get(index))
+        except ValueError as exc:  # a script entry the real API could never have sent
+            return self._reject(request, index, 500, "api_error", f"bad script entry: {exc}")
+        finally:
+            self._notify()
+
+    async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        body, rejection = await self._admit(request, None, count_tokens=True)
+        self._notify()
+        if rejection is not None:
+            return rejection
+        return web.json_response({"input_tokens": self.cache.count(body)})
+
+    async def _unknown(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(RecordedRequest(request.path, _headers(request), None, None))
+        message = f"{request.method} {request.path}: no such endpoint"
+        response = self._reject(request, None, 404, "not_found_error", message)
+        self._notify()
+        return response
+
+    async def _admit(
+        self, request: web.Request, index: int | None, *, count_tokens: bool
+    ) -> tuple[dict[str, Any], web.StreamResponse | None]:
+        """Record the request; a rejection if the real API would refuse it."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        headers = _headers(request)
+        self.requests.append(RecordedRequest(request.path, headers, body, index))
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if not key.strip() or (self._api_key is not None and key != self._api_key):
+            message = "invalid x-api-key" if key.strip() else "missing API key"
+            return {}, self._reject(request, index, 401, "authentication_error", message)
+        problems = [] if "anthropic-version" in headers else ["anthropic-version: header required"]
+        problems += validate_request(body, count_tokens=count_tokens)
+        if not problems and self._check_history and not count_tokens:
+            problems = self.checker.check(body)
+        if problems:
+            message = "; ".join(problems)
+            return {}, self._reject(request, index, 400, "invalid_request_error", message)
+        assert isinstance(body, dict)
+        return body, None
+
+    def _reject(
+        self, request: web.Request, index: int | None, status: int, kind: str, message: str
+    ) -> web.Response:
+        """Answer an error the client caused (or the script did) and record it as a violation."""
+        self.violations.append(f"{request.path} call {index}: {message}")
+        return error_reply(status, kind, message, {"x-should-retry": "false"})
+
+    async def _answer(
+        self, request: web.Request, body: dict[str, Any], index: int, step: Response | Fault | None
+    ) -> web.StreamResponse:
+        assert self._closing is not None
+        if step is None:
+            step = await self.script.next(body, index)
+        if step is None:
+            problem = f"script exhausted: call {index} has no scripted response"
+            return self._reject(request, index, 500, "api_error", problem)
+        fault = step if isinstance(step, Fault) else None
+        if fault is not None and fault.kind == "http_error":
+            return error_reply(fault.status, fault.error_type, fault.message, fault.headers)
+        if fault is not None and fault.kind == "delay":
+            await wait_closing(self._closing, fault.seconds)
+            return await self._answer(request, body, index, fault.response)
+        response = step if fault is None else (fault.response or FILLER)
+        assert isinstance(response, dict)
+        message = self._message(body, index, response)
+        if fault is None:
+            self.checker.record(body, message["content"])
+            self.responses.append(message)
+        send = send_stream if body.get("stream") else send_json
+        return await send(request, message, fault, self._closing)
+
+    def _message(self, body: dict[str, Any], index: int, response: Response) -> dict[str, Any]:
+        content = self._builder.content(response)
+        usage = self.cache.measure(body).as_usage(estimate_tokens(content))
+        usage.update(response.get("usage") or {})
+        return {
+            "id": f"msg_fake_{index:04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": self._builder.stop_reason(response, content),
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    def _notify(self) -> None:
+        if self._on_record is not None:
+            self._on_record(self)
+
+
+def _headers(request: web.Request) -> dict[str, str]:
+    return {k.lower(): v for k, v in request.headers.items()}
+
+
+if __name__ == "__main__":
+    from cardrunner.testing.fake_api_cli import main
+
+    raise SystemExit(main())
