@@ -315,6 +315,22 @@ async def test_a_hang_ends_in_a_client_timeout(client: Connect) -> None:
             await sdk.messages.create(model=MODEL, max_tokens=9, messages=ask())
 
 
+async def test_a_stream_that_stalls_ends_in_a_read_timeout(client: Connect) -> None:
+    async with FakeMessagesAPI([Fault.hang(after_events=3)]) as api:
+        sdk = client(api, max_retries=0, timeout=0.3)
+        # mid-stream the SDK lets the transport's timeout through instead of APITimeoutError
+        with pytest.raises(httpx2.ReadTimeout):
+            async with sdk.messages.stream(model=MODEL, max_tokens=9, messages=ask()) as stream:
+                await stream.get_final_message()
+
+
+async def test_a_script_entry_no_model_could_send_is_a_violation(client: Connect) -> None:
+    async with FakeMessagesAPI([{"content": [{"type": "image"}]}]) as api:
+        with pytest.raises(anthropic.InternalServerError, match="bad script entry"):
+            await client(api).messages.create(model=MODEL, max_tokens=9, messages=ask())
+        assert len(api.requests) == 1 and "image" in api.violations[0]
+
+
 async def test_a_delay_still_answers(client: Connect) -> None:
     async with FakeMessagesAPI([Fault.delay(0.05, then=answer("late"))]) as api:
         message = await client(api).messages.create(model=MODEL, max_tokens=9, messages=ask())
@@ -400,6 +416,8 @@ async def test_the_cli_serves_a_transcript_to_another_process(
         "0",
         "--transcript",
         str(transcript),
+        "--requests-file",
+        str(tmp_path / "requests.jsonl"),
         "--violations-file",
         str(violations),
         stdout=asyncio.subprocess.PIPE,
@@ -423,3 +441,6 @@ async def test_the_cli_serves_a_transcript_to_another_process(
         process.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(process.wait(), timeout=30)
     assert code == 1  # a violation was recorded
+    lines = (tmp_path / "requests.jsonl").read_text().splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [0, 1, 2]
+    assert json.loads(lines[2])["body"]["temperature"] == 1

@@ -13,6 +13,9 @@ import json
 from typing import Any
 
 Event = tuple[str, dict[str, Any]]
+_DELTA_USAGE = frozenset(
+    {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+)
 
 
 def encode(name: str, data: dict[str, Any]) -> bytes:
@@ -50,7 +53,7 @@ def message_events(message: dict[str, Any], pieces: int = 3) -> list[Event]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": usage,
+                "usage": {k: v for k, v in usage.items() if k in _DELTA_USAGE},
             },
         )
     )
