@@ -22,6 +22,7 @@ MAX_BREAKPOINTS = 4
 """At most this many `cache_control` breakpoints, the top-level automatic one included."""
 
 MAX_OUTPUT_TOKENS = 128_000
+"""The current models' largest `max_tokens`."""
 SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 THINKING_TYPES = frozenset({"adaptive", "disabled", "between_tools"})
 """`enabled` (with `budget_tokens`) is answered with 400 by Sonnet 5 and later."""
@@ -218,9 +219,8 @@ def _check_block(block: dict[str, Any], where: str, role: str, errors: list[str]
     if kind not in BLOCK_KEYS:
         errors.append(f"{where}.type: unknown content block type {kind!r}")
         return
-    for key in sorted(set(block) - BLOCK_KEYS[kind]):
-        if key != "cache_control" or kind in ("thinking", "redacted_thinking"):
-            errors.append(f"{where}.{key}: Extra inputs are not permitted")
+    for key in sorted(set(block) - BLOCK_KEYS[kind]):  # thinking blocks take no cache_control
+        errors.append(f"{where}.{key}: Extra inputs are not permitted")
     if _ROLE_OF.get(kind, role) != role:
         errors.append(f"{where}: {kind} blocks are not allowed in a {role} message")
     if kind == "text" and (not isinstance(block.get("text"), str) or not block["text"].strip()):
