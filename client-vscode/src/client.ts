@@ -9,11 +9,14 @@
  */
 import type * as vscode from "vscode";
 import {
+  CloseAction,
   DidChangeConfigurationNotification,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   RevealOutputChannelOn,
   State,
+  type ErrorHandler,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
@@ -30,6 +33,9 @@ export type ServerState = "starting" | "running" | "stopped" | "failed";
 export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
 
 const RESTART_DEBOUNCE_MS = 750;
+/** A server that crashes this often within the window is not restarted again automatically. */
+const MAX_CRASH_RESTARTS = 4;
+const CRASH_WINDOW_MS = 3 * 60_000;
 
 type Handler = (params: unknown) => void;
 
@@ -41,6 +47,7 @@ export class ServerClient implements vscode.Disposable {
   private readonly stateListeners: Array<(state: ServerState, detail: string) => void> = [];
   private readonly disposables: vscode.Disposable[] = [];
   private lastProblems = "";
+  private crashes: number[] = [];
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -164,6 +171,8 @@ export class ServerClient implements vscode.Disposable {
       documentSelector: CARD_SELECTOR,
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: () => false,
+      errorHandler: this.errorHandler(() => everRan),
       initializationOptions: this.settings(),
       middleware: {
         workspace: {
@@ -177,10 +186,12 @@ export class ServerClient implements vscode.Disposable {
         },
       },
     };
+    let everRan = false;
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
+        everRan = true;
         this.emit("running", argv);
       } else if (e.newState === State.Stopped && this.client === client) {
         this.emit("stopped", "the server stopped");
@@ -195,6 +206,42 @@ export class ServerClient implements vscode.Disposable {
       await client.dispose().catch(() => undefined);
       this.fail(resolution, err instanceof Error ? err.message : String(err));
     }
+  }
+
+  /**
+   * A server that never came up is not restarted (doStart reports why); one that crashed later is
+   * restarted, up to MAX_CRASH_RESTARTS times in CRASH_WINDOW_MS, then left stopped with a message.
+   */
+  private errorHandler(everRan: () => boolean): ErrorHandler {
+    return {
+      error: (_error, _message, count) => ({
+        action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        handled: true,
+      }),
+      closed: () => {
+        if (!everRan()) {
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const now = Date.now();
+        this.crashes = [...this.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
+        if (this.crashes.length <= MAX_CRASH_RESTARTS) {
+          this.log.warn(`the server exited; restarting it (${this.crashes.length} of ${MAX_CRASH_RESTARTS})`);
+          return { action: CloseAction.Restart, handled: true };
+        }
+        const message = `cardrunner: the language server exited ${this.crashes.length} times in 3 minutes and is not restarted.`;
+        this.log.error(message);
+        this.emit("failed", message);
+        void api.showError(message, "Restart", "Show output").then((pick) => {
+          if (pick === "Restart") {
+            this.crashes = [];
+            void this.restart("restart requested after crashes");
+          } else if (pick === "Show output") {
+            this.log.show();
+          }
+        });
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    };
   }
 
   private fail(resolution: Resolution, error?: string): void {

@@ -16,7 +16,7 @@ import * as api from "./vscodeapi";
 
 let server: ServerClient | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const log = api.createLog("cardrunner");
   const keys = new ApiKeyStore(context.secrets, log, () => server?.restartSoon("API key changed"));
   server = new ServerClient(log, keys);
@@ -33,7 +33,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(log, keys, client, review, status, ...registerCommands(client, review, () => status.current, log));
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
-  await client.start();
+  // Not awaited: activation must not wait for a server that may take seconds (or never answer).
+  void client.start();
 }
 
 export async function deactivate(): Promise<void> {

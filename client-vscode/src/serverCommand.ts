@@ -127,6 +127,20 @@ export async function resolveServerCommand(p: Probe): Promise<Resolution> {
   return { found: undefined, tried };
 }
 
+/** Put a start error in the user's terms (the language client's wording is about its connection). */
+export function describeStartError(error: string): string {
+  if (/ENOENT/.test(error)) {
+    return `the command was not found (${error})`;
+  }
+  if (/EACCES/.test(error)) {
+    return `the command is not executable (${error})`;
+  }
+  if (/connection got disposed|connection got closed|Connection to server got closed|Server process exited/i.test(error)) {
+    return "the server process exited during start-up; its error output is in the cardrunner output";
+  }
+  return error;
+}
+
 /** The error shown when the server could not be started: what was tried and how to fix it. */
 export function startFailureMessage(res: Resolution, error?: string): string {
   const lines = ["cardrunner: the language server did not start."];
@@ -134,7 +148,7 @@ export function startFailureMessage(res: Resolution, error?: string): string {
     lines.push(`Ran: ${formatArgv([res.found.command, ...res.found.args])} (${res.found.source}).`);
   }
   if (error) {
-    lines.push(`Error: ${error}`);
+    lines.push(`Error: ${describeStartError(error)}.`);
   }
   if (res.tried.length > 0) {
     lines.push(`Tried: ${res.tried.join("; ")}.`);

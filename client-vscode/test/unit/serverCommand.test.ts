@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
-import { formatArgv, resolveServerCommand, startFailureMessage, type Probe } from "../../src/serverCommand";
+import { describeStartError, formatArgv, resolveServerCommand, startFailureMessage, type Probe } from "../../src/serverCommand";
 
 /** A probe over an imaginary machine: the listed files exist, the listed tools are on PATH. */
 function fakeProbe(over: {
@@ -72,7 +72,15 @@ describe("resolveServerCommand", () => {
       { found: { command: "/p y/python", args: ["-m", "cardrunner", "lsp"], source: "the workspace's .venv" }, tried: [] },
       "spawn ENOENT",
     );
-    assert.match(message, /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: spawn ENOENT/);
+    assert.match(message, /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: the command was not found \(spawn ENOENT\)/);
+  });
+
+  it("explains a server that died during start-up instead of quoting the connection error", () => {
+    assert.match(
+      describeStartError("Pending response rejected since connection got disposed"),
+      /exited during start-up; its error output is in the cardrunner output/,
+    );
+    assert.equal(describeStartError("something else"), "something else");
   });
 
   it("uses the Windows venv layout on win32", async () => {

@@ -1,0 +1,214 @@
+// End-to-end: the packaged extension in a real VS Code (code-server), a real language server
+// (`cardrunner lsp`), a fake Messages API — the whole user path, from "▶ Run card" to a commit.
+//
+// Usage (run.sh passes these): node run.mjs --vsix F --python P --code-server B --playwright D
+//   --chromium C [--artifacts DIR] [--until activation|full] [--keep]
+// `--until activation` stops once the extension is shown to start the server (useful while the
+// server lacks features). Screenshots and logs land in the artifacts folder at every step.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, cpSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
+import { launchBrowser, Workbench } from "./ui.mjs";
+import { CARD_PATH, commits, createWorkspace, gitShow, SOURCE_AFTER, transcript } from "./workspace.mjs";
+
+const { values: opt } = parseArgs({
+  options: {
+    vsix: { type: "string" },
+    python: { type: "string" },
+    "code-server": { type: "string" },
+    playwright: { type: "string" },
+    chromium: { type: "string", default: "/usr/bin/chromium" },
+    node: { type: "string", default: process.execPath },
+    artifacts: { type: "string", default: path.resolve("test-artifacts/vscode") },
+    until: { type: "string", default: "full" },
+    keep: { type: "boolean", default: false },
+  },
+});
+for (const key of ["vsix", "python", "code-server", "playwright"]) {
+  if (!opt[key]) {
+    console.error(`missing --${key}`);
+    process.exit(2);
+  }
+}
+
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+const step = (text) => console.log(`[e2e ${elapsed()}] ${text}`);
+
+const tmp = mkdtempSync(path.join(tmpdir(), "cardrunner-vscode-e2e-"));
+const ws = path.join(tmp, "workspace");
+const logDir = path.join(opt.artifacts, "logs");
+rmSync(opt.artifacts, { recursive: true, force: true });
+mkdirSync(logDir, { recursive: true });
+
+async function prepare() {
+  createWorkspace(ws, { python: opt.python });
+  const transcriptFile = path.join(tmp, "transcript.json");
+  writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
+  const userDataDir = path.join(tmp, "user-data");
+  const extensionsDir = path.join(tmp, "extensions");
+  mkdirSync(path.join(userDataDir, "User"), { recursive: true });
+  const userSettings = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "extensions.ignoreRecommendations": true,
+    "extensions.autoCheckUpdates": false,
+    "telemetry.telemetryLevel": "off",
+    "security.workspace.trust.enabled": false,
+    "editor.codeLens": true,
+    "chat.disableAIFeatures": true,
+  };
+  writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+  const nodeBin = path.dirname(opt.node);
+  const env = {
+    ...process.env,
+    PATH: `${nodeBin}:${process.env.PATH}`,
+    XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
+    XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+  };
+  step(`installing ${opt.vsix}`);
+  await run(opt["code-server"], ["--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, "--install-extension", opt.vsix], { env });
+  return { transcriptFile, userDataDir, extensionsDir, env };
+}
+
+async function startServices({ transcriptFile, userDataDir, extensionsDir, env }) {
+  const violationsFile = path.join(logDir, "fake-api-violations.json");
+  const requestsFile = path.join(logDir, "fake-api-requests.jsonl");
+  const api = await startFakeApi({ python: opt.python, transcriptFile, violationsFile, requestsFile, logDir });
+  step(`fake Messages API at ${api.url}`);
+  const port = await freePort();
+  const serverEnv = { ...env, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-test" };
+  await startCodeServer({ codeServer: opt["code-server"], port, workspace: ws, userDataDir, extensionsDir, env: serverEnv, logDir });
+  step(`code-server on port ${port}`);
+  return { port, violationsFile };
+}
+
+/** The concatenated text of every file called `name` below `dir` (the extension's log files). */
+function readLogs(dir, name) {
+  if (!existsSync(dir)) {
+    return "";
+  }
+  return readdirSync(dir, { recursive: true })
+    .filter((rel) => path.basename(String(rel)) === name)
+    .map((rel) => readFileSync(path.join(dir, String(rel)), "utf-8"))
+    .join("\n");
+}
+
+/** The extension activated and started (or tried to start) the language server. */
+async function activation(wb) {
+  const outcome = await waitFor(
+    "the ▶ Run card lens or a cardrunner notification",
+    async () => {
+      if (await wb.lens("Run card").isVisible()) {
+        return "lens";
+      }
+      return (await wb.notification(/cardrunner/).isVisible()) ? "notification" : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  step(`extension active: ${outcome} appeared`);
+  await wb.shot(outcome === "lens" ? "run-card-lens" : "server-notification");
+  await wb.runCommand("cardrunner: Show output");
+  const started = await waitFor("the cardrunner log to show the server start", () =>
+    /starting the server: .*/.exec(readLogs(path.join(tmp, "user-data", "logs"), "cardrunner.log")),
+  );
+  step(`extension log: ${started[0]}`);
+  await wb.shot("output-channel");
+  return outcome;
+}
+
+async function fullRun(wb, violationsFile) {
+  await wb.lens("Run card").click();
+  step("clicked ▶ Run card");
+  const status = wb.statusItem(/round \d+|to review/);
+  await status.waitFor({ timeout: 60_000 });
+  step(`status bar: ${await status.textContent()}`);
+  await wb.shot("status-bar-running");
+
+  const toast = wb.notification(/waits for review/);
+  await toast.waitFor({ timeout: 120_000 });
+  await wb.shot("review-notification");
+  await wb.clickNotificationButton(toast, "Review");
+  step("review: opening diffs");
+  await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
+  const files = await wb.quickInput(/keep which files/);
+  await wb.shot("review-diff-and-files");
+  await wb.page.keyboard.press("Enter");
+  const actions = await wb.quickInput(/Accept & commit/);
+  await wb.shot("review-actions");
+  await wb.pickQuickItem(actions, "Accept & commit");
+  step("accepted");
+  void files;
+
+  const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], { timeoutMs: 120_000 });
+  step(`commit ${done.sha.slice(0, 8)} "${done.subject}"`);
+  if (gitShow(ws, done.sha, "src/greet.py").trim() !== SOURCE_AFTER.trim()) {
+    throw new Error("the commit does not hold the model's change to src/greet.py");
+  }
+  await wb.notification(/done/).waitFor({ timeout: 60_000 }).catch(() => undefined);
+  await wb.openFile(CARD_PATH);
+  await waitFor("the card to show state: Done", async () => /state: Done/.test(await wb.activeEditorText()), {
+    timeoutMs: 60_000,
+  });
+  await wb.shot("card-done");
+  const violations = JSON.parse(readFileSync(violationsFile, "utf-8"));
+  if (violations.length > 0) {
+    throw new Error(`the fake API recorded invalid requests: ${JSON.stringify(violations).slice(0, 800)}`);
+  }
+}
+
+async function main() {
+  const prepared = await prepare();
+  const { port, violationsFile } = await startServices(prepared);
+  const browser = await launchBrowser({ playwrightDir: opt.playwright, chromium: opt.chromium });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const wb = new Workbench(page, opt.artifacts);
+  try {
+    await wb.open(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await wb.shot("workbench");
+    await wb.openFile(CARD_PATH);
+    await wb.shot("card-open");
+    const outcome = await activation(wb);
+    if (opt.until === "activation") {
+      return;
+    }
+    if (outcome !== "lens") {
+      throw new Error(`the server did not show the Run card lens: ${(await wb.notifications()).join(" | ")}`);
+    }
+    await wb.page.keyboard.press("Escape");
+    await fullRun(wb, violationsFile);
+  } catch (err) {
+    await wb.shot("failure").catch(() => undefined);
+    writeFileSync(path.join(logDir, "page.html"), await page.content().catch(() => ""));
+    console.error(`status bar: ${await wb.statusBarText().catch(() => "?")}`);
+    console.error(`notifications: ${(await wb.notifications().catch(() => [])).join(" | ")}`);
+    throw err;
+  } finally {
+    await browser.close();
+  }
+}
+
+let failed = false;
+try {
+  await main();
+} catch (err) {
+  failed = true;
+  console.error(`[e2e ${elapsed()}] FAILED: ${err.stack ?? err}`);
+} finally {
+  await stopAll();
+  const userLogs = path.join(tmp, "user-data", "logs");
+  if (existsSync(userLogs)) {
+    cpSync(userLogs, path.join(logDir, "vscode"), { recursive: true });
+  }
+  if (opt.keep) {
+    console.log(`kept ${tmp}`);
+  } else {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+console.log(`[e2e ${elapsed()}] artifacts: ${opt.artifacts}`);
+console.log(`vscode-e2e (${opt.until}): ${failed ? "0 passed, 1 failed" : "1 passed, 0 failed"}`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One command for the VS Code end-to-end test: install what it needs (once), build and package
+# the extension, then drive it in code-server. Extra arguments go to run.mjs
+# (e.g. `--until activation`, `--keep`). Environment:
+#   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
+#   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CLIENT="$(cd "$HERE/../.." && pwd)"
+REPO="$(cd "$CLIENT/.." && pwd)"
+
+eval "$(bash "$REPO/scripts/install-vscode-e2e.sh" --print-env)"
+
+cd "$CLIENT"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+  npm ci --no-audit --no-fund
+fi
+npm run --silent package >/dev/null
+
+PYTHON="${CARDRUNNER_E2E_PYTHON:-$REPO/.venv/bin/python}"
+exec "$CARDRUNNER_E2E_NODE" "$HERE/run.mjs" \
+  --vsix "$CLIENT/dist/cardrunner.vsix" \
+  --python "$PYTHON" \
+  --node "$CARDRUNNER_E2E_NODE" \
+  --code-server "$CARDRUNNER_E2E_CODE_SERVER" \
+  --playwright "$CARDRUNNER_E2E_PLAYWRIGHT" \
+  --chromium "$CARDRUNNER_E2E_CHROMIUM" \
+  --artifacts "${CARDRUNNER_E2E_ARTIFACTS:-$REPO/test-artifacts/vscode}" \
+  "$@"

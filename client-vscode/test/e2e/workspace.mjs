@@ -1,0 +1,140 @@
+// The temporary project the end-to-end test works in, and the scripted "model" that changes it.
+//
+// Why a project of its own: the test must show the whole user path — a card, a failing test, a
+// change, a passing test, a review, a commit — on something small enough to read in the
+// screenshots. The transcript is what the fake Messages API answers, in order; the model never
+// sees a real API.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+
+export const CARD_PATH = "cards/greeting.md";
+export const CARD_TITLE = "Greeting ends with an exclamation mark";
+
+const CARD = `---
+title: ${CARD_TITLE}
+state: New
+category: Improvement
+---
+\`greet("Ada")\` returns "Hello Ada". It should greet with a comma and an exclamation mark.
+
+## Acceptance criteria
+
+- \`greet("Ada")\` returns "Hello, Ada!" and the tests pass.
+`;
+
+const SOURCE_BEFORE = `def greet(name: str) -> str:
+    """The greeting shown on the start page."""
+    return "Hello " + name
+`;
+
+export const SOURCE_AFTER = `def greet(name: str) -> str:
+    """The greeting shown on the start page."""
+    return f"Hello, {name}!"
+`;
+
+const TEST = `import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from greet import greet  # noqa: E402
+
+
+class GreetTest(unittest.TestCase):
+    def test_greets_with_comma_and_exclamation_mark(self) -> None:
+        self.assertEqual(greet("Ada"), "Hello, Ada!")
+
+
+if __name__ == "__main__":
+    unittest.main()
+`;
+
+// Commands run with cardrunner's own interpreter first on PATH, so "python" is that one.
+const CONFIG = `model = "claude-sonnet-5-5"
+cards = "cards"
+
+[limits]
+max_rounds = 12
+
+[paths]
+read = ["."]
+write = ["src", "tests"]
+
+[commands]
+build = ["python", "-m", "compileall", "-q", "src"]
+test = ["python", "-m", "unittest", "discover", "-s", "tests", "-v"]
+`;
+
+/** What the fake API answers, one response per model call. */
+export function transcript() {
+  const call = (name, input, text) => ({
+    content: [...(text ? [{ type: "text", text }] : []), { type: "tool_use", name, input }],
+    stop_reason: "tool_use",
+  });
+  return {
+    responses: [
+      call("read_file", { path: "src/greet.py" }, "Let me read the greeting first."),
+      call("write_file", { path: "src/greet.py", content: SOURCE_AFTER }),
+      call("run_tests", {}),
+      call("report_criterion", {
+        index: 0,
+        passed: true,
+        evidence: "run_tests: test_greets_with_comma_and_exclamation_mark passed; greet('Ada') == 'Hello, Ada!'",
+      }),
+      call("git_commit", {
+        message: `card: ${CARD_TITLE}\n\ngreet() now answers "Hello, <name>!".`,
+      }),
+      {
+        content: [{ type: "text", text: "The greeting now ends with an exclamation mark; the test passes.\n\nRESULT: done" }],
+        stop_reason: "end_turn",
+      },
+    ],
+  };
+}
+
+function write(root, rel, text) {
+  const file = path.join(root, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+function git(root, ...args) {
+  return execFileSync("git", ["-C", root, ...args], { encoding: "utf-8" }).trim();
+}
+
+/** Create the project (a git repository with one commit) and the editor settings for it. */
+export function createWorkspace(root, { python, vscodeSettings = {} }) {
+  write(root, CARD_PATH, CARD);
+  write(root, "src/greet.py", SOURCE_BEFORE);
+  write(root, "tests/test_greet.py", TEST);
+  write(root, "cardrunner.toml", CONFIG);
+  write(root, ".gitignore", ".cardrunner/\n__pycache__/\n");
+  const settings = {
+    "cardrunner.server.command": [python, "-m", "cardrunner", "lsp"],
+    ...vscodeSettings,
+  };
+  write(root, ".vscode/settings.json", JSON.stringify(settings, null, 2) + "\n");
+  git(root, "init", "-q", "-b", "main");
+  git(root, "config", "user.name", "cardrunner e2e");
+  git(root, "config", "user.email", "e2e@cardrunner.invalid");
+  git(root, "config", "commit.gpgsign", "false");
+  git(root, "add", "-A");
+  git(root, "commit", "-q", "-m", "A tiny project with one card");
+}
+
+/** Commits, newest first: [{sha, subject}]. */
+export function commits(root) {
+  return git(root, "log", "--format=%H%x09%s")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [sha, subject] = line.split("\t");
+      return { sha, subject };
+    });
+}
+
+export function gitShow(root, rev, file) {
+  return git(root, "show", `${rev}:${file}`);
+}
