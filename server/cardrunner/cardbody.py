@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cardrunner.cardfile import split_lines
+from cardrunner.cardtext import split_lines
 
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _BOLD = re.compile(r" {0,3}(\*\*|__)(.+?)\1[ \t]*:?[ \t]*")

@@ -1,4 +1,4 @@
-"""The card file as text: find the front matter, and write values back without touching the rest.
+"""Writing back to a card file without touching anything else in it.
 
 A card belongs to its user: it sits in their repository, in their diffs, with their comments and
 their line endings. So the runner never re-serialises a card. `update_card_text` edits character
@@ -10,205 +10,35 @@ line-range edit an editor applies with `workspace/applyEdit`.
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from datetime import date, datetime
 from typing import Any, Literal
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_DELIMITER = re.compile(r"(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n)?")
-_PLAIN = re.compile(r"[\w./](?:[\w./+ -]*[\w./+-])?")
-_NEEDS_ESCAPE = re.compile(
-    '[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|["\\\\]'
+from cardrunner.cardtext import (
+    CARD_STATES,
+    RUN_KEYS,
+    compose,
+    content_end,
+    find_front_matter,
+    line_starts,
+    normalized,
+    pairs,
+    run_entry,
+    scalar,
+    split_lines,
 )
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-RUN_KEYS = ("id", "started", "result", "reason", "rounds", "tokens", "cost_usd", "commit", "log")
-"""The order in which a `runs:` entry's keys are written; other keys follow in their own order."""
 
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, as an editor counts them (`\\r\\n`, `\\r` and `\\n` only)."""
-    return _LINE.findall(text)
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset at which each line starts; the list has one entry per editor line."""
-    starts = [0]
-    for match in _LINE.finditer(text):
-        if match.group().endswith(("\n", "\r")):
-            starts.append(match.end())
-    return starts
-
-
-@dataclass(frozen=True)
-class FrontMatter:
-    """Where the front matter sits: its delimiter lines and the YAML text between them."""
-
-    close_line: int
-    start: int
-    end: int
-    newline: str
-
-    def yaml_text(self, text: str) -> str:
-        """The YAML between the delimiters, offsets matching `text[start:end]`."""
-        return text[self.start : self.end]
-
-
-def find_front_matter(text: str) -> FrontMatter | Literal["missing", "unterminated"]:
-    """Locate the `---` … `---` block at the top of a card (a UTF-8 BOM before it is allowed)."""
-    lines = split_lines(text)
-    first = lines[0].removeprefix("\ufeff") if lines else ""
-    if not _DELIMITER.fullmatch(first) or not first.startswith("---"):
-        return "missing"
-    newline = first[len(first.rstrip("\r\n")) :]
-    if not newline:
-        return "unterminated"
-    offset = len(lines[0])
-    for number, line in enumerate(lines[1:], start=1):
-        if _DELIMITER.fullmatch(line):
-            return FrontMatter(number, len(lines[0]), offset, newline)
-        offset += len(line)
-    return "unterminated"
-
-
-def compose(yaml_text: str) -> tuple[Node | None, Any]:
-    """Parse YAML keeping the node tree (for positions) and the plain data; raises YAMLError."""
-    loader = yaml.SafeLoader(yaml_text)
-    try:
-        node = loader.get_single_node()
-        return node, (loader.construct_document(node) if node is not None else None)
-    finally:
-        loader.dispose()
-
-
-def pairs(node: MappingNode, key: str) -> list[tuple[ScalarNode, Node]]:
-    """Every `key:` entry of a mapping node, in file order (YAML keeps the last duplicate)."""
-    return [(k, v) for k, v in node.value if isinstance(k, ScalarNode) and k.value == key]
-
-
-def content_end(node: Node) -> int:
-    """Offset just past the last character that belongs to a node (block ends include no gap)."""
-    if isinstance(node, ScalarNode) and node.style in ("|", ">") and node.end_mark.buffer:
-        end, buffer = int(node.end_mark.index), node.end_mark.buffer
-        while end > node.start_mark.index and buffer[end - 1] in " \t\r\n\x85\u2028\u2029":
-            end -= 1
-        return end  # a block scalar's end mark lies after the blank lines that follow it
-    if isinstance(node, ScalarNode) or getattr(node, "flow_style", False):
-        return int(node.end_mark.index)
-    if isinstance(node, MappingNode) and node.value:
-        return max(content_end(node.value[-1][0]), content_end(node.value[-1][1]))
-    if isinstance(node, SequenceNode) and node.value:
-        return content_end(node.value[-1])
-    return int(node.end_mark.index)
-
-
-def scalar(value: Any) -> str:
-    """A YAML flow value that `yaml.safe_load` reads back as `value` (strings stay strings)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        return text if "." in text else text.replace("e", ".0e", 1)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{scalar(str(k))}: {scalar(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(scalar(item) for item in value) + "]"
-    text = value.isoformat() if isinstance(value, date | datetime) else str(value)
-    if _PLAIN.fullmatch(text) and "  " not in text and _reads_back(text):
-        return text
-    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
-
-
-def _reads_back(text: str) -> bool:
-    try:
-        return bool(yaml.safe_load(text) == text)
-    except yaml.YAMLError:  # "..." ends a document
-        return False
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _ESCAPES:
-        return _ESCAPES[char]
-    code = ord(char)
-    return (
-        f"\\x{code:02x}"
-        if code < 0x100
-        else f"\\u{code:04x}"
-        if code < 0x10000
-        else f"\\U{code:08x}"
-    )
-
-
-def normalized(value: Any) -> Any:
-    """What `scalar(value)` reads back as, for checking a write-back (NaN compares equal)."""
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN"
-    if isinstance(value, dict):
-        return {str(k): normalized(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [normalized(item) for item in value]
-    if isinstance(value, date | datetime):
-        return value.isoformat()
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
-
-
-def run_entry(run: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The keys of a `runs:` entry in the order they are written; None values are left out."""
-    keys = [k for k in RUN_KEYS if k in run] + [k for k in run if k not in RUN_KEYS]
-    return [(str(k), run[k]) for k in keys if run[k] is not None]
-
-
-def card_edits(
-    old_text: str, new_text: str, *, position_encoding: str = "utf-16"
-) -> list[tuple[int, int, int, int, str]]:
-    """The line-range replacement turning `old_text` into `new_text`, as LSP TextEdit fields.
-
-    Returns `[(start_line, start_char, end_line, end_char, replacement)]`, or `[]` if the texts
-    are equal. Characters count in `position_encoding` units ("utf-16" is the LSP default; also
-    "utf-8" and "utf-32"); only an edit reaching the end of a last line without a line break has
-    a character other than 0.
-    """
-    if old_text == new_text:
-        return []
-    old, new = split_lines(old_text), split_lines(new_text)
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    replacement = "".join(new[prefix : len(new) - suffix])
-    end_line, end_char = len(old) - suffix, 0
-    if suffix == 0 and old and not old[-1].endswith(("\n", "\r")):
-        end_line, end_char = len(old) - 1, _units(old[-1], position_encoding)
-    return [(prefix, 0, end_line, end_char, replacement)]
-
-
-def _units(text: str, encoding: str) -> int:
-    if encoding == "utf-8":
-        return len(text.encode("utf-8", "surrogatepass"))
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le", "surrogatepass")) // 2
-    return len(text)
-
-
-CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
-"""The states a card may be in, in board order."""
+__all__ = [
+    "CARD_STATES",
+    "RUN_KEYS",
+    "card_edits",
+    "find_front_matter",
+    "line_starts",
+    "split_lines",
+    "update_card_text",
+]
 
 
 def update_card_text(
@@ -380,3 +210,37 @@ def _check(
             problems.append("runs")
     if problems:
         raise ValueError(f"cannot update this card without changing {', '.join(problems)}")
+
+
+def card_edits(
+    old_text: str, new_text: str, *, position_encoding: str = "utf-16"
+) -> list[tuple[int, int, int, int, str]]:
+    """The line-range replacement turning `old_text` into `new_text`, as LSP TextEdit fields.
+
+    Returns `[(start_line, start_char, end_line, end_char, replacement)]`, or `[]` if the texts
+    are equal. Characters count in `position_encoding` units ("utf-16" is the LSP default; also
+    "utf-8" and "utf-32"); only an edit reaching the end of a last line without a line break has
+    a character other than 0.
+    """
+    if old_text == new_text:
+        return []
+    old, new = split_lines(old_text), split_lines(new_text)
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    replacement = "".join(new[prefix : len(new) - suffix])
+    end_line, end_char = len(old) - suffix, 0
+    if suffix == 0 and old and not old[-1].endswith(("\n", "\r")):
+        end_line, end_char = len(old) - 1, _units(old[-1], position_encoding)
+    return [(prefix, 0, end_line, end_char, replacement)]
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return len(text)
