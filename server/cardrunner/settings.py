@@ -59,6 +59,9 @@ class McpServer(_Strict):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
+    )
     required: bool = False
     timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
     source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
@@ -67,6 +70,8 @@ class McpServer(_Strict):
     def _command_or_url(self) -> McpServer:
         if bool(self.command) == bool(self.url):
             raise ValueError("set exactly one of 'command' or 'url'")
+        if self.headers and not self.url:
+            raise ValueError("'headers' only applies to a 'url' server")
         return self
 
 
@@ -197,14 +202,41 @@ def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any
                 )
             )
             continue
-        entry = {
-            k: v
-            for k, v in spec.items()
-            if k in {"command", "args", "env", "url", "required", "timeout"}
-        }
-        entry["source"] = ".mcp.json"
-        out[name] = entry
+        entry = _mcp_json_entry(name, spec, problems)
+        if entry is not None:
+            out[name] = entry
     return out
+
+
+_MCP_JSON_KEYS = {"command", "args", "env", "url", "headers", "required", "timeout"}
+
+
+def _mcp_json_entry(
+    name: str, spec: dict[str, Any], problems: list[SettingsProblem]
+) -> dict[str, Any] | None:
+    """One `.mcp.json` server, validated here so its problems name `.mcp.json`, not the TOML."""
+    key = f"mcpServers.{name}"
+    kind = spec.get("type", "stdio" if "command" in spec else "http")
+    if kind not in {"stdio", "http", "streamable-http"}:
+        message = (
+            f"transport type {kind!r} is not supported; use a command or a Streamable HTTP url"
+        )
+        problems.append(SettingsProblem(file=".mcp.json", key=f"{key}.type", message=message))
+        return None
+    ignored = sorted(set(spec) - _MCP_JSON_KEYS - {"type"})
+    if ignored:
+        message = f"ignored unknown key(s): {', '.join(ignored)}"
+        problems.append(SettingsProblem(file=".mcp.json", key=key, message=message))
+    entry = {k: v for k, v in spec.items() if k in _MCP_JSON_KEYS}
+    entry["source"] = ".mcp.json"
+    try:
+        McpServer.model_validate(entry)
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = ".".join([key, *(str(p) for p in err["loc"])])
+            problems.append(SettingsProblem(file=".mcp.json", key=where, message=err["msg"]))
+        return None
+    return entry
 
 
 def _loc_key(loc: tuple[Any, ...]) -> str:
