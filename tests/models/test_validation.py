@@ -144,9 +144,10 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
         _messages({"role": "user", "content": [dict(RESULT)]}),
         "unexpected tool_use_id",
     ),
-    "tool_use name not in tools": (
-        _set("messages.1.content.2", {**CALL, "name": "delete_all"}),
-        "not in tools",
+    "tool blocks without tools": (_delete("tools"), "must define tools"),
+    "forced tool not in tools": (
+        _set("tool_choice", {"type": "tool", "name": "nope"}),
+        "not found in tools",
     ),
     "tool_use name malformed": (
         _set("messages.1.content.2", {**CALL, "name": "read file!"}),
@@ -184,6 +185,13 @@ def test_each_rule_is_enforced(name: str) -> None:
     change, expected = CASES[name]
     errors = _edit(change)
     assert any(expected in e for e in errors), errors
+
+
+def test_a_call_of_a_tool_that_does_not_exist_may_stay_in_the_history() -> None:
+    """Models do name missing tools; the loop answers is_error and the API accepts the turn."""
+    body = valid()
+    body["messages"][1]["content"][2]["name"] = "delete_all"
+    assert validate_request(body) == []
 
 
 def test_duplicate_tool_use_ids_are_rejected() -> None:

@@ -67,7 +67,8 @@ def validate_request(body: Any, *, count_tokens: bool = False) -> list[str]:
     if not isinstance(messages, list) or not messages:
         errors.append("messages: must be a non-empty list")
     else:
-        _check_messages(messages, tool_names, errors)
+        _check_messages(messages, errors)
+        _check_tools_defined(body, messages, tool_names, errors)
     _check_breakpoints(body, errors)
     return errors
 
@@ -161,7 +162,7 @@ def _check_system(system: Any, errors: list[str]) -> None:
             _check_block(block, f"system.{i}", "system", errors)
 
 
-def _check_messages(messages: list[Any], tool_names: set[str], errors: list[str]) -> None:
+def _check_messages(messages: list[Any], errors: list[str]) -> None:
     seen_ids: set[str] = set()
     previous_uses: list[str] = []  # tool_use ids of the previous assistant message
     previous_role = None
@@ -198,6 +199,29 @@ def _check_messages(messages: list[Any], tool_names: set[str], errors: list[str]
         previous_role, previous_uses = role, [str(u) for u in uses]
     if previous_role == "assistant":
         errors.append("messages: the last message must be a user message (no assistant prefill)")
+
+
+def _check_tools_defined(
+    body: dict[str, Any], messages: list[Any], tool_names: set[str], errors: list[str]
+) -> None:
+    """Tool blocks in the history need `tools`; a forced tool must be one of them."""
+    kinds = {
+        b.get("type")
+        for m in messages
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict)
+    }
+    if kinds & {"tool_use", "tool_result"} and not body.get("tools"):
+        errors.append(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools."
+        )
+    choice = body.get("tool_choice")
+    forced = (
+        choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
+    )
+    if forced is not None and forced not in tool_names:
+        errors.append(f"tool_choice.name: tool {forced!r} not found in tools")
 
 
 def _content_blocks(content: Any, where: str, errors: list[str]) -> list[dict[str, Any]]:
