@@ -67,6 +67,24 @@ def test_parse_card_never_raises_and_keeps_problems_inside_the_file(text: str) -
     check_problems(text)
 
 
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fragment_texts(), st.sampled_from([*CARD_STATES, None]), st.one_of(st.none(), st.text()))
+@example("---\n" + "[" * 3000 + "\n---\n", "Done", None)
+def test_update_card_text_refuses_with_value_error_or_keeps_the_body(
+    text: str, state: str | None, reason: str | None
+) -> None:
+    try:
+        new = update_card_text(text, state=state, reason=reason, run={"id": "r"})
+    except ValueError:
+        return
+    old_front, new_front = find_front_matter(text), find_front_matter(new)
+    assert not isinstance(old_front, str) and not isinstance(new_front, str)
+    assert (new[: new_front.start], new[new_front.end :]) == (
+        text[: old_front.start],
+        text[old_front.end :],
+    )
+
+
 # --- valid cards and their write-back -------------------------------------------------------------
 
 WORDS = st.text(

@@ -30,6 +30,8 @@ from cardrunner.cardtext import (
     split_lines,
 )
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
 __all__ = [
     "CARD_STATES",
     "RUN_KEYS",
@@ -63,7 +65,7 @@ def update_card_text(
     y = front.yaml_text(text)
     try:
         root, data = compose(y)
-    except yaml.YAMLError as error:
+    except (yaml.YAMLError, RecursionError) as error:
         raise ValueError(f"the card's front matter is not valid YAML: {error}") from error
     if root is None:
         root, data = MappingNode("tag:yaml.org,2002:map", []), {}
@@ -94,7 +96,7 @@ class _Edits:
     def _next_line(self, offset: int) -> int:
         if offset > 0 and self.y[offset - 1] in "\r\n":
             return offset
-        match = re.compile(r"\r\n|\r|\n").search(self.y, offset)
+        match = _BREAK.search(self.y, offset)
         return match.end() if match else len(self.y)
 
     def _replace_value(self, value: Node, new: str) -> None:
@@ -190,7 +192,7 @@ def _check(
     front = find_front_matter(new_text)
     try:
         data = compose(front.yaml_text(new_text))[1] if not isinstance(front, str) else None
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise ValueError("cannot update this card's front matter without breaking it")
