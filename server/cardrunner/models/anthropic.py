@@ -90,13 +90,23 @@ class AnthropicModel:
             # 200 here means an `error` event arrived in the middle of a stream.
             if not (status in (200, 408, 409, 429) or status >= 500):
                 return None
-        elif not isinstance(exc, anthropic.APIConnectionError):
+        elif not isinstance(exc, (anthropic.APIConnectionError, *_transport_errors())):
             return None
         cap = self._options.retry_max_delay_seconds
         server = _server_delay(headers)
         if server is not None:
             return float(min(server, cap))
         return float(min(0.5 * 2**attempt * random.uniform(0.75, 1.0), cap))
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """Errors of the HTTP layer the SDK lets through unwrapped once a stream has begun."""
+    try:
+        import httpx2
+
+        return (httpx2.TransportError,)
+    except ImportError:  # an SDK on plain httpx wraps these itself
+        return ()
 
 
 def _server_delay(headers: Any) -> float | None:
