@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Audio, Image
+from mcp.server.mcpserver import Audio, Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("cardrunner-test")
@@ -137,6 +137,12 @@ def links() -> list[types.ResourceLink]:
 def environment() -> str:
     """The server's environment as `NAME=value` lines, sorted."""
     return "\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header ('' when absent or over stdio)."""
+    return (ctx.headers or {}).get(name.lower(), "")
 
 
 @server.tool()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cardrunner.events import Event, Notice
-from cardrunner.settings import McpServer
+from cardrunner.settings import McpServer, has_clash, load_settings
 from cardrunner.tools import mcp_stdio
 from cardrunner.tools.base import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.tools.mcp import McpHub, McpStartError
@@ -240,7 +240,8 @@ async def test_invalid_characters_long_names_and_collisions(run_dir: Path, tmp_p
         names = [t.name for t in h.tools()]
     assert all(TOOL_NAME_RE.match(n) for n in names) and len(names) == len(set(names))
     assert "mcp__my_srv__echo" in names
-    assert sum(n.startswith("mcp__my_srv__") for n in names) == 12  # the second server lost
+    offered = sum(n.startswith("mcp__my_srv__") for n in names)
+    assert sum("of 'my_srv' skipped: the name is taken" in w for w in h.warnings) == offered
     assert sum(n.startswith(f"mcp__{long_name}") for n in names) == 1
     assert any("'my.srv' is offered as mcp__my_srv__echo" in w for w in h.warnings)
     assert any("of 'my_srv' skipped: the name is taken" in w for w in h.warnings)
@@ -310,6 +311,17 @@ async def test_streamable_http_server(run_dir: Path, tmp_path: Path) -> None:
     assert image.images and image.images[0].media_type == "image/png"
 
 
+async def test_http_headers_are_sent_with_variables_expanded(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEB_TOKEN", "t0k3n")
+    with http_server(run_dir) as (url, _proc):
+        spec = McpServer(url=url, headers={"Authorization": "Bearer ${WEB_TOKEN}"})
+        async with hub(run_dir, tmp_path, web=spec) as h:
+            sent = await h.call("web", "header", {"name": "Authorization"})
+    assert sent.text == "Bearer t0k3n"
+
+
 async def test_http_server_gone_mid_run_reconnects_on_the_next_call(
     run_dir: Path, tmp_path: Path
 ) -> None:
@@ -324,3 +336,40 @@ async def test_http_server_gone_mid_run_reconnects_on_the_next_call(
     assert gone.is_error and "MCP server 'web' lost the connection during the call" in gone.text
     assert "It will be reconnected on the next call" in gone.text
     assert not again.is_error and again.text.endswith("\nback") and "reconnected" in again.text
+
+
+def test_mcp_json_and_toml_name_clash_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "cardrunner.toml").write_text(
+        '[mcp.git]\ncommand = "python"\nargs = ["-m", "mcp_server_git"]\n', encoding="utf-8"
+    )
+    (tmp_path / ".mcp.json").write_text(
+        '{"mcpServers": {"git": {"command": "other-git"}, "web": {"type": "http", '
+        '"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${T}"}}}}',
+        encoding="utf-8",
+    )
+    settings, problems = load_settings(tmp_path)
+    assert has_clash(problems)
+    [clash] = [p for p in problems if p.file == ".mcp.json"]
+    assert clash.key == "mcpServers.git" and "[mcp.git] in cardrunner.toml" in clash.message
+    assert settings.mcp["git"].command == "python"  # the TOML definition stays
+    web = settings.mcp["web"]
+    assert web.url == "http://127.0.0.1:9/mcp" and web.source == ".mcp.json"
+    assert web.headers == {"Authorization": "Bearer ${T}"}  # expanded at start, not here
+
+
+def test_mcp_json_problems_name_the_file_and_the_server(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(
+        '{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}, '
+        '"both": {"command": "a", "url": "http://b"}, "neg": {"command": "a", "timeout": -1}, '
+        '"extra": {"command": "a", "cwd": "/tmp"}}}',
+        encoding="utf-8",
+    )
+    settings, problems = load_settings(tmp_path)
+    found = {(p.file, p.key) for p in problems}
+    assert found == {
+        (".mcp.json", "mcpServers.old.type"),
+        (".mcp.json", "mcpServers.both"),
+        (".mcp.json", "mcpServers.neg.timeout"),
+        (".mcp.json", "mcpServers.extra"),
+    }
+    assert set(settings.mcp) == {"extra"} and not has_clash(problems)

@@ -28,6 +28,7 @@ from cardrunner.events import Notice
 from cardrunner.tools.base import TOOL_NAME_RE, Tool, ToolContext, ToolResult
 from cardrunner.tools.mcp_connection import (
     CallTimeout,
+    Launch,
     ServerConnection,
     ServerUnavailable,
     describe,
@@ -126,12 +127,11 @@ class McpHub:
 
     async def _start_one(self, name: str, spec: McpServer) -> list[mcp_types.Tool] | None:
         try:
-            argv, env, url = self._launch(spec)
+            launch = self._launch(name, spec)
         except ValueError as exc:
             self.failures[name] = f"{exc} (configured in {spec.source})"
             return None
-        stderr_path = self._run_dir / "mcp" / f"{_INVALID.sub('_', name)}.stderr.log"
-        conn = ServerConnection(name, spec, argv, env, url, self._root, stderr_path)
+        conn = ServerConnection(name, spec, launch)
         self._connections[name] = conn
         try:
             return await conn.start()
@@ -139,17 +139,21 @@ class McpHub:
             self.failures[name] = str(exc)
             return None
 
-    def _launch(self, spec: McpServer) -> tuple[list[str] | None, dict[str, str], str | None]:
-        """argv and environment of a stdio server, or the url; `${VAR}` comes from our env."""
+    def _launch(self, name: str, spec: McpServer) -> Launch:
+        """argv and environment of a stdio server, or url and headers; `${VAR}` from our env."""
+        stderr_path = self._run_dir / "mcp" / f"{_INVALID.sub('_', name)}.stderr.log"
         if spec.url:
-            return None, {}, self._expand(spec.url, "url")
+            headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
+            url = self._expand(spec.url, "url")
+            return Launch(None, {}, self._root, stderr_path, url, headers)
         env = {k: v for k in BASE_ENV if (v := self._environ.get(k)) and not v.startswith("()")}
         env["CARDRUNNER_RUN_DIR"] = str(self._run_dir)
         env.update({k: self._expand(v, f"env.{k}") for k, v in spec.env.items()})
         command = self._expand(spec.command or "", "command")
         if "/" in command and not Path(command).is_absolute():
             command = str(self._root / command)
-        return [command, *(self._expand(a, "args") for a in spec.args)], env, None
+        argv = [command, *(self._expand(a, "args") for a in spec.args)]
+        return Launch(argv, env, self._root, stderr_path)
 
     def _expand(self, value: str, where: str) -> str:
         def one(match: re.Match[str]) -> str:

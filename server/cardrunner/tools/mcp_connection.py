@@ -13,7 +13,9 @@ one restart attempt on the call after that; a failed restart leaves it down for 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,6 +50,18 @@ class _Interrupted(Exception):
     """The connection ended (crash, lost HTTP session, close) while a call was running."""
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How to reach a server: argv + environment + cwd (stdio) or url + headers (HTTP)."""
+
+    argv: list[str] | None
+    env: dict[str, str]
+    cwd: Path
+    stderr_path: Path
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class _Call:
     scope: anyio.CancelScope | None = None
@@ -62,15 +76,10 @@ class _Call:
 class ServerConnection:
     """A configured server: start, call, notice a crash, restart once, close."""
 
-    def __init__(
-        self, name: str, spec: McpServer, argv: list[str] | None, env: dict[str, str],
-        url: str | None, root: Path, stderr_path: Path,
-    ) -> None:  # fmt: skip
+    def __init__(self, name: str, spec: McpServer, launch: Launch) -> None:
         self.name = name
         self.spec = spec
-        self._argv, self._env, self._url = argv, env, url
-        self._root = root
-        self._stderr_path = stderr_path
+        self._launch = launch
         self.process: StdioProcess | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -90,8 +99,8 @@ class ServerConnection:
         ready: asyncio.Future[list[mcp_types.Tool]] = asyncio.get_running_loop().create_future()
         self._stop, self._lost = asyncio.Event(), ""
         self._generation += 1
-        if self._argv is not None:
-            self.process = StdioProcess(self._argv, self._env, self._root, self._stderr_path)
+        if (ln := self._launch).argv is not None:
+            self.process = StdioProcess(ln.argv, ln.env, ln.cwd, ln.stderr_path)
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-server:{self.name}")
         try:
             # The owner enforces the timeout itself; this bound only catches a wedged teardown.
@@ -113,7 +122,7 @@ class ServerConnection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.spec.timeout)
         try:
             with scope:
-                transport: Any = self.process.connect() if self.process else _http(self._url)
+                transport: Any = self.process.connect() if self.process else _http(self._launch)
                 async with Client(transport) as client:
                     tools = await _list_tools(client)
                     scope.deadline = math.inf
@@ -273,11 +282,23 @@ async def _list_tools(client: Client) -> list[mcp_types.Tool]:
     return tools
 
 
-def _http(url: str | None) -> Any:
+@contextlib.asynccontextmanager
+async def _http(launch: Launch) -> AsyncIterator[Any]:
+    """Streamable HTTP streams; with configured headers, over our own HTTP client."""
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    assert url is not None
-    return streamable_http_client(url)
+    assert launch.url is not None
+    if not launch.headers:
+        async with streamable_http_client(launch.url) as streams:
+            yield streams
+        return
+    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults for its own client
+    async with (
+        httpx2.AsyncClient(headers=launch.headers, timeout=timeout) as http,
+        streamable_http_client(launch.url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def _settle(
