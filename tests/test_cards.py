@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,9 +85,13 @@ def problems_of(text: str) -> list[tuple[int, str, str]]:
 
 
 def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
-    """The old lines replaced and the new lines put in their place (one changed block)."""
-    ((start, _, end, _, replacement),) = card_edits(old, new)
-    return split_lines(old)[start:end], split_lines(replacement)
+    """The old lines replaced and the new lines put in their place, over all changed blocks."""
+    removed: list[str] = []
+    added: list[str] = []
+    for start, _, end, _, replacement in card_edits(old, new):
+        removed += split_lines(old)[start:end]
+        added += split_lines(replacement)
+    return removed, added
 
 
 def apply_edits(text: str, edits: list[tuple[int, int, int, int, str]]) -> str:
@@ -550,8 +555,10 @@ def test_card_edits_turn_the_old_text_into_the_new(old: str) -> None:
     ):
         new = update_card_text(old, **kwargs)
         edits = card_edits(old, new)
-        assert len(edits) == 1 and apply_edits(old, edits) == new
-        assert edits[0][1] == 0 and edits[0][3] == 0
+        assert apply_edits(old, edits) == new
+        assert all(edit[1] == 0 and edit[3] == 0 for edit in edits)
+        ends = [(edit[0], edit[2]) for edit in edits]
+        assert all(a[1] <= b[0] for a, b in pairwise(ends)), edits
     assert card_edits(old, old) == []
 
 
@@ -564,6 +571,7 @@ def test_card_edits_turn_the_old_text_into_the_new(old: str) -> None:
         ("a\nb", "", [(0, 0, 1, 1, "")]),
         ("", "x", [(0, 0, 0, 0, "x")]),
         ("a\r\nb", "a\nb", [(0, 0, 1, 0, "a\n")]),
+        ("a\nb\nc\n", "A\nb\nC\n", [(0, 0, 1, 0, "A\n"), (2, 0, 3, 0, "C\n")]),
     ],
 )
 def test_card_edits_cover_the_changed_lines(
@@ -571,6 +579,15 @@ def test_card_edits_cover_the_changed_lines(
 ) -> None:
     assert card_edits(old, new) == expected
     assert apply_edits(old, expected) == new
+
+
+def test_card_edits_leave_lines_between_the_changes_alone() -> None:
+    new = update_card_text(EXAMPLE, state="Failed", reason="max_cost", run={"id": "r"})
+    assert card_edits(EXAMPLE, new) == [
+        (2, 0, 3, 0, "state: Failed            # New | In Work | Review | Done | Failed\n"
+                     "reason: max_cost\n"),
+        (4, 0, 4, 0, "runs:\n  - id: r\n"),
+    ]  # fmt: skip
 
 
 def test_card_edits_count_characters_in_the_negotiated_encoding() -> None:

@@ -207,7 +207,7 @@ def same(a: Any, b: Any) -> bool:
 
 def apply(text: str, edits: list[tuple[int, int, int, int, str]]) -> str:
     starts = [*line_starts(text), len(text)]
-    for start_line, start_char, end_line, end_char, new in edits:
+    for start_line, start_char, end_line, end_char, new in reversed(edits):
         start = starts[start_line] + start_char
         text = text[:start] + new + text[starts[end_line] + end_char :]
     return text

@@ -11,6 +11,7 @@ line-range edit an editor applies with `workspace/applyEdit`.
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 import yaml
@@ -217,27 +218,25 @@ def _check(
 def card_edits(
     old_text: str, new_text: str, *, position_encoding: str = "utf-16"
 ) -> list[tuple[int, int, int, int, str]]:
-    """The line-range replacement turning `old_text` into `new_text`, as LSP TextEdit fields.
+    """The line-range replacements turning `old_text` into `new_text`, as LSP TextEdit fields.
 
-    Returns `[(start_line, start_char, end_line, end_char, replacement)]`, or `[]` if the texts
-    are equal. Characters count in `position_encoding` units ("utf-16" is the LSP default; also
-    "utf-8" and "utf-32"); only an edit reaching the end of a last line without a line break has
-    a character other than 0.
+    Returns `(start_line, start_char, end_line, end_char, replacement)` for each changed block of
+    lines, in document order and not overlapping, all relative to `old_text` (as one
+    `workspace/applyEdit` wants them); `[]` if the texts are equal. Characters count in
+    `position_encoding` units ("utf-16" is the LSP default; also "utf-8" and "utf-32"); only an
+    edit reaching the end of a last line without a line break has a character other than 0.
     """
-    if old_text == new_text:
-        return []
     old, new = split_lines(old_text), split_lines(new_text)
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    replacement = "".join(new[prefix : len(new) - suffix])
-    end_line, end_char = len(old) - suffix, 0
-    if suffix == 0 and old and not old[-1].endswith(("\n", "\r")):
-        end_line, end_char = len(old) - 1, _units(old[-1], position_encoding)
-    return [(prefix, 0, end_line, end_char, replacement)]
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    edits = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        end_line, end_char = i2, 0
+        if i2 == len(old) and old and not old[-1].endswith(("\n", "\r")):
+            end_line, end_char = i2 - 1, _units(old[-1], position_encoding)
+        edits.append((i1, 0, end_line, end_char, "".join(new[j1:j2])))
+    return edits
 
 
 def _units(text: str, encoding: str) -> int:
