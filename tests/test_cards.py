@@ -615,6 +615,14 @@ def test_write_card_replaces_the_file_atomically_and_keeps_its_mode(tmp_path: Pa
     assert sorted(os.listdir(path.parent)) == ["ask.md"]
 
 
+def test_write_card_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text(EXAMPLE)
+    (tmp_path / "link.md").symlink_to("real.md")
+    assert write_card(tmp_path / "link.md", state="Review").state == "Review"
+    assert (tmp_path / "link.md").is_symlink()
+    assert load_card(tmp_path / "real.md").state == "Review"
+
+
 def test_write_card_leaves_a_card_it_cannot_update_untouched(tmp_path: Path) -> None:
     path = tmp_path / "broken.md"
     path.write_text("---\ntitle: [\n---\n" + BODY)

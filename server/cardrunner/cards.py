@@ -137,6 +137,7 @@ def write_card(
 
 
 def _replace_atomically(path: Path, data: bytes) -> None:
+    path = path.resolve()  # a symlinked card keeps its link; the file it points to is replaced
     mode = stat.S_IMODE(path.stat().st_mode)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
