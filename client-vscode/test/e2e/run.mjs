@@ -3,15 +3,17 @@
 //
 // Usage (run.sh passes these): node run.mjs --vsix F --python P --code-server B --playwright D
 //   --chromium C [--artifacts DIR] [--until activation|full] [--keep]
-// `--until activation` stops once the extension is shown to start the server (useful while the
+// `--server fake` uses tests/vscode/fake_lsp_server.py instead of `cardrunner lsp`: the editor side
+// alone, including dropping a file from the commit. `--until activation` stops once the extension is shown to start the server (useful while the
 // server lacks features). Screenshots and logs land in the artifacts folder at every step.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, cpSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
-import { CARD_PATH, commits, createWorkspace, gitShow, SOURCE_AFTER, transcript } from "./workspace.mjs";
+import { CARD_PATH, changedFiles, commits, createWorkspace, gitShow, SOURCE_AFTER, transcript } from "./workspace.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -23,6 +25,7 @@ const { values: opt } = parseArgs({
     node: { type: "string", default: process.execPath },
     artifacts: { type: "string", default: path.resolve("test-artifacts/vscode") },
     until: { type: "string", default: "full" },
+    server: { type: "string", default: "real" },
     keep: { type: "boolean", default: false },
   },
 });
@@ -37,6 +40,8 @@ const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 const step = (text) => console.log(`[e2e ${elapsed()}] ${text}`);
 
+const FAKE_SERVER = path.resolve(import.meta.dirname, "../../../tests/vscode/fake_lsp_server.py");
+const recordFile = path.join(opt.artifacts, "logs", "fake-lsp-commands.jsonl");
 const tmp = mkdtempSync(path.join(tmpdir(), "cardrunner-vscode-e2e-"));
 const ws = path.join(tmp, "workspace");
 const logDir = path.join(opt.artifacts, "logs");
@@ -44,7 +49,9 @@ rmSync(opt.artifacts, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 
 async function prepare() {
-  createWorkspace(ws, { python: opt.python });
+  const serverCommand =
+    opt.server === "fake" ? [opt.python, FAKE_SERVER] : [opt.python, "-m", "cardrunner", "lsp"];
+  createWorkspace(ws, { serverCommand, vscodeSettings: { "cardrunner.limits.maxRounds": 12 } });
   const transcriptFile = path.join(tmp, "transcript.json");
   writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
   const userDataDir = path.join(tmp, "user-data");
@@ -68,6 +75,7 @@ async function prepare() {
     PATH: `${nodeBin}:${process.env.PATH}`,
     XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
     XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+    CARDRUNNER_FAKE_LSP_RECORD: recordFile,
   };
   step(`installing ${opt.vsix}`);
   await run(opt["code-server"], ["--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, "--install-extension", opt.vsix], { env });
@@ -120,12 +128,59 @@ async function activation(wb) {
   return outcome;
 }
 
+const DROPPED = "src/NOTES.md";
+const DROP_REASON = "scratch notes are not part of the card";
+
+/** The files QuickPick: keep everything (real server), or unpick the fake server's extra file. */
+async function chooseFiles(wb) {
+  const files = await wb.quickInput(/keep which files/);
+  await wb.shot("review-diff-and-files");
+  if (opt.server === "fake") {
+    await wb.pickQuickItem(files, "NOTES.md");
+    await waitFor(`${DROPPED} unpicked`, async () => (await files.locator(".monaco-list-row[aria-checked=false]").count()) === 1);
+    await wb.shot("review-file-dropped");
+  }
+  await wb.page.keyboard.press("Enter");
+  const actions = await wb.quickInput(/Accept & commit/);
+  await wb.shot("review-actions");
+  await wb.pickQuickItem(actions, "Accept & commit");
+  if (opt.server === "fake") {
+    const why = await wb.quickInput(/Why leave these files out/);
+    await why.locator("input").fill(DROP_REASON);
+    await wb.page.keyboard.press("Enter");
+  }
+  step("accepted");
+}
+
+/** The commands the fake server received, in order. */
+function recorded() {
+  return existsSync(recordFile)
+    ? readFileSync(recordFile, "utf-8").split("\n").filter((l) => l).map((l) => JSON.parse(l))
+    : [];
+}
+
+/** What only the fake server can show: the exact arguments the client sent. */
+function checkFakeServerCalls(cardUri) {
+  const calls = recorded();
+  const init = calls.find((c) => c.command === "initialize");
+  const expectedInit = JSON.stringify([{ limits: { max_rounds: 12 } }]);
+  if (JSON.stringify(init?.arguments) !== expectedInit) {
+    throw new Error(`initializationOptions: expected ${expectedInit}, got ${JSON.stringify(init?.arguments)}`);
+  }
+  const accept = calls.find((c) => c.command === "cardrunner.acceptChanges");
+  const expected = JSON.stringify([cardUri, { drop: [DROPPED], reason: DROP_REASON }]);
+  if (JSON.stringify(accept?.arguments) !== expected) {
+    throw new Error(`acceptChanges: expected ${expected}, got ${JSON.stringify(accept?.arguments)}`);
+  }
+  step(`server received ${calls.map((c) => c.command).join(", ")}`);
+}
+
 async function fullRun(wb, violationsFile) {
   await wb.lens("Run card").click();
   step("clicked ▶ Run card");
   const status = wb.statusItem(/round \d+|to review/);
   await status.waitFor({ timeout: 60_000 });
-  step(`status bar: ${await status.textContent()}`);
+  step(`status bar: ${(await status.textContent())?.trim()}`);
   await wb.shot("status-bar-running");
 
   const toast = wb.notification(/waits for review/);
@@ -134,26 +189,28 @@ async function fullRun(wb, violationsFile) {
   await wb.clickNotificationButton(toast, "Review");
   step("review: opening diffs");
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
-  const files = await wb.quickInput(/keep which files/);
-  await wb.shot("review-diff-and-files");
-  await wb.page.keyboard.press("Enter");
-  const actions = await wb.quickInput(/Accept & commit/);
-  await wb.shot("review-actions");
-  await wb.pickQuickItem(actions, "Accept & commit");
-  step("accepted");
-  void files;
+  await chooseFiles(wb);
 
   const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], { timeoutMs: 120_000 });
-  step(`commit ${done.sha.slice(0, 8)} "${done.subject}"`);
+  step(`commit ${done.sha.slice(0, 8)} "${done.subject}": ${changedFiles(ws, done.sha).join(", ")}`);
   if (gitShow(ws, done.sha, "src/greet.py").trim() !== SOURCE_AFTER.trim()) {
     throw new Error("the commit does not hold the model's change to src/greet.py");
   }
-  await wb.notification(/done/).waitFor({ timeout: 60_000 }).catch(() => undefined);
+  if (changedFiles(ws, done.sha).includes(DROPPED)) {
+    throw new Error(`${DROPPED} was dropped in the review but is in the commit`);
+  }
+  const ended = wb.notification(/: done/);
+  await ended.waitFor({ timeout: 60_000 });
+  step(`notification: ${await wb.notificationMessage(ended)}`);
+  await wb.shot("done-notification");
   await wb.openFile(CARD_PATH);
   await waitFor("the card to show state: Done", async () => /state: Done/.test(await wb.activeEditorText()), {
     timeoutMs: 60_000,
   });
   await wb.shot("card-done");
+  if (opt.server === "fake") {
+    checkFakeServerCalls(pathToFileURL(path.join(ws, CARD_PATH)).href);
+  }
   const violations = JSON.parse(readFileSync(violationsFile, "utf-8"));
   if (violations.length > 0) {
     throw new Error(`the fake API recorded invalid requests: ${JSON.stringify(violations).slice(0, 800)}`);

@@ -56,8 +56,7 @@ export class Workbench {
     await input.waitFor({ state: "visible", timeout: 15_000 });
     await input.fill(rel);
     const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: path.basename(rel) }).first();
-    await row.waitFor({ timeout: 15_000 });
-    await this.page.keyboard.press("Enter");
+    await row.click({ timeout: 15_000 });
     const tab = this.page.locator(".tabs-container .tab.active").filter({ hasText: path.basename(rel) });
     await tab.waitFor({ timeout: 15_000 });
   }
@@ -84,6 +83,11 @@ export class Workbench {
 
   notification(pattern) {
     return this.page.locator(".notification-toast").filter({ hasText: pattern }).first();
+  }
+
+  /** The message of a notification toast (without its source and buttons). */
+  async notificationMessage(toast) {
+    return normalise(await toast.locator(".notification-list-item-message").first().textContent());
   }
 
   async clickNotificationButton(toast, label) {

@@ -105,14 +105,14 @@ function git(root, ...args) {
 }
 
 /** Create the project (a git repository with one commit) and the editor settings for it. */
-export function createWorkspace(root, { python, vscodeSettings = {} }) {
+export function createWorkspace(root, { serverCommand, vscodeSettings = {} }) {
   write(root, CARD_PATH, CARD);
   write(root, "src/greet.py", SOURCE_BEFORE);
   write(root, "tests/test_greet.py", TEST);
   write(root, "cardrunner.toml", CONFIG);
   write(root, ".gitignore", ".cardrunner/\n__pycache__/\n");
   const settings = {
-    "cardrunner.server.command": [python, "-m", "cardrunner", "lsp"],
+    "cardrunner.server.command": serverCommand,
     ...vscodeSettings,
   };
   write(root, ".vscode/settings.json", JSON.stringify(settings, null, 2) + "\n");
@@ -137,4 +137,9 @@ export function commits(root) {
 
 export function gitShow(root, rev, file) {
   return git(root, "show", `${rev}:${file}`);
+}
+
+/** The files a commit touched. */
+export function changedFiles(root, rev) {
+  return git(root, "show", "--name-only", "--format=", rev).split("\n").filter((f) => f !== "");
 }
