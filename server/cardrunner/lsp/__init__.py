@@ -1,0 +1,1 @@
+"""The language server: `cardrunner lsp` (pygls, LSP over stdio). See `server.serve`."""

@@ -1,0 +1,159 @@
+"""What a card's diagnostics say: its parse problems, and what its run is doing or did.
+
+Always: each parse problem on its line, and a card left `In Work` with no live run is flagged
+"interrupted — resume or reset". With a run: one Information on the title line with the latest
+round, one per acceptance criterion (pending Hint, verified Information with the evidence,
+failed Warning with why), and at the end the result. Lines come from the card as it reads now,
+so a criterion's diagnostic follows the criterion when the front matter grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types
+
+from cardrunner.cardfile import split_lines
+from cardrunner.lsp.features.cards import CardEntry, CardIndex
+from cardrunner.lsp.features.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
+from cardrunner.runs import RunView
+
+SOURCE = "cardrunner"
+S = types.DiagnosticSeverity
+
+
+def _line_range(lines: list[str], line: int, end_line: int | None = None) -> types.Range:
+    last = max(len(lines) - 1, 0)
+    start = min(max(line, 0), last)
+    end = min(max(end_line if end_line is not None else start, start), last)
+    width = len(lines[end].rstrip("\r\n")) if lines else 0
+    return types.Range(types.Position(start, 0), types.Position(end, width))
+
+
+def _diag(
+    lines: list[str], line: int, message: str, severity: S, code: str, end: int | None = None
+) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=_line_range(lines, line, end),
+        message=message,
+        severity=severity,
+        source=SOURCE,
+        code=code,
+    )
+
+
+def _state_line(lines: list[str]) -> int:
+    for number, text in enumerate(lines[1:], start=1):
+        if text.strip() in ("---", "..."):
+            break
+        if text.startswith("state:"):
+            return number
+    return 0
+
+
+def card_problems(entry: CardEntry, live: bool) -> list[types.Diagnostic]:
+    """Parse problems, plus the 'interrupted' warning for a card stuck `In Work`."""
+    lines = split_lines(entry.text)
+    out = [
+        _diag(
+            lines,
+            p.line,
+            p.message,
+            S.Error if p.severity == "error" else S.Warning,
+            "card",
+            p.end_line,
+        )
+        for p in entry.problems
+    ]
+    if entry.card is not None and entry.card.state == "In Work" and not live:
+        message = "interrupted — resume or reset (the card is In Work but no run is going on)"
+        out.append(_diag(lines, _state_line(lines), message, S.Warning, "interrupted"))
+    return out
+
+
+def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
+    """The run's round summary (while live), each criterion, and its result (when over)."""
+    lines = split_lines(entry.text)
+    card = entry.card
+    title_line = card.title_line if card else 0
+    out: list[types.Diagnostic] = []
+    if view.live:
+        text = f"{'awaiting review · ' if view.state == 'review' else ''}{view.summary()}"
+        if view.last_round_text:
+            text += f"\n{view.last_round_text[:300]}"
+        out.append(_diag(lines, title_line, text, S.Information, "run"))
+    for index, criterion in enumerate(view.criteria):
+        line = card.criteria_lines[index] if card and index < len(card.criteria_lines) else 0
+        if criterion.status == "verified":
+            message, severity = f"verified: {criterion.evidence}", S.Information
+        elif criterion.status == "failed":
+            message, severity = f"failed: {criterion.evidence}", S.Warning
+        else:
+            message, severity = f"pending: criterion {index} not verified yet", S.Hint
+        out.append(_diag(lines, line, message, severity, f"criterion-{index}"))
+    if view.state == "done":
+        commit = f" · commit {view.commit[:10]}" if view.commit else ""
+        message = f"done in {view.round} rounds · ${view.cost_usd:.2f}{commit}"
+        out.append(_diag(lines, title_line, message, S.Information, "result"))
+    elif view.state == "failed":
+        detail = f": {view.detail}" if view.detail else ""
+        out.append(_diag(lines, title_line, f"failed ({view.reason}){detail}", S.Error, "result"))
+    return out
+
+
+class CardDiagnostics:
+    """Recomputes a card's `card` and `run` diagnostics and a run's `build` diagnostics."""
+
+    def __init__(
+        self,
+        index: CardIndex,
+        store: DiagnosticsStore,
+        run_of: Callable[[Path], RunView | None],
+        live: Callable[[Path], bool],
+        root: Callable[[], Path],
+    ) -> None:
+        self._index, self._store, self._run_of, self._live, self._root = (
+            index,
+            store,
+            run_of,
+            live,
+            root,
+        )
+
+    def refresh(self, path: Path) -> None:
+        entry = self._index.get(path)
+        uri = self._index.uri(path)
+        if entry is None:
+            self._store.clear_uri(uri)
+            return
+        view = self._run_of(path)
+        self._store.set(CARD, uri, card_problems(entry, self._live(path)))
+        self._store.set(RUN, uri, run_diagnostics(entry, view) if view else [])
+
+    def build(self, view: RunView) -> None:
+        """Replace the run's build problems; a finished run (no problems) clears them."""
+        root = self._root()
+        wanted: dict[str, list[types.Diagnostic]] = {}
+        for rel, problems in view.problems.items():
+            path = Path(rel) if Path(rel).is_absolute() else root / rel
+            uri = self._index.uri(path.resolve())
+            wanted[uri] = [
+                types.Diagnostic(
+                    range=types.Range(
+                        types.Position(max(p.line - 1, 0), max(p.column - 1, 0)),
+                        types.Position(max(p.line - 1, 0), max(p.column - 1, 0) + 1_000),
+                    ),
+                    message=p.message,
+                    severity=S.Error if p.severity == "error" else S.Warning,
+                    source=SOURCE,
+                    code=view.run_id,
+                )
+                for p in problems
+            ]
+        owned = f"{BUILD}:{view.run_id}"
+        for uri in self._store.uris(owned):
+            if uri not in wanted:
+                self._store.set(owned, uri, [])
+        for uri, diags in wanted.items():
+            self._store.set(owned, uri, diags)

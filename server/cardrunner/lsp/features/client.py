@@ -1,0 +1,174 @@
+"""The editor as the server sees it: capabilities, bounded requests, messages and the log.
+
+Some clients answer a server→client request with `null`, an error, or never (pygls then never
+resolves the future). Every request therefore goes through `Client.request`, which checks
+nothing is sent that the client did not announce, waits at most `timeout` seconds and forgets
+the request afterwards, so a silent client costs a log line, not a hung run or a leak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import uuid
+from typing import Any, ClassVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger("cardrunner.lsp")
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds for showDocument, applyEdit, configuration and the like."""
+
+
+class Client:
+    """Thin wrapper over the pygls server for everything that goes to the client."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._ls = server
+
+    @property
+    def caps(self) -> types.ClientCapabilities:
+        return self._ls.client_capabilities
+
+    @property
+    def supports_progress(self) -> bool:
+        window = self.caps.window
+        return bool(window and window.work_done_progress)
+
+    @property
+    def supports_show_document(self) -> bool:
+        window = self.caps.window
+        return bool(window and window.show_document and window.show_document.support)
+
+    @property
+    def supports_lens_refresh(self) -> bool:
+        ws = self.caps.workspace
+        return bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+
+    @property
+    def supports_configuration(self) -> bool:
+        ws = self.caps.workspace
+        return bool(ws and ws.configuration)
+
+    @property
+    def supports_apply_edit(self) -> bool:
+        ws = self.caps.workspace
+        return bool(ws and ws.apply_edit)
+
+    @property
+    def supports_document_changes(self) -> bool:
+        ws = self.caps.workspace
+        return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
+
+    @property
+    def position_encoding(self) -> str:
+        encoding: Any = self._ls.workspace.position_encoding
+        return str(getattr(encoding, "value", encoding) or "utf-16")
+
+    async def request(
+        self, method: str, params: Any, seconds: float | None = REQUEST_TIMEOUT
+    ) -> Any:
+        """Send a request and wait at most `seconds` (None: until the caller cancels).
+
+        Raises TimeoutError, or the client's error (e.g. `JsonRpcMethodNotFound`)."""
+        protocol = self._ls.protocol
+        msg_id = f"cardrunner-{uuid.uuid4()}"
+        future = protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), seconds)
+        finally:
+            # pygls keeps unanswered requests forever (pygls#608): forget this one.
+            protocol._request_futures.pop(msg_id, None)
+            protocol._result_types.pop(msg_id, None)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._ls.protocol.notify(method, params)
+
+    def show_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self._ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    async def show_document(self, uri: str, *, take_focus: bool = True) -> bool:
+        """Open `uri` in the editor if the client can; False when it cannot or did not."""
+        if not self.supports_show_document:
+            return False
+        try:
+            result = await self.request(
+                types.WINDOW_SHOW_DOCUMENT,
+                types.ShowDocumentParams(uri=uri, take_focus=take_focus),
+            )
+        except Exception as exc:
+            log.info("showDocument %s was not answered: %r", uri, exc)
+            return False
+        return bool(result is not None and getattr(result, "success", False))
+
+    def refresh_code_lenses(self) -> None:
+        """Ask the client to re-request lenses (if it can); never waits for the answer."""
+        if not self.supports_lens_refresh:
+            return
+        task = asyncio.ensure_future(self._refresh())
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    async def _refresh(self) -> None:
+        try:
+            await self.request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+        except Exception as exc:
+            log.debug("codeLens/refresh failed: %r", exc)
+
+    def forget_finished_requests(self) -> None:
+        """Drop finished entries pygls leaves behind for notifications (measured leak)."""
+        futures = self._ls.protocol._request_futures
+        for key in [k for k, f in futures.items() if f.done()]:
+            futures.pop(key, None)
+
+
+_background: set[asyncio.Future[None]] = set()
+
+
+class ClientLogHandler(logging.Handler):
+    """Sends cardrunner's log records to the client as `window/logMessage` (never stdout)."""
+
+    LEVELS: ClassVar[dict[int, types.MessageType]] = {
+        logging.ERROR: types.MessageType.Error,
+        logging.WARNING: types.MessageType.Warning,
+        logging.INFO: types.MessageType.Info,
+    }
+
+    def __init__(self, server: LanguageServer) -> None:
+        super().__init__(logging.INFO)
+        self._ls = server
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = self.LEVELS.get(record.levelno, types.MessageType.Log)
+        if record.levelno >= logging.ERROR:
+            kind = types.MessageType.Error
+        params = types.LogMessageParams(type=kind, message=self.format(record))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread: the transport belongs to the loop thread
+            if self.loop is not None and not self.loop.is_closed():
+                self.loop.call_soon_threadsafe(self._send, params)
+            return
+        self._send(params)
+
+    def _send(self, params: types.LogMessageParams) -> None:
+        with contextlib.suppress(Exception):  # the client is gone; stderr has the record
+            self._ls.window_log_message(params)
+
+
+def setup_logging(server: LanguageServer) -> ClientLogHandler:
+    """cardrunner's records go to stderr and to the client; stdout carries JSON-RPC only."""
+    root = logging.getLogger("cardrunner")
+    root.setLevel(logging.INFO)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    client = ClientLogHandler(server)
+    client.setFormatter(logging.Formatter("%(message)s"))
+    root.handlers = [stderr, client]
+    root.propagate = False
+    return client

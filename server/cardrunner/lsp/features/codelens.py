@@ -1,0 +1,104 @@
+"""The choices a card offers now, as code lenses on its first line.
+
+Idle: "▶ Run card", "Resume" when the last run stopped for a resumable reason, "Show last log"
+when there is one. Running: "■ Cancel" and a live summary. Awaiting review: "Review changes",
+"✓ Accept & commit", "✗ Reject". `card_choices` is shared with the code actions, so an editor
+without lenses offers exactly the same things.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from cardrunner.events import RESUMABLE_REASONS
+from cardrunner.lsp.features.cards import CardEntry
+from cardrunner.runs import RunView
+
+RUN, CANCEL, RESUME = "cardrunner.runCard", "cardrunner.cancelRun", "cardrunner.resumeRun"
+ACCEPT, REJECT = "cardrunner.acceptChanges", "cardrunner.rejectChanges"
+SHOW_DIFF, SHOW_LOG = "cardrunner.showDiff", "cardrunner.showLog"
+ALL_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
+
+
+@dataclass(frozen=True)
+class CardSituation:
+    """Everything the choices depend on."""
+
+    entry: CardEntry | None
+    view: RunView | None
+    live: bool
+    reviewing: bool
+
+
+def resumable(situation: CardSituation) -> bool:
+    """The last run stopped by a budget, a crash, a cancel or an API error."""
+    view, entry = situation.view, situation.entry
+    if view is not None and view.state == "failed":
+        return view.reason in RESUMABLE_REASONS
+    card = entry.card if entry else None
+    if card is None:
+        return False
+    if card.state == "In Work":
+        return True
+    last = card.runs[-1] if card.runs else None
+    reason = (last or {}).get("reason") or card.reason
+    return card.state == "Failed" and reason in RESUMABLE_REASONS
+
+
+def has_log(situation: CardSituation) -> bool:
+    if situation.view is not None and situation.view.log_path is not None:
+        return True
+    card = situation.entry.card if situation.entry else None
+    return bool(card and card.runs and card.runs[-1].get("log"))
+
+
+def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
+    """The commands the card offers in its current situation, most likely first."""
+    uri = from_fs_path(str(path)) or path.as_uri()
+
+    def cmd(title: str, command: str) -> types.Command:
+        return types.Command(title=title, command=command, arguments=[uri])
+
+    if situation.reviewing:
+        return [
+            cmd("Review changes", SHOW_DIFF),
+            cmd("✓ Accept & commit", ACCEPT),
+            cmd("✗ Reject", REJECT),
+        ]
+    if situation.live and situation.view is not None:
+        return [cmd("■ Cancel", CANCEL), cmd(situation.view.summary(), SHOW_LOG)]
+    if situation.entry is None or situation.entry.card is None:
+        return [cmd("Show last log", SHOW_LOG)] if has_log(situation) else []
+    out = [cmd("▶ Run card", RUN)]
+    if resumable(situation):
+        out.append(cmd("Resume", RESUME))
+    if has_log(situation):
+        out.append(cmd("Show last log", SHOW_LOG))
+    return out
+
+
+def code_lenses(path: Path, situation: CardSituation) -> list[types.CodeLens]:
+    at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
+    return [types.CodeLens(range=at_top, command=c) for c in card_choices(path, situation)]
+
+
+CODE_ACTION_KIND = "source.cardrunner"
+
+
+def code_actions(
+    path: Path, situation: CardSituation, only: list[str] | None
+) -> list[types.CodeAction]:
+    """The same choices as code actions: kindless for the lightbulb, `source.cardrunner` when
+    the client asks only for source actions."""
+    kind: str | None = None
+    if only:
+        if not any(CODE_ACTION_KIND.startswith(k) or k == "" for k in only):
+            return []
+        kind = CODE_ACTION_KIND
+    return [
+        types.CodeAction(title=c.title, kind=kind, command=c) for c in card_choices(path, situation)
+    ]

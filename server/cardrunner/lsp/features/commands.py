@@ -1,0 +1,166 @@
+"""The `cardrunner.*` commands: what lenses, code actions and clients' own UIs invoke.
+
+Handlers are synchronous on purpose: pygls cannot cancel a running `executeCommand`
+coroutine and leaks a future per async command, so each handler decides at once, spawns any
+longer work as a task and returns a plain dict (documented in docs/lsp-extensions.md).
+Arguments arrive as raw JSON (`*args`) and are checked here, so a bad call gets a clear
+message rather than a protocol error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from cardrunner.lsp.features.cards import uri_to_path
+from cardrunner.lsp.features.review import DEFAULT_REJECT_REASON
+from cardrunner.review import ReviewDecision
+from cardrunner.runs import ResumeGrant, RunRefused
+
+if TYPE_CHECKING:
+    from cardrunner.lsp.server import CardServer
+
+log = logging.getLogger("cardrunner.lsp.commands")
+
+_tasks: set[asyncio.Task[Any]] = set()
+
+
+def spawn(coro: Coroutine[Any, Any, Any]) -> None:
+    """Run `coro` in the background, keeping a strong reference until it is done."""
+    task = asyncio.ensure_future(coro)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+class CommandError(Exception):
+    """A command cannot do what was asked; the message is shown to the user."""
+
+
+def _card(server: CardServer, args: Sequence[Any]) -> Path:
+    if not args or not isinstance(args[0], str):
+        raise CommandError("expected the card's URI as the first argument")
+    path = uri_to_path(args[0])
+    if path is None or not server.index.is_card(path):
+        raise CommandError(f"not a card under '{server.settings.settings.cards}/': {args[0]}")
+    return path
+
+
+def _options(args: Sequence[Any], index: int = 1) -> dict[str, Any]:
+    if len(args) <= index or args[index] is None:
+        return {}
+    if not isinstance(args[index], dict):
+        raise CommandError(f"argument {index + 1} must be an object")
+    return dict(args[index])
+
+
+class Commands:
+    """Each public method is one command; `register` wires them to the server."""
+
+    def __init__(self, server: CardServer) -> None:
+        self.s = server
+
+    def run_card(self, args: Sequence[Any]) -> dict[str, Any]:
+        return self.s.start_run(_card(self.s, args), None)
+
+    def resume_run(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        opts = _options(args)
+        grant = self.s.default_grant(path)
+        rounds = opts.get("grantRounds", grant.rounds)
+        cost = opts.get("grantCostUsd", grant.cost_usd)
+        if not isinstance(rounds, int) or not isinstance(cost, int | float):
+            raise CommandError("grantRounds must be an integer and grantCostUsd a number")
+        return self.s.start_run(path, ResumeGrant(rounds, float(cost)))
+
+    def cancel_run(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        return {"uri": args[0], "cancelled": self.s.runs.cancel(path)}
+
+    def accept_changes(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        opts = _options(args)
+        drop = opts.get("drop", [])
+        reason = opts.get("reason", "")
+        if not isinstance(drop, list) or not all(isinstance(d, str) for d in drop):
+            raise CommandError("'drop' must be a list of paths relative to the workspace")
+        if not isinstance(reason, str):
+            raise CommandError("'reason' must be text")
+        decided = self.s.reviews.decide(path, ReviewDecision("accept", reason, drop))
+        return self._decided(args[0], decided)
+
+    def reject_changes(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        reason = args[1] if len(args) > 1 and args[1] is not None else DEFAULT_REJECT_REASON
+        if isinstance(reason, dict):
+            reason = reason.get("reason") or DEFAULT_REJECT_REASON
+        if not isinstance(reason, str):
+            raise CommandError("the reason must be text")
+        decision = ReviewDecision("reject", reason.strip() or DEFAULT_REJECT_REASON)
+        return self._decided(args[0], self.s.reviews.decide(path, decision))
+
+    def _decided(self, uri: str, decided: bool) -> dict[str, Any]:
+        if not decided:
+            raise CommandError("no review is waiting for this card")
+        return {"uri": uri, "decided": True}
+
+    def show_diff(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        diff = self.s.reviews.last_diff(path)
+        if diff is None:
+            raise CommandError("this card has no diff to show yet (it appears at review)")
+        spawn(self.s.reviews.show_diff(path))
+        return {"uri": args[0], "diffPath": str(diff)}
+
+    def show_log(self, args: Sequence[Any]) -> dict[str, Any]:
+        path = _card(self.s, args)
+        log_path = self.s.last_log(path)
+        if log_path is None:
+            raise CommandError("this card has no run log yet")
+        spawn(self.s.client.show_document(from_fs_path(str(log_path)) or log_path.as_uri()))
+        return {"uri": args[0], "logPath": str(log_path)}
+
+    def debug_modules(self, args: Sequence[Any]) -> dict[str, Any]:
+        heavy = ("anthropic", "mcp")
+        return {
+            "atInitialize": self.s.modules_at_initialize,
+            "now": {name: name in sys.modules for name in heavy},
+        }
+
+
+COMMANDS = {
+    "cardrunner.runCard": Commands.run_card,
+    "cardrunner.resumeRun": Commands.resume_run,
+    "cardrunner.cancelRun": Commands.cancel_run,
+    "cardrunner.acceptChanges": Commands.accept_changes,
+    "cardrunner.rejectChanges": Commands.reject_changes,
+    "cardrunner.showDiff": Commands.show_diff,
+    "cardrunner.showLog": Commands.show_log,
+    "cardrunner.debug.modules": Commands.debug_modules,
+}
+
+
+def register(server: CardServer) -> None:
+    """Register every command as a sync handler with raw JSON arguments."""
+    commands = Commands(server)
+    for name, method in COMMANDS.items():
+        server.command(name)(_handler(server, commands, method))
+
+
+def _handler(server: CardServer, commands: Commands, method: Any) -> Any:
+    # pygls passes the server as `ls` and spreads the JSON arguments into `*args`; the
+    # annotations must resolve at runtime (pygls reads them), hence no CardServer here.
+    def handler(ls: Any, *args: Any) -> Any:
+        try:
+            return method(commands, args)
+        except (CommandError, RunRefused) as exc:
+            server.client.show_message(f"cardrunner: {exc}", types.MessageType.Error)
+            return {"error": str(exc)}
+
+    return handler

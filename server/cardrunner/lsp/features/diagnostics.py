@@ -1,0 +1,80 @@
+"""One diagnostics store, keyed by (source, uri), published in one place.
+
+Several things put diagnostics on the same file — the card parser, the run's criteria and
+result, the build — and `publishDiagnostics` replaces *all* of a file's diagnostics at once.
+Each producer therefore owns one source and only ever replaces its own entries; the store merges
+the sources per file and publishes every changed file once per loop iteration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from lsprotocol import types
+
+Publish = Callable[[str, list[types.Diagnostic]], None]
+
+CARD = "card"
+"""Parse problems and the 'interrupted' warning of a card."""
+RUN = "run"
+"""A run's round summary, criteria and result, on its card."""
+BUILD = "build"
+"""Build and test problems on the source files they name."""
+
+
+class DiagnosticsStore:
+    """Diagnostics by (source, uri); `set`/`clear` mark files dirty, one flush publishes them."""
+
+    def __init__(self, publish: Publish) -> None:
+        self._publish = publish
+        self._entries: dict[tuple[str, str], list[types.Diagnostic]] = {}
+        self._dirty: set[str] = set()
+        self._scheduled = False
+
+    def get(self, uri: str) -> list[types.Diagnostic]:
+        """Everything currently shown on `uri`, in source order."""
+        return [d for (_, u), diags in sorted(self._entries.items()) if u == uri for d in diags]
+
+    def uris(self, source: str) -> list[str]:
+        return [u for (s, u) in self._entries if s == source]
+
+    def set(self, source: str, uri: str, diagnostics: Sequence[types.Diagnostic]) -> None:
+        key = (source, uri)
+        new = list(diagnostics)
+        if self._entries.get(key, []) == new:
+            return
+        if new:
+            self._entries[key] = new
+        else:
+            self._entries.pop(key, None)
+        self._mark(uri)
+
+    def clear(self, source: str, uri: str | None = None) -> None:
+        """Clear one source on one file, or on every file when `uri` is None."""
+        for key in [k for k in self._entries if k[0] == source and uri in (None, k[1])]:
+            del self._entries[key]
+            self._mark(key[1])
+
+    def clear_uri(self, uri: str) -> None:
+        """Clear every source on one file (the file was deleted)."""
+        for key in [k for k in self._entries if k[1] == uri]:
+            del self._entries[key]
+        self._mark(uri)
+
+    def _mark(self, uri: str) -> None:
+        self._dirty.add(uri)
+        if self._scheduled:
+            return
+        self._scheduled = True
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:
+            self.flush()
+
+    def flush(self) -> None:
+        """Publish every changed file now (the one place diagnostics leave the server)."""
+        self._scheduled = False
+        dirty, self._dirty = self._dirty, set()
+        for uri in sorted(dirty):
+            self._publish(uri, self.get(uri))

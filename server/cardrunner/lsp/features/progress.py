@@ -1,0 +1,135 @@
+"""One work-done progress per run: begun when the run starts, always ended.
+
+Each run gets a token `cardrunner/run/<run id>`; a report goes out per round and per tool call
+with the percentage of rounds used. The progress lives in its own task that drains a queue
+of messages and ends the progress in `finally`, so no run — crashed, cancelled, or cut off by
+shutdown — leaves a spinner behind. Cancelling it in the editor cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from cardrunner.lsp.features.client import Client
+from cardrunner.runs import RunView
+
+log = logging.getLogger("cardrunner.lsp.progress")
+
+_END = object()
+
+
+class _Progress:
+    def __init__(self, token: str, title: str) -> None:
+        self.token = token
+        self.title = title
+        self.queue: asyncio.Queue[object] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+
+class RunProgress:
+    """Begins, reports and ends the progress of each run (when the client supports it)."""
+
+    def __init__(
+        self, server: LanguageServer, client: Client, cancel: Callable[[Path], object]
+    ) -> None:
+        self._ls = server
+        self._client = client
+        self._cancel = cancel
+        self._active: dict[Path, _Progress] = {}
+
+    def token(self, view: RunView) -> str | None:
+        """The progress token of a live run, if it has one."""
+        active = self._active.get(view.card_path)
+        return active.token if active else None
+
+    def start(self, view: RunView) -> str | None:
+        """Start the progress of a run; returns its token (None: the client has no progress UI)."""
+        if not self._client.supports_progress or view.card_path in self._active:
+            return None
+        progress = _Progress(f"cardrunner/run/{view.run_id}", f"Card: {view.title}")
+        self._active[view.card_path] = progress
+        progress.task = asyncio.create_task(self._run(progress, view.card_path))
+        return progress.token
+
+    def report(self, view: RunView) -> None:
+        """Queue a report with the run's state now (one per round and per tool call)."""
+        progress = self._active.get(view.card_path)
+        if progress is not None:
+            progress.queue.put_nowait((view.summary(), _percent(view)))
+
+    def end(self, view: RunView) -> None:
+        progress = self._active.pop(view.card_path, None)
+        if progress is not None:
+            progress.queue.put_nowait(_final(view))
+            progress.queue.put_nowait(_END)
+
+    async def aclose(self) -> None:
+        tasks = [p.task for p in self._active.values() if p.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=2)
+
+    async def _run(self, progress: _Progress, card_path: Path) -> None:
+        wp = self._ls.work_done_progress
+        token = progress.token
+        begun = False
+        final = "ended"
+        try:
+            await self._client.request(
+                types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+                types.WorkDoneProgressCreateParams(token=token),
+            )
+            cancelled: Future[None] = Future()
+            wp.tokens[token] = cancelled
+            loop = asyncio.get_running_loop()
+            cancelled.add_done_callback(
+                lambda f: (
+                    loop.call_soon_threadsafe(self._cancel, card_path) if f.cancelled() else None
+                )
+            )
+            wp.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=progress.title, cancellable=True, message="starting", percentage=0
+                ),
+            )
+            begun = True
+            while (item := await progress.queue.get()) is not _END:
+                if isinstance(item, str):
+                    final = item
+                elif isinstance(item, tuple):
+                    message, percent = item
+                    wp.report(
+                        token, types.WorkDoneProgressReport(message=message, percentage=percent)
+                    )
+        except Exception as exc:
+            log.info("progress %s: %r", token, exc)
+        finally:
+            if begun:
+                try:
+                    wp.end(token, types.WorkDoneProgressEnd(message=final))
+                except Exception as exc:
+                    log.info("progress end %s: %r", token, exc)
+            wp.tokens.pop(token, None)  # pygls never forgets tokens (pygls#607)
+
+
+def _percent(view: RunView) -> int | None:
+    if not view.max_rounds:
+        return None
+    return max(0, min(100, round(100 * view.round / view.max_rounds)))
+
+
+def _final(view: RunView) -> str:
+    if view.state == "done":
+        return f"done · {view.summary()}"
+    if view.state == "failed":
+        return f"failed ({view.reason}) · {view.summary()}"
+    return view.summary()

@@ -1,0 +1,195 @@
+"""Review in the editor: the `Approver` a run awaits before `git_commit` commits anything.
+
+When a run asks, the server writes the run's diff to `.cardrunner/runs/<id>.diff` and a copy of
+every changed file as it was at run start under `.cardrunner/runs/<id>/before/`, tells the
+client (`cardrunner/reviewRequested`, for native diff editors), opens the `.diff` document,
+asks with `window/showMessageRequest`, and offers Accept/Reject lenses, code actions and
+commands. Whichever answers first decides; a client that answers `null`, an error or never
+only stops asking — the lenses and commands still decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from cardrunner.lsp.features.client import Client
+from cardrunner.review import ReviewDecision, ReviewRequest
+from cardrunner.runlog import runs_dir
+from cardrunner.runs import RunView
+
+log = logging.getLogger("cardrunner.lsp.review")
+
+ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
+DEFAULT_REJECT_REASON = "rejected in the editor"
+REVIEW_REQUESTED = "cardrunner/reviewRequested"
+
+
+@dataclass
+class PendingReview:
+    """One review waiting for its answer; `decided` is resolved once, by whoever is first."""
+
+    card_path: Path
+    request: ReviewRequest
+    diff_path: Path
+    files: list[dict[str, str | None]]
+    decided: asyncio.Future[ReviewDecision] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class ReviewHub:
+    """The reviews waiting in this server, by card; makes one `EditorApprover` per run."""
+
+    def __init__(
+        self, client: Client, changed: Callable[[Path], None], root: Callable[[], Path]
+    ) -> None:
+        self._client = client
+        self._root = root
+        self._changed = changed
+        self._pending: dict[Path, PendingReview] = {}
+        self._diffs: dict[Path, Path] = {}
+
+    def approver(self, view: RunView) -> EditorApprover:
+        return EditorApprover(self, view.card_path)
+
+    def pending(self, card_path: Path) -> PendingReview | None:
+        return self._pending.get(card_path)
+
+    def last_diff(self, card_path: Path) -> Path | None:
+        """The diff of the card's pending or most recent review in this session."""
+        pending = self._pending.get(card_path)
+        return pending.diff_path if pending else self._diffs.get(card_path)
+
+    def decide(self, card_path: Path, decision: ReviewDecision) -> bool:
+        """Answer the card's pending review; False when none is waiting (or it was answered)."""
+        pending = self._pending.get(card_path)
+        if pending is None or pending.decided.done():
+            return False
+        pending.decided.set_result(decision)
+        return True
+
+    async def show_diff(self, card_path: Path) -> Path | None:
+        diff = self.last_diff(card_path)
+        if diff is not None:
+            await self._client.show_document(from_fs_path(str(diff)) or diff.as_uri())
+        return diff
+
+    async def review(self, card_path: Path, request: ReviewRequest) -> ReviewDecision:
+        diff_path, files = await write_review_files(request, self._root())
+        pending = PendingReview(card_path, request, diff_path, files)
+        self._pending[card_path] = pending
+        self._diffs[card_path] = diff_path
+        asker = asyncio.create_task(self._ask(pending))
+        try:
+            self._client.notify(REVIEW_REQUESTED, self._payload(pending))
+            self._changed(card_path)
+            return await pending.decided
+        finally:
+            asker.cancel()
+            with contextlib.suppress(BaseException):
+                await asker
+            self._pending.pop(card_path, None)
+            self._changed(card_path)
+
+    def _payload(self, pending: PendingReview) -> dict[str, object]:
+        r = pending.request
+        return {
+            "uri": from_fs_path(str(pending.card_path)) or pending.card_path.as_uri(),
+            "runId": r.run_id,
+            "title": r.card_title,
+            "message": r.message,
+            "diffPath": str(pending.diff_path),
+            "files": pending.files,
+        }
+
+    async def _ask(self, pending: PendingReview) -> None:
+        """Open the diff, then ask until someone decides; a client that cannot answer stops it."""
+        await self.show_diff(pending.card_path)
+        r = pending.request
+        files = ", ".join(r.files[:5]) + (" …" if len(r.files) > 5 else "")
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"cardrunner: review '{r.card_title}' — {len(r.files)} file(s): {files}\n"
+            f"{r.message}",
+            actions=[types.MessageActionItem(t) for t in (ACCEPT, REJECT, SHOW_DIFF)],
+        )
+        while not pending.decided.done():
+            try:
+                answer = await self._client.request(
+                    types.WINDOW_SHOW_MESSAGE_REQUEST, params, seconds=None
+                )
+            except Exception as exc:
+                log.info("the review question was not answered (%r); use the lenses", exc)
+                return
+            title = getattr(answer, "title", None)
+            if title == ACCEPT:
+                self.decide(pending.card_path, ReviewDecision("accept"))
+            elif title == REJECT:
+                self.decide(pending.card_path, ReviewDecision("reject", DEFAULT_REJECT_REASON))
+            elif title == SHOW_DIFF:
+                await self.show_diff(pending.card_path)
+            else:
+                return  # dismissed: the lenses, code actions and commands still decide
+
+
+class EditorApprover:
+    """The `Approver` of one run in the editor."""
+
+    def __init__(self, hub: ReviewHub, card_path: Path) -> None:
+        self._hub = hub
+        self._card_path = card_path
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        return await self._hub.review(self._card_path, request)
+
+
+async def _before(root: Path, tree: str, path: str) -> bytes | None:
+    """The file's content in `tree` (the write area at run start), None when it did not exist."""
+    proc = await asyncio.create_subprocess_exec(
+        "git",
+        "show",
+        f"{tree}:{path}",
+        cwd=root,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await proc.communicate()
+    return out if proc.returncode == 0 else None
+
+
+async def write_review_files(
+    request: ReviewRequest, workspace: Path
+) -> tuple[Path, list[dict[str, str | None]]]:
+    """Write `<id>.diff` and the before-copies under the workspace's `.cardrunner/runs/`;
+    return the diff path and the `files` entries (`after` is where the run works: the
+    workspace, or its own worktree)."""
+    root = request.root
+    folder = runs_dir(workspace)
+    diff_path = folder / f"{request.run_id}.diff"
+    before_dir = folder / request.run_id / "before"
+    befores = {f: await _before(root, request.base_tree, f) for f in request.files}
+
+    def write() -> list[dict[str, str | None]]:
+        folder.mkdir(parents=True, exist_ok=True)
+        diff_path.write_text(request.diff, encoding="utf-8")
+        entries: list[dict[str, str | None]] = []
+        for rel, content in befores.items():
+            copy: str | None = None
+            if content is not None:
+                target = before_dir / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+                copy = str(target)
+            entries.append({"path": rel, "before": copy, "after": str(root / rel)})
+        return entries
+
+    return diff_path, await asyncio.to_thread(write)

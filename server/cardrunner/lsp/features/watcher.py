@@ -1,0 +1,96 @@
+"""Cards changed outside the editor (git pull, another tool, the CLI) show up within ~100 ms.
+
+`watchfiles.awatch(cards_dir, step=10)` runs from `initialized` until shutdown. Editors and
+`write_card` save atomically (write a temp file, rename), which arrives as `added` rather than
+`modified`, so added and modified are treated alike and temp names are ignored. When the cards
+folder does not exist yet, its parent is watched until it appears.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from watchfiles import Change, awatch
+
+log = logging.getLogger("cardrunner.lsp.watcher")
+
+OnChanges = Callable[[set[Path], set[Path]], Awaitable[None]]
+"""Called with (changed or added card paths, deleted card paths)."""
+
+
+class CardWatcher:
+    """Watches the cards folder and reports changed and deleted cards."""
+
+    def __init__(
+        self, cards_dir: Callable[[], Path], is_card: Callable[[Path], bool], on_changes: OnChanges
+    ) -> None:
+        self._cards_dir = cards_dir
+        self._is_card = is_card
+        self._on_changes = on_changes
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    def start(self) -> None:
+        """(Re)start watching the current cards folder."""
+        self.stop()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._run(self._stop), name="card watcher")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def aclose(self) -> None:
+        task = self._task
+        self.stop()
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            folder = self._cards_dir()
+            try:
+                if folder.is_dir():
+                    await self._watch(folder, stop, recursive=True)
+                else:
+                    await self._wait_for_folder(folder, stop)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("watching %s failed: %r; retrying", folder, exc)
+                await asyncio.sleep(1)  # back off before watching again
+
+    async def _watch(self, folder: Path, stop: asyncio.Event, recursive: bool) -> None:
+        async for changes in awatch(folder, stop_event=stop, step=10, recursive=recursive):
+            changed: set[Path] = set()
+            deleted: set[Path] = set()
+            for change, name in changes:
+                path = Path(name)  # absolute: the watched folder is resolved
+                if not self._is_card(path):
+                    continue
+                if change == Change.deleted:
+                    deleted.add(path)
+                else:
+                    changed.add(path)
+            if changed or deleted:
+                try:
+                    await self._on_changes(changed, deleted - changed)
+                except Exception:
+                    log.exception("handling card changes failed")
+            if not await asyncio.to_thread(folder.is_dir):
+                return  # the folder itself went away: go back to waiting for it
+
+    async def _wait_for_folder(self, folder: Path, stop: asyncio.Event) -> None:
+        parent = folder.parent
+        while not parent.is_dir():
+            parent = parent.parent
+        async for changes in awatch(parent, stop_event=stop, step=10, recursive=False):
+            if await asyncio.to_thread(folder.is_dir):
+                log.info("the cards folder %s appeared (%d changes)", folder, len(changes))
+                await self._on_changes(set(), set())
+                return

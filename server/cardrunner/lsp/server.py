@@ -1,0 +1,324 @@
+"""`cardrunner lsp`: the language server (pygls 2, stdio) — the composition root.
+
+`CardServer` owns the features (settings, card index, diagnostics store, runs, progress,
+reviews, status, watcher) and is the one `RunListener`: every run event fans out from here to
+the views that show it. The LSP handlers below are thin: they find the card and delegate.
+Nothing here blocks the event loop, and nothing is written to stdout (the JSON-RPC channel).
+`anthropic` and `mcp` are not imported before `initialize` is answered; a thread warms them up
+afterwards so the first run does not pay for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from cardrunner import __version__
+from cardrunner.events import (
+    BuildChecked,
+    Event,
+    Notice,
+    ReviewDecided,
+    ReviewRequested,
+    RoundFinished,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    ToolStarted,
+)
+from cardrunner.lsp.features import commands
+from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
+from cardrunner.lsp.features.cards import CardIndex, uri_to_path
+from cardrunner.lsp.features.cardstore import EditorCardStore
+from cardrunner.lsp.features.client import Client, setup_logging
+from cardrunner.lsp.features.codelens import CardSituation, code_actions, code_lenses
+from cardrunner.lsp.features.diagnostics import DiagnosticsStore
+from cardrunner.lsp.features.progress import RunProgress
+from cardrunner.lsp.features.review import ReviewHub
+from cardrunner.lsp.features.settings import SettingsFeature
+from cardrunner.lsp.features.status import RunStatus
+from cardrunner.lsp.features.watcher import CardWatcher
+from cardrunner.runs import ResumeGrant, RunManager, RunView
+
+log = logging.getLogger("cardrunner.lsp")
+
+HEAVY_MODULES = ("anthropic", "mcp")
+
+
+class CardServer(LanguageServer):
+    """The language server and its features."""
+
+    def __init__(self) -> None:
+        super().__init__("cardrunner", __version__)
+        self.root = Path.cwd().resolve()
+        self.client = Client(self)
+        self.log_handler = setup_logging(self)
+        self.settings = SettingsFeature(self.client, lambda: self.root)
+        self.index = CardIndex(self, lambda: self.root, lambda: self.settings.settings.cards)
+        self.store = DiagnosticsStore(self._publish)
+        self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root)
+        self.runs = RunManager(
+            self.root,
+            lambda: self.settings.settings,
+            self,
+            self.reviews.approver,
+            EditorCardStore(self.client, self.index),
+        )
+        self.diagnostics = CardDiagnostics(
+            self.index, self.store, self.runs.get, self.runs.is_live, lambda: self.root
+        )
+        self.run_progress = RunProgress(self, self.client, self.runs.cancel)
+        self.status = RunStatus(self.client, self.runs.views)
+        self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
+        self.modules_at_initialize: dict[str, bool] = {}
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        self.modules_at_initialize = {name: name in sys.modules for name in HEAVY_MODULES}
+        folders = params.workspace_folders or []
+        uri = folders[0].uri if folders else params.root_uri
+        path = uri_to_path(uri) if uri else (Path(params.root_path) if params.root_path else None)
+        self.root = (path or Path.cwd()).resolve()
+        self.runs.root = self.root
+        self.settings.init_options = params.initialization_options
+        self.settings.load_initial()  # a run may be asked for before `initialized` is handled
+
+    async def startup(self) -> None:
+        """After `initialized`: settings, every card's diagnostics, the watcher, the warm-up."""
+        self.log_handler.loop = asyncio.get_running_loop()
+        threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
+        await self.settings.reload()
+        await self.rescan()
+        self.watcher.start()
+        log.info(
+            "cardrunner %s serving %s (cards in %s/)",
+            __version__,
+            self.root,
+            self.settings.settings.cards,
+        )
+
+    async def reload_settings(self) -> None:
+        before = self.settings.settings.cards
+        await self.settings.reload()
+        if self.settings.settings.cards != before:
+            self.watcher.start()
+            await self.rescan()
+
+    async def stop_all(self) -> None:
+        await self.watcher.aclose()
+        await self.runs.aclose()
+        await self.run_progress.aclose()
+
+    async def rescan(self) -> None:
+        for gone in set(self.index.paths()):
+            self.index.remove(gone)
+            self.diagnostics.refresh(gone)
+        for path in await self.index.scan():
+            self.diagnostics.refresh(path)
+        self.client.refresh_code_lenses()
+
+    async def cards_changed(self, changed: set[Path], deleted: set[Path]) -> None:
+        """From the watcher: re-read changed cards (unless open in the editor), drop deleted ones."""
+        if not changed and not deleted:
+            await self.rescan()
+            return
+        for path in changed:
+            if self.index.open_document(path) is None:
+                await self.index.read(path)
+            self.diagnostics.refresh(path)
+        for path in deleted:
+            if self.index.open_document(path) is None:
+                self.index.remove(path)
+            self.diagnostics.refresh(path)
+        self.client.refresh_code_lenses()
+
+    # --- runs -------------------------------------------------------------------------------
+
+    def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
+        view = self.runs.start(path, resume)
+        entry = self.index.get(path)
+        if entry is not None and entry.card is not None:
+            view.title = entry.card.title
+        token = self.run_progress.start(view)
+        self.card_changed(path)
+        self.status.changed()
+        return {"uri": self.index.uri(path), "runId": view.run_id, "token": token}
+
+    def default_grant(self, path: Path) -> ResumeGrant:
+        """What a resume adds when the user does not say: a quarter more of the budget that
+        ran out (rounds or cost); nothing for a run that stopped for another reason."""
+        limits = self.settings.settings.limits
+        view, entry = self.runs.get(path), self.index.get(path)
+        reason = view.reason if view else None
+        if reason is None and entry is not None and entry.card is not None:
+            runs = entry.card.runs
+            reason = (runs[-1].get("reason") if runs else None) or entry.card.reason
+        rounds = max(10, limits.max_rounds // 4) if reason == "max_rounds" else 0
+        cost = max(0.5, (limits.max_cost_usd or 0.0) / 4) if reason == "max_cost" else 0.0
+        return ResumeGrant(rounds, cost)
+
+    def last_log(self, path: Path) -> Path | None:
+        view = self.runs.get(path)
+        if view is not None and view.log_path is not None:
+            return view.log_path
+        entry = self.index.get(path)
+        runs = entry.card.runs if entry and entry.card else []
+        log_ref = runs[-1].get("log") if runs else None
+        return (self.root / str(log_ref)).resolve() if log_ref else None
+
+    def situation(self, path: Path) -> CardSituation:
+        return CardSituation(
+            entry=self.index.get(path),
+            view=self.runs.get(path),
+            live=self.runs.is_live(path),
+            reviewing=self.reviews.pending(path) is not None,
+        )
+
+    def card_changed(self, path: Path) -> None:
+        """A card's run situation changed: its diagnostics and lenses follow."""
+        self.diagnostics.refresh(path)
+        self.client.refresh_code_lenses()
+
+    def run_event(self, view: RunView, event: Event) -> None:
+        """`RunListener`: one event of one run, fanned out to every view of it."""
+        match event:
+            case RoundStarted() | RoundFinished() | ToolStarted():
+                self.run_progress.report(view)
+            case BuildChecked():
+                self.diagnostics.build(view)
+            case Notice(level="warning"):
+                self.client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
+            case RunFinished():
+                self.diagnostics.build(view)
+                if event.reason == "config_error":
+                    self.client.show_message(
+                        f"cardrunner: {view.title}: {event.detail}", types.MessageType.Error
+                    )
+            case _:
+                pass
+        self.diagnostics.refresh(view.card_path)
+        if isinstance(event, RunStarted | ReviewRequested | ReviewDecided | RunFinished):
+            self.client.refresh_code_lenses()
+        self.status.changed()
+
+    def run_ended(self, view: RunView) -> None:
+        self.run_progress.end(view)
+        self.card_changed(view.card_path)
+        self.status.send()
+
+    def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+
+def _warm_up() -> None:
+    """Import the heavy modules in the background so the first run starts at once."""
+    started = time.monotonic()
+    for name in HEAVY_MODULES:
+        try:
+            __import__(name)
+        except Exception as exc:  # the first run will report it properly
+            log.info("warm-up import of %s failed: %r", name, exc)
+    log.info("warmed up %s in %.1f s", " and ".join(HEAVY_MODULES), time.monotonic() - started)
+
+
+def build_server() -> CardServer:
+    """The server with every handler registered (tests may start it in-process)."""
+    server = CardServer()
+    _register_life_cycle(server)
+    _register_documents(server)
+    _register_views(server)
+    commands.register(server)
+    return server
+
+
+def _register_life_cycle(server: CardServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CardServer, params: types.InitializeParams) -> None:
+        ls.initialize(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: CardServer, params: types.InitializedParams) -> None:
+        commands.spawn(ls.startup())
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: CardServer, params: Any) -> None:
+        await ls.stop_all()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: CardServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        commands.spawn(ls.reload_settings())
+
+
+def _register_documents(server: CardServer) -> None:
+    def refresh(ls: CardServer, uri: str) -> None:
+        path = ls.index.remember_uri(uri)
+        if path is not None and ls.index.is_card(path):
+            doc = ls.index.open_document(path)
+            if doc is not None:
+                ls.index.update(path, doc[1])
+                ls.diagnostics.refresh(path)
+        ls.client.forget_finished_requests()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CardServer, params: types.DidOpenTextDocumentParams) -> None:
+        refresh(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CardServer, params: types.DidChangeTextDocumentParams) -> None:
+        refresh(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CardServer, params: types.DidCloseTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is not None and ls.index.is_card(path):
+
+            async def reread() -> None:
+                await ls.index.read(path)
+                ls.diagnostics.refresh(path)
+
+            commands.spawn(reread())
+
+
+def _register_views(server: CardServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    async def code_lens(ls: CardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        path = ls.index.remember_uri(params.text_document.uri)
+        if path is None or not ls.index.is_card(path):
+            return []
+        if ls.index.get(path) is None:  # asked before the watcher saw it
+            await ls.index.read(path)
+        return code_lenses(path, ls.situation(path))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+    async def code_action(ls: CardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        path = ls.index.remember_uri(params.text_document.uri)
+        if path is None or not ls.index.is_card(path):
+            return []
+        if ls.index.get(path) is None:
+            await ls.index.read(path)
+        only = list(params.context.only) if params.context.only else None
+        return code_actions(path, ls.situation(path), only)
+
+
+def serve() -> None:
+    """Run the language server on stdin/stdout until the client says exit."""
+    if os.environ.get("CARDRUNNER_LSP_DEBUG"):
+        logging.getLogger("pygls").setLevel(logging.DEBUG)
+    build_server().start_io()
+
+
+__all__ = ["CardServer", "build_server", "serve"]
