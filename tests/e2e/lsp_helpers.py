@@ -1,0 +1,388 @@
+"""Helpers for the language-server end-to-end tests: a workspace, an editor model, waiting.
+
+The server runs as a real subprocess (`python -m cardrunner lsp`) over stdio, with the real
+loop, real tools, a real git repository and the scripted model playing transcripts written by
+the test. `Editor` plays the editor side: it keeps the text of the documents it opened, applies
+`workspace/applyEdit` to them and echoes the change back with `didChange` (as real editors
+do), answers the review question as the test says, and records what the server sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
+
+CARD = """---
+title: {title}
+state: New
+category: Improvement
+---
+The greeting should be friendly.
+
+## Acceptance criteria
+
+- The greeting says hello.
+- The greeting names the user.
+"""
+
+TOML = """
+cards = "cards"
+replay = "transcripts"
+
+[paths]
+read = ["."]
+write = ["src"]
+
+[commands]
+build = ["python", "-m", "compileall", "-q", "src"]
+test = ["python", "-c", "import time; time.sleep(30)  # {marker}"]
+
+[limits]
+max_rounds = 12
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True, timeout=30
+    )
+    return done.stdout
+
+
+@dataclass
+class Project:
+    """A temporary workspace: a git repository with cards, settings and transcripts."""
+
+    root: Path
+    marker: str
+
+    def card(self, name: str) -> Path:
+        return self.root / "cards" / f"{name}.md"
+
+    def uri(self, name: str) -> str:
+        return self.card(name).as_uri()
+
+    def write_card(self, name: str, text: str | None = None, title: str | None = None) -> Path:
+        path = self.card(name)
+        path.write_text(text if text is not None else CARD.format(title=title or name))
+        return path
+
+    def transcript(self, name: str, responses: list[dict[str, Any]]) -> None:
+        folder = self.root / "transcripts"
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}.json").write_text(json.dumps({"responses": responses}, indent=1))
+
+    def log_lines(self, run_id: str) -> list[dict[str, Any]]:
+        path = self.root / ".cardrunner" / "runs" / f"{run_id}.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def make_project(root: Path, marker: str) -> Project:
+    (root / "src").mkdir(parents=True)
+    (root / "cards").mkdir()
+    (root / "src" / "app.py").write_text('def greet(name):\n    return "hi"\n')
+    (root / "cardrunner.toml").write_text(TOML.format(marker=marker))
+    (root / ".gitignore").write_text(".cardrunner/\n__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "test@example.com")
+    git(root, "config", "user.name", "Test")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    return Project(root, marker)
+
+
+# --- transcripts ------------------------------------------------------------------------------
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": arguments}
+
+
+def turn(*calls: dict[str, Any], text: str = "") -> dict[str, Any]:
+    content = ([{"type": "text", "text": text}] if text else []) + list(calls)
+    return {"content": content, "stop_reason": "tool_use"}
+
+
+def final(text: str = "Done and verified.\nRESULT: done") -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+
+
+GOOD_APP = 'def greet(name):\n    return f"hello {name}"\n'
+BROKEN_APP = "def greet(name:\n    return 1\n"
+
+
+def happy_transcript() -> list[dict[str, Any]]:
+    """Break the build, fix it, verify both criteria, commit, finish."""
+    return [
+        turn(tool("write_file", path="src/app.py", content=BROKEN_APP), tool("build_app")),
+        turn(
+            tool("write_file", path="src/app.py", content=GOOD_APP),
+            tool("build_app"),
+            tool("report_criterion", index=0, passed=True, evidence="greet('Ann') -> hello Ann"),
+        ),
+        turn(
+            tool("report_criterion", index=1, passed=True, evidence="the name Ann is in it"),
+            tool("git_commit", message="card: greeting\n\nSay hello with the name."),
+        ),
+        final(),
+    ]
+
+
+def slow_transcript() -> list[dict[str, Any]]:
+    """A run that sits in a 30 s test command until it is cancelled."""
+    return [turn(tool("run_tests")), final("RESULT: failed: tests never ended")]
+
+
+# --- the editor side ---------------------------------------------------------------------------
+
+
+@dataclass
+class Editor:
+    """What a real editor would do with the server's requests, recorded for assertions."""
+
+    client: LanguageClient
+    docs: dict[str, list[Any]] = field(default_factory=dict)  # uri -> [text, version]
+    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    diagnostics: list[types.PublishDiagnosticsParams] = field(default_factory=list)
+    questions: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)
+    """Answers to review questions, in order; None (dismiss) when empty."""
+    hold: asyncio.Event | None = None
+    """When set, review questions wait for this event before answering."""
+    shown: list[str] = field(default_factory=list)
+    status: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    lens_refreshes: int = 0
+    apply: bool = True
+    show_document_null: bool = False
+
+    def open(self, path: Path) -> str:
+        uri = path.as_uri()
+        text = path.read_text()
+        self.docs[uri] = [text, 1]
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=1, text=text
+                )
+            )
+        )
+        return uri
+
+    def text(self, uri: str) -> str:
+        return str(self.docs[uri][0])
+
+    def last_status(self, uri: str) -> dict[str, Any] | None:
+        for notice in reversed(self.status):
+            for run in notice["runs"]:
+                if run["uri"] == uri:
+                    return dict(run)
+        return None
+
+    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.edits.append(params)
+        if not self.apply:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="test says no")
+        changes: dict[str, list[types.TextEdit]] = {}
+        for uri, edits in (params.edit.changes or {}).items():
+            changes.setdefault(uri, []).extend(edits)
+        for doc_edit in params.edit.document_changes or []:
+            assert isinstance(doc_edit, types.TextDocumentEdit)
+            if doc_edit.text_document.version not in (
+                None,
+                self.docs[doc_edit.text_document.uri][1],
+            ):
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="stale")
+            changes.setdefault(doc_edit.text_document.uri, []).extend(doc_edit.edits)  # type: ignore[arg-type]
+        for uri, edits in changes.items():
+            text = self.text(uri)
+            for edit in sorted(
+                edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+            ):
+                start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
+                text = text[:start] + edit.new_text + text[end:]
+            version = int(self.docs[uri][1]) + 1
+            self.docs[uri] = [text, version]
+            self.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    def register(self) -> None:
+        c = self.client
+
+        @c.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> Any:
+            return self._apply(params)
+
+        @c.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        async def ask(ls: LanguageClient, params: types.ShowMessageRequestParams) -> Any:
+            self.questions.append(params)
+            if self.hold is not None:
+                await self.hold.wait()
+            answer = self.answers.pop(0) if self.answers else None
+            return types.MessageActionItem(title=answer) if answer else None
+
+        @c.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def refresh(ls: LanguageClient, params: Any) -> None:
+            self.lens_refreshes += 1
+
+        @c.feature(types.WINDOW_SHOW_DOCUMENT)
+        def show_document(ls: LanguageClient, params: types.ShowDocumentParams) -> Any:
+            self.shown.append(params.uri)
+            return None if self.show_document_null else types.ShowDocumentResult(success=True)
+
+        @c.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+            self.diagnostics.append(params)
+            ls.diagnostics[params.uri] = params.diagnostics
+
+        @c.feature("cardrunner/runStatus")
+        def run_status(ls: LanguageClient, params: Any) -> None:
+            self.status.append(_plain(params))
+
+        @c.feature("cardrunner/reviewRequested")
+        def review_requested(ls: LanguageClient, params: Any) -> None:
+            self.reviews.append(_plain(params))
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands custom notifications over as namedtuples; make them plain JSON values."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _offset(text: str, position: types.Position) -> int:
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: position.line]) + position.character
+
+
+def make_client() -> LanguageClient:
+    """The pytest-lsp client without the defaults `Editor` replaces."""
+    client = LanguageClient(converter_factory=default_converter)
+    replaced = {types.WINDOW_SHOW_DOCUMENT, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
+    register_lsp_features(
+        client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in replaced}
+    )
+    return client
+
+
+def server_config() -> ClientServerConfig:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return ClientServerConfig(
+        server_command=[sys.executable, "-m", "cardrunner", "lsp"],
+        client_factory=make_client,
+        server_env=env,
+    )
+
+
+# --- waiting ------------------------------------------------------------------------------------
+
+
+async def wait_for(
+    predicate: Callable[[], Any], within: float = 20.0, what: str | Callable[[], str] = ""
+) -> Any:
+    """Poll `predicate` until it returns something truthy; fail after `within` seconds
+    (`what`, or what it returns then, says what was awaited)."""
+    deadline = time.monotonic() + within
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            said = what() if callable(what) else what
+            raise AssertionError(f"timed out after {within} s waiting for {said or predicate}")
+        await asyncio.sleep(0.02)
+
+
+def read(path: str | Path) -> str:
+    return Path(path).read_text()
+
+
+def diags(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    return list(client.diagnostics.get(uri, ()))
+
+
+def diag_codes(client: LanguageClient, uri: str) -> dict[str, types.Diagnostic]:
+    return {str(d.code): d for d in diags(client, uri)}
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains `marker` (a /proc scan)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().split(") ")[-1][:1]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+# --- talking to the server -------------------------------------------------------------------
+
+
+def editor_of(client: LanguageClient) -> Editor:
+    return client.editor  # type: ignore[attr-defined,no-any-return]
+
+
+def project_of(client: LanguageClient) -> Project:
+    return client.project  # type: ignore[attr-defined,no-any-return]
+
+
+async def command(client: LanguageClient, name: str, *arguments: Any) -> dict[str, Any]:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+    assert isinstance(result, dict), result
+    return result
+
+
+async def lens_titles(client: LanguageClient, uri: str) -> list[str]:
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    return [lens.command.title for lens in lenses or [] if lens.command]
+
+
+async def lens_command(client: LanguageClient, uri: str, title: str) -> types.Command:
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    for lens in lenses or []:
+        if lens.command and lens.command.title == title:
+            return lens.command
+    raise AssertionError(f"no lens {title!r} on {uri}: {[lens.command for lens in lenses or []]}")
+
+
+def front_matter(text: str) -> dict[str, Any]:
+    import yaml
+
+    return dict(yaml.safe_load(text.split("---")[1]))

@@ -1,0 +1,187 @@
+"""A card run from the editor: lens → run → progress → diagnostics → review → commit → Done.
+
+The server is the real `cardrunner lsp` subprocess; the loop, the tools (files, compileall,
+git) are real; only the model's answers come from a transcript file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.e2e.lsp_helpers import (
+    ACCEPT,
+    GOOD_APP,
+    command,
+    diag_codes,
+    editor_of,
+    final,
+    front_matter,
+    git,
+    happy_transcript,
+    lens_command,
+    lens_titles,
+    project_of,
+    read,
+    tool,
+    turn,
+    wait_for,
+)
+
+S = types.DiagnosticSeverity
+
+
+async def test_lens_run_progress_diagnostics_review_commit_and_done(client: LanguageClient) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("greeting", title="Greeting says hello")
+    project.transcript("greeting", happy_transcript())
+    uri = editor.open(card)
+    editor.hold = asyncio.Event()
+    editor.answers = [ACCEPT]
+
+    run = await lens_command(client, uri, "▶ Run card")
+    result = await command(client, run.command, *(run.arguments or []))
+    token, run_id = result["token"], result["runId"]
+    assert token and run_id
+
+    await wait_for(lambda: editor.questions, what="the review question")
+    # Paused in review: criteria verified with evidence, the build problem gone again.
+    codes = diag_codes(client, uri)
+    assert codes["criterion-0"].severity == S.Information
+    assert "hello Ann" in codes["criterion-0"].message
+    assert codes["criterion-1"].severity == S.Information
+    assert codes["run"].range.start.line == 1  # the title line
+    app_uri = (project.root / "src" / "app.py").as_uri()
+    app_publishes = [p for p in editor.diagnostics if p.uri == app_uri]
+    assert any(
+        d.source == "cardrunner" and d.range.start.line == 0 for d in app_publishes[0].diagnostics
+    )
+    assert list(app_publishes[-1].diagnostics) == []
+    assert await lens_titles(client, uri) == ["Review changes", "✓ Accept & commit", "✗ Reject"]
+    review = editor.reviews[-1]
+    assert review["runId"] == run_id and review["uri"] == uri
+    [changed] = review["files"]
+    assert changed["path"] == "src/app.py"
+    assert read(changed["before"]) == 'def greet(name):\n    return "hi"\n'
+    assert read(changed["after"]) == GOOD_APP
+    assert read(review["diffPath"]).startswith("diff --git")
+    assert Path(review["diffPath"]).as_uri() in editor.shown
+
+    editor.hold.set()
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", what="done")
+
+    reports = await wait_for(
+        lambda: (r := client.progress_reports.get(token)) and r[-1].kind == "end" and r,
+        what="the progress to end",
+    )
+    assert reports[0].kind == "begin" and reports[0].cancellable
+    middle = [r for r in reports[1:-1] if r.kind == "report"]
+    assert len(middle) >= 4 and any("round 3/12" in (r.message or "") for r in middle)
+    assert "done" in (reports[-1].message or "")
+
+    message = git(project.root, "log", "-1", "--format=%B")
+    assert message.startswith("card: greeting")
+    assert "Card: greeting" in message and f"Run: {run_id}" in message
+    assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP
+
+    # The card went In Work and then Done through the editor, not behind its back.
+    assert any("In Work" in e.new_text for e in _text_edits(editor.edits))
+    assert any("Done" in e.new_text for e in _text_edits(editor.edits))
+    fields = front_matter(editor.text(uri))
+    assert fields["state"] == "Done" and fields["runs"][-1]["id"] == run_id
+    assert front_matter(card.read_text())["state"] == "New"
+    history = [p for p in editor.diagnostics if p.uri == uri]
+    pending = [
+        p
+        for p in history
+        if any(d.code == "criterion-0" and d.severity == S.Hint for d in p.diagnostics)
+    ]
+    assert pending, "criteria start out pending"
+    await wait_for(lambda: "result" in diag_codes(client, uri), what="the result diagnostic")
+    assert diag_codes(client, uri)["result"].severity == S.Information
+    assert await lens_titles(client, uri) == ["▶ Run card", "Show last log"]
+
+
+def _text_edits(edits: list[types.ApplyWorkspaceEditParams]) -> list[types.TextEdit]:
+    out: list[types.TextEdit] = []
+    for params in edits:
+        for doc in params.edit.document_changes or []:
+            out += [e for e in doc.edits if isinstance(e, types.TextEdit)]  # type: ignore[union-attr]
+        for edits_of_uri in (params.edit.changes or {}).values():
+            out += list(edits_of_uri)
+    return out
+
+
+async def test_reject_with_a_reason_goes_back_to_the_model_then_accept(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("polite", title="Be polite")
+    project.transcript(
+        "polite",
+        [
+            turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
+            turn(tool("git_commit", message="card: polite\n\nFirst try.")),
+            turn(
+                tool("report_criterion", index=0, passed=True, evidence="says hello"),
+                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                tool("git_commit", message="card: polite\n\nSecond try."),
+            ),
+            final(),
+        ],
+    )
+    uri = card.as_uri()  # not open in the editor: the lenses and commands decide
+    result = await command(client, "cardrunner.runCard", uri)
+    assert "runId" in result, result
+    await wait_for(
+        lambda: len(editor.reviews) == 1,
+        what=lambda: f"the first review; status {editor.status[-2:]}",
+    )
+    await wait_for(lambda: editor.questions, what="the question (answered null: dismissed)")
+    assert "✗ Reject" in await lens_titles(client, uri)
+    reason = "please say hello in German too"
+    assert (await command(client, "cardrunner.rejectChanges", uri, reason))["decided"]
+
+    await wait_for(lambda: len(editor.reviews) == 2, what="the second review")
+    decided = await command(client, "cardrunner.acceptChanges", uri, {"reason": "fine now"})
+    assert decided["decided"]
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", what="done")
+
+    commits = [
+        r
+        for r in project.log_lines(result["runId"])
+        if r["type"] == "tool" and r["data"]["name"] == "git_commit"
+    ]
+    assert reason in commits[0]["data"]["result"] and "REJECTED" in commits[0]["data"]["result"]
+    assert "Accepted and committed" in commits[1]["data"]["result"]
+    assert git(project.root, "log", "-1", "--format=%s") == "card: polite\n"
+    assert front_matter(card.read_text())["state"] == "Done"
+    assert (await command(client, "cardrunner.acceptChanges", uri)).get("error")
+
+
+@pytest.mark.parametrize("client", ["minimal", "null-show-document"], indirect=True)
+async def test_clients_without_progress_or_show_document_still_finish(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("greeting")
+    project.transcript("greeting", happy_transcript())
+    editor.answers = [ACCEPT]
+    uri = editor.open(card)
+
+    result = await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", 30, "done")
+    assert "Card: greeting" in git(project.root, "log", "-1", "--format=%B")
+    if result["token"] is None:
+        assert client.progress_reports == {}
+    if editor.show_document_null:
+        assert editor.shown, "showDocument was asked and answered null"
+        assert front_matter(editor.text(uri))["state"] == "Done"  # applyEdit still works
+    else:
+        assert result["token"] is None and editor.shown == [] and editor.edits == []
+        assert editor.lens_refreshes == 0
+        assert front_matter(card.read_text())["state"] == "Done"  # no applyEdit: on disk
