@@ -18,12 +18,14 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, TextArea
+from textual.widgets import Button, DataTable, Input, TextArea
 
 from cardrunner.uiserver import widgets
 from cardrunner.uiserver.protocol import Command
 
 SCREENSHOT_DIR_ENV = "CARDRUNNER_RUN_DIR"
+RELEASE_POLLS = 150
+RELEASE_POLL_SECONDS = 0.02
 
 Action = Callable[[Pilot[Any], dict[str, Any]], Awaitable[str]]
 
@@ -75,11 +77,20 @@ async def list_elements(pilot: Pilot[Any], args: dict[str, Any]) -> str:
     return "\n".join(lines) if lines else "(no elements with ids)"
 
 
+async def _until_released(pilot: Pilot[Any], widget: Widget) -> None:
+    """Wait (bounded) while a Button shows its press effect: it ignores clicks until then."""
+    for _ in range(RELEASE_POLLS):
+        if not (isinstance(widget, Button) and widget.has_class("-active")):
+            return
+        await pilot.pause(RELEASE_POLL_SECONDS)
+
+
 async def click(pilot: Pilot[Any], args: dict[str, Any]) -> str:
     widget = _find(pilot.app, args)
     _usable(widget)
     widget.scroll_visible(animate=False, immediate=True)
     await pilot.pause()
+    await _until_released(pilot, widget)
     was_modal = isinstance(pilot.app.screen, ModalScreen)
     width, height = widget.region.size
     if not width or not height:
