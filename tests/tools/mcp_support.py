@@ -61,6 +61,21 @@ def wait_gone(pids: list[int], seconds: float = 15.0) -> list[int]:
     return left
 
 
+def processes_with_arg(arg: str) -> list[int]:
+    """Pids of live processes whose command line contains `arg` exactly (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if arg.encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

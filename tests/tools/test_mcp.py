@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cardrunner.events import Event, Notice
 from cardrunner.settings import McpServer, has_clash, load_settings
-from cardrunner.tools import mcp_stdio
+from cardrunner.tools import mcp_transport
 from cardrunner.tools.base import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.tools.mcp import McpHub, McpStartError
 from mcp_support import context, free_port, http_server, recorded_pids, server_spec, wait_gone
@@ -143,13 +143,13 @@ async def test_failed_restart_says_so_and_the_server_stays_down(
 async def test_hanging_call_times_out_and_the_server_keeps_serving(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    async with hub(run_dir, tmp_path, t=server_spec(timeout=4)) as h:
+    async with hub(run_dir, tmp_path, t=server_spec(timeout=10)) as h:
         assert h.failures == {}
         pool = ToolPool(h.tools())
         hung = await pool.execute("mcp__t__hang", {}, context())
         after = await h.call("t", "echo", {"text": "still here"})
     assert hung.is_error
-    assert hung.text == "hang on MCP server 't' did not answer within 4 s; cancelled."
+    assert hung.text == "hang on MCP server 't' did not answer within 10 s; cancelled."
     assert after.text == "still here"
 
 
@@ -287,11 +287,23 @@ async def test_cancelled_run_closes_servers_even_with_a_call_in_flight(
     assert recorded_pids(run_dir) and wait_gone(recorded_pids(run_dir)) == []
 
 
+async def test_start_cancelled_midway_leaves_no_process(run_dir: Path, tmp_path: Path) -> None:
+    h = hub(run_dir, tmp_path, slow=server_spec(timeout=60, MCP_TEST_START_DELAY="60"))
+    starting = asyncio.create_task(h.start())
+    async with asyncio.timeout(30):
+        while not recorded_pids(run_dir):  # the server is up and sleeping before it serves
+            await asyncio.sleep(0.05)
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    assert wait_gone(recorded_pids(run_dir)) == []
+
+
 async def test_server_ignoring_signals_and_its_child_are_killed(
     run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_stdio, "GRACE_SECONDS", 0.5)
-    monkeypatch.setattr(mcp_stdio, "TERM_SECONDS", 0.5)
+    monkeypatch.setattr(mcp_transport, "GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(mcp_transport, "TERM_SECONDS", 0.5)
     async with hub(run_dir, tmp_path, t=server_spec(MCP_TEST_STUBBORN="1")) as h:
         child = int((await h.call("t", "spawn_child", {})).text)
         server = h.pids()["t"]

@@ -26,14 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.events import Notice
 from cardrunner.tools.base import TOOL_NAME_RE, Tool, ToolContext, ToolResult
-from cardrunner.tools.mcp_connection import (
-    CallTimeout,
-    Launch,
-    ServerConnection,
-    ServerUnavailable,
-    describe,
-)
-from cardrunner.tools.mcp_results import ResultConverter
+from cardrunner.tools.mcp_connection import CallTimeout, ServerConnection, ServerUnavailable
+from cardrunner.tools.mcp_results import ResultConverter, describe
+from cardrunner.tools.mcp_transport import Launch
 
 if TYPE_CHECKING:
     import mcp_types

@@ -13,16 +13,20 @@ one restart attempt on the call after that; a failed restart leaves it down for 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from cardrunner.tools.mcp_stdio import GRACE_SECONDS, TERM_SECONDS, StdioProcess
+from cardrunner.tools.mcp_results import describe
+from cardrunner.tools.mcp_transport import (
+    GRACE_SECONDS,
+    TERM_SECONDS,
+    Launch,
+    StdioProcess,
+    http_streams,
+)
 
 if TYPE_CHECKING:
     import mcp_types
@@ -48,18 +52,6 @@ class CallTimeout(Exception):
 
 class _Interrupted(Exception):
     """The connection ended (crash, lost HTTP session, close) while a call was running."""
-
-
-@dataclass(frozen=True)
-class Launch:
-    """How to reach a server: argv + environment + cwd (stdio) or url + headers (HTTP)."""
-
-    argv: list[str] | None
-    env: dict[str, str]
-    cwd: Path
-    stderr_path: Path
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -122,7 +114,9 @@ class ServerConnection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.spec.timeout)
         try:
             with scope:
-                transport: Any = self.process.connect() if self.process else _http(self._launch)
+                transport: Any = (
+                    self.process.connect() if self.process else http_streams(self._launch)
+                )
                 async with Client(transport) as client:
                     tools = await _list_tools(client)
                     scope.deadline = math.inf
@@ -282,25 +276,6 @@ async def _list_tools(client: Client) -> list[mcp_types.Tool]:
     return tools
 
 
-@contextlib.asynccontextmanager
-async def _http(launch: Launch) -> AsyncIterator[Any]:
-    """Streamable HTTP streams; with configured headers, over our own HTTP client."""
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    assert launch.url is not None
-    if not launch.headers:
-        async with streamable_http_client(launch.url) as streams:
-            yield streams
-        return
-    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults for its own client
-    async with (
-        httpx2.AsyncClient(headers=launch.headers, timeout=timeout) as http,
-        streamable_http_client(launch.url, http_client=http) as streams,
-    ):
-        yield streams
-
-
 def _settle(
     future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None
 ) -> None:
@@ -317,15 +292,3 @@ def _is_connection_closed(exc: BaseException) -> bool:
     from mcp.shared.exceptions import MCPError
 
     return isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line account of an exception, looking inside exception groups (anyio wraps in them)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in exc.exceptions[:3])
-    if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"command not found: {exc.filename}"
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -127,3 +127,15 @@ def _is_base64(data: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return True
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line account of an exception, looking inside exception groups (anyio wraps in them)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(e) for e in exc.exceptions[:3])
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"command not found: {exc.filename}"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

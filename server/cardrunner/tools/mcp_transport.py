@@ -1,4 +1,4 @@
-"""A stdio transport for MCP servers whose process we can account for.
+"""How we reach an MCP server: a stdio process we can account for, or Streamable HTTP.
 
 The SDK's `stdio_client` spawns the server well (own session, tree kill on exit) but hides the
 process. We need it: its pid and process group (so that nothing outlives a run, even when the
@@ -18,8 +18,9 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -38,6 +39,18 @@ TERM_SECONDS = 2.0
 _POLL = 0.02
 _TAIL_CHARS = 2000
 _TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to reach a server: argv + environment + cwd (stdio) or url + headers (HTTP)."""
+
+    argv: list[str] | None
+    env: dict[str, str]
+    cwd: Path
+    stderr_path: Path
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class StdioProcess:
@@ -150,6 +163,25 @@ class StdioProcess:
         if self.returncode is not None:  # aclose() waits for the exit: only once there is one
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await process.aclose()
+
+
+@contextlib.asynccontextmanager
+async def http_streams(launch: Launch) -> AsyncIterator[Any]:
+    """Streamable HTTP streams; with configured headers, over our own HTTP client."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert launch.url is not None
+    if not launch.headers:
+        async with streamable_http_client(launch.url) as streams:
+            yield streams
+        return
+    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults for its own client
+    async with (
+        httpx2.AsyncClient(headers=launch.headers, timeout=timeout) as http,
+        streamable_http_client(launch.url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 async def _pump_out(
