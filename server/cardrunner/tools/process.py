@@ -1,0 +1,387 @@
+"""Run a command in its own process group and make sure nothing of it outlives its welcome.
+
+Builds, test runners and apps spawn children (compilers, test workers, dev servers). Killing only
+the process we started leaves those running, holding ports and files. So every command starts in
+a new session (its own process group), and on time-out, cancellation or stop the WHOLE group gets
+SIGTERM, then SIGKILL after a grace period. Every group ever started is recorded, so tests and
+teardown code can check that none is left (`live_process_groups`) or end them all (`kill_all`).
+No shell is involved anywhere: argv lists go straight to `exec`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shlex
+import signal
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cardrunner.tools.base import ToolError
+
+KILL_GRACE_SECONDS = 2.0
+"""How long a group may take to exit after SIGTERM before it gets SIGKILL."""
+
+SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""Never handed to builds, tests or the app: code the model wrote could print them."""
+
+_groups: set[int] = set()
+_atexit_registered = False
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child: ours without the API secrets, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+    env.update(extra or {})
+    return env
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while any process of the group exists and is not a zombie waiting to be reaped."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces, so split after the last ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def live_process_groups() -> set[int]:
+    """Process groups we started that still have a living member (dead ones are forgotten)."""
+    for pgid in list(_groups):
+        if not _group_alive(pgid):
+            _groups.discard(pgid)
+    return set(_groups)
+
+
+def kill_all() -> None:
+    """Emergency teardown: SIGKILL every group we started. Safe to call any time, from anywhere."""
+    for pgid in list(_groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    live_process_groups()
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False if it no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pgid reused by someone else's process: not ours any more
+        return False
+    return True
+
+
+class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Signals the moment the process exits.
+
+    On Python 3.11 `Process.wait()` also waits until the output pipe closes, which never
+    happens while a grandchild still holds it; we must see the exit itself to kill the rest.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+@dataclass
+class Child:
+    """A started process: the leader of its own process group (its pid is the group id)."""
+
+    proc: asyncio.subprocess.Process
+    exited: asyncio.Event
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.proc.stdout is not None
+        return self.proc.stdout
+
+    async def wait(self) -> int | None:
+        """Wait for the process itself to exit (not for its output pipe to close)."""
+        await self.exited.wait()
+        return self.proc.returncode
+
+
+async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> Child:
+    """Start `argv` in a new process group, stdout and stderr merged into one pipe."""
+    global _atexit_registered
+    if not _atexit_registered:
+        atexit.register(kill_all)
+        _atexit_registered = True
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitProtocol(loop),
+        *argv,
+        cwd=cwd,
+        env=child_env(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
+    _groups.add(child.pid)
+    return child
+
+
+async def _wait_group_gone(pgid: int, within: float) -> bool:
+    """Wait (polling with a growing interval, at most `within` seconds) until the group is empty."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    delay = 0.01
+    while _group_alive(pgid):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+        delay = min(delay * 2, 0.2)
+    return True
+
+
+async def kill_group(proc: Child, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the whole group of `proc`, SIGKILL whatever is left after `grace`, reap the leader.
+
+    A second cancellation while waiting falls through to an immediate SIGKILL, so the group dies
+    however impatient the caller is.
+    """
+    pgid = proc.pid
+    try:
+        if _signal_group(pgid, signal.SIGTERM) and not await _wait_group_gone(pgid, grace):
+            _signal_group(pgid, signal.SIGKILL)
+            await _wait_group_gone(pgid, 5.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout=5.0)
+    except BaseException:
+        _signal_group(pgid, signal.SIGKILL)
+        raise
+    finally:
+        if not _group_alive(pgid):
+            _groups.discard(pgid)
+
+
+@dataclass
+class OutputPump:
+    """Reads a child's merged output as it comes, keeping at most `limit` bytes (the newest)."""
+
+    stream: asyncio.StreamReader
+    limit: int = 4_000_000
+    dropped: int = 0
+
+    def __post_init__(self) -> None:
+        self._chunks = bytearray()
+
+    async def run(self) -> None:
+        """Read until EOF (every writer of the pipe has exited or closed it)."""
+        while chunk := await self.stream.read(65536):
+            self._chunks += chunk
+            if len(self._chunks) > self.limit:
+                cut = len(self._chunks) - self.limit // 2
+                self.dropped += cut
+                del self._chunks[:cut]
+
+    def text(self) -> str:
+        """Everything kept so far, decoded leniently, with a note if the start was dropped."""
+        body = bytes(self._chunks).decode("utf-8", errors="replace").replace("\r\n", "\n")
+        if self.dropped:
+            return f"[... first {self.dropped} bytes of output dropped ...]\n{body}"
+        return body
+
+
+@dataclass
+class CommandResult:
+    """What one finished command did. `output` is stdout and stderr interleaved as written."""
+
+    argv: list[str]
+    exit_code: int
+    output: str
+    timed_out: bool = False
+    ms: int = 0
+    spawn_error: str | None = None
+    """Set when the command could not be started at all (missing program, missing folder)."""
+
+    @property
+    def ok(self) -> bool:
+        """True if the command ran to the end and exited with 0."""
+        return self.exit_code == 0 and not self.timed_out and self.spawn_error is None
+
+
+def _spawn_failure(argv: list[str], exc: OSError) -> tuple[int, str]:
+    program = argv[0] if argv else ""
+    if isinstance(exc, FileNotFoundError):
+        return 127, f"cannot run {program!r}: no such program (is it installed and on PATH?)"
+    if isinstance(exc, PermissionError):
+        return 126, f"cannot run {program!r}: permission denied (is it executable?)"
+    return 126, f"cannot run {program!r}: {exc.strerror or exc}"
+
+
+async def run_command(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109 - the group must be killed, not just the await abandoned
+    env: dict[str, str] | None = None,
+) -> CommandResult:
+    """Run `argv` (no shell) in `cwd`; kill its whole process group at `timeout` or on cancel.
+
+    Never raises for a command that cannot start: that is a result with `spawn_error` set.
+    """
+    started = time.monotonic()
+
+    def failed(code: int, message: str) -> CommandResult:
+        ms = int((time.monotonic() - started) * 1000)
+        return CommandResult(list(argv), code, message, ms=ms, spawn_error=message)
+
+    if not argv:
+        return failed(127, "cannot run an empty command")
+    try:
+        proc = await spawn(argv, cwd, env)
+    except OSError as exc:
+        if not await asyncio.to_thread(cwd.is_dir):
+            return failed(127, f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
+        return failed(*_spawn_failure(argv, exc))
+    pump = OutputPump(proc.stdout)
+    reader = asyncio.create_task(pump.run())
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=timeout)
+        except TimeoutError:
+            timed_out = True
+        if not timed_out:  # normally EOF is immediate; a lingering child may still hold the pipe
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
+        if timed_out or _group_alive(proc.pid):
+            await kill_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), timeout=2.0)
+    except BaseException:
+        await kill_group(proc)
+        raise
+    finally:
+        reader.cancel()
+    return CommandResult(
+        argv=list(argv),
+        exit_code=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
+        output=pump.text(),
+        timed_out=timed_out,
+        ms=int((time.monotonic() - started) * 1000),
+    )
+
+
+@dataclass
+class AppProcess:
+    """The app under test: at most one instance, in its own process group, output in a ring."""
+
+    max_lines: int = 2000
+    startup_seconds: float = 1.0
+    """How long `start` watches a fresh process for dying at once."""
+    _proc: Child | None = field(default=None, init=False)
+    _reader: asyncio.Task[None] | None = field(default=None, init=False)
+    _lines: deque[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._lines = deque(maxlen=self.max_lines)
+
+    @property
+    def running(self) -> bool:
+        """True while the process we started has not exited."""
+        return self._proc is not None and self._proc.returncode is None
+
+    def output(self, last: int = 40) -> str:
+        """The newest `last` lines the app wrote (stdout and stderr interleaved)."""
+        lines = list(self._lines)[-last:]
+        return "\n".join(lines) if lines else "(no output)"
+
+    async def _pump(self, stream: asyncio.StreamReader) -> None:
+        partial = b""
+        while chunk := await stream.read(65536):
+            *complete, partial = (partial + chunk).split(b"\n")
+            for raw in complete:
+                self._lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+        if partial:
+            self._lines.append(partial.decode("utf-8", errors="replace").rstrip("\r"))
+
+    async def _finish(self) -> None:
+        """Kill what is left of the group, let the reader drain, forget the process."""
+        proc, reader = self._proc, self._reader
+        self._proc = self._reader = None
+        if proc is not None:
+            await kill_group(proc)
+        if reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
+            reader.cancel()
+
+    async def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+        """Start the app; report its first output, or raise `ToolError` if it fails at once."""
+        if self.running:
+            assert self._proc is not None
+            return f"The app is already running (pid {self._proc.pid}). Call stop_app first."
+        await self._finish()
+        self._lines.clear()
+        try:
+            proc = await spawn(argv, cwd, {"PYTHONUNBUFFERED": "1", **(env or {})})
+        except OSError as exc:
+            raise ToolError(_spawn_failure(argv, exc)[1]) from exc
+        self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=self.startup_seconds)
+        except TimeoutError:
+            first = list(self._lines)[:30]
+            shown = "\n".join(first) if first else "(no output yet)"
+            return f"Started the app (pid {proc.pid}): {shlex.join(argv)}\nFirst output:\n{shown}"
+        code = proc.returncode
+        await self._finish()
+        text = f"The app exited at once with exit code {code}. Its output:\n{self.output()}"
+        if code != 0:
+            raise ToolError(text)
+        return text
+
+    async def stop(self) -> str:
+        """Stop the app's whole process group; report how it ended and its last output."""
+        proc = self._proc
+        if proc is None:
+            return "The app is not running."
+        if proc.returncode is not None:
+            await self._finish()
+            return (
+                f"The app had already exited by itself with exit code {proc.returncode}. "
+                f"Its last output:\n{self.output()}"
+            )
+        await self._finish()
+        return f"Stopped the app (pid {proc.pid}). Its last output:\n{self.output()}"
+
+    async def aclose(self) -> None:
+        """Kill the app's group if it is running; safe to call any number of times."""
+        await self._finish()
