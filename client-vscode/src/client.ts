@@ -14,12 +14,13 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
-  RevealOutputChannelOn,
+  ShowMessageRequest,
   State,
   type ErrorHandler,
-  type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
+import { buildClientOptions, type ClientHooks } from "./clientOptions";
+import { CrashPolicy } from "./crashPolicy";
 import { nodeProbe } from "./probe";
 import { ClientCommand } from "./protocol";
 import type { ApiKeyStore } from "./secrets";
@@ -29,13 +30,9 @@ import * as api from "./vscodeapi";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
-/** Markdown files under a `cards/` folder: the only documents the server is told about. */
-export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
 
 const RESTART_DEBOUNCE_MS = 750;
-/** A server that crashes this often within the window is not restarted again automatically. */
-const MAX_CRASH_RESTARTS = 4;
-const CRASH_WINDOW_MS = 3 * 60_000;
+
 
 type Handler = (params: unknown) => void;
 
@@ -47,7 +44,9 @@ export class ServerClient implements vscode.Disposable {
   private readonly stateListeners: Array<(state: ServerState, detail: string) => void> = [];
   private readonly disposables: vscode.Disposable[] = [];
   private lastProblems = "";
-  private crashes: number[] = [];
+  private readonly crashes = new CrashPolicy();
+  /** Set by the composition root before start. */
+  hooks: ClientHooks = {};
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -90,6 +89,7 @@ export class ServerClient implements vscode.Disposable {
 
   restart(reason: string): Promise<void> {
     this.log.info(`restarting the server: ${reason}`);
+    this.crashes.reset();
     return this.serialise(async () => {
       await this.doStop();
       await this.doStart();
@@ -167,28 +167,19 @@ export class ServerClient implements vscode.Disposable {
       args: found.args,
       options: { cwd: api.workspaceFolderPath(), env: await this.keys.serverEnv() },
     };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: CARD_SELECTOR,
-      outputChannel: this.log,
-      revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationFailedHandler: () => false,
-      errorHandler: this.errorHandler(() => everRan),
-      initializationOptions: this.settings(),
-      middleware: {
-        workspace: {
-          configuration: async (params, token, next) => {
-            const answers = await next(params, token);
-            if (!Array.isArray(answers)) {
-              return answers;
-            }
-            return params.items.map((item, i) => (item.section === "cardrunner" ? this.settings() : answers[i]));
-          },
-        },
-      },
-    };
     let everRan = false;
+    const clientOptions = buildClientOptions({
+      log: this.log,
+      hooks: () => this.hooks,
+      settings: () => this.settings(),
+      errorHandler: this.errorHandler(() => everRan),
+    });
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
+    // Registered before start, so it replaces the language client's own handler.
+    client.onRequest(ShowMessageRequest.type, (params) =>
+      this.hooks.showMessageRequest?.(params) ?? api.showMessageRequest(params.type, params.message, params.actions ?? []),
+    );
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         everRan = true;
@@ -210,7 +201,7 @@ export class ServerClient implements vscode.Disposable {
 
   /**
    * A server that never came up is not restarted (doStart reports why); one that crashed later is
-   * restarted, up to MAX_CRASH_RESTARTS times in CRASH_WINDOW_MS, then left stopped with a message.
+   * restarted as CrashPolicy allows, then left stopped with a message.
    */
   private errorHandler(everRan: () => boolean): ErrorHandler {
     return {
@@ -222,18 +213,16 @@ export class ServerClient implements vscode.Disposable {
         if (!everRan()) {
           return { action: CloseAction.DoNotRestart, handled: true };
         }
-        const now = Date.now();
-        this.crashes = [...this.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
-        if (this.crashes.length <= MAX_CRASH_RESTARTS) {
-          this.log.warn(`the server exited; restarting it (${this.crashes.length} of ${MAX_CRASH_RESTARTS})`);
+        const { restart, count } = this.crashes.crashed(Date.now());
+        if (restart) {
+          this.log.warn(`the server exited; restarting it (${count} of ${this.crashes.max})`);
           return { action: CloseAction.Restart, handled: true };
         }
-        const message = `cardrunner: the language server exited ${this.crashes.length} times in 3 minutes and is not restarted.`;
+        const message = `cardrunner: the language server exited ${count} times in 3 minutes and is not restarted.`;
         this.log.error(message);
         this.emit("failed", message);
         void api.showError(message, "Restart", "Show output").then((pick) => {
           if (pick === "Restart") {
-            this.crashes = [];
             void this.restart("restart requested after crashes");
           } else if (pick === "Show output") {
             this.log.show();

@@ -27,6 +27,7 @@ export function activate(context: vscode.ExtensionContext): void {
     review: (uri) => void review.review(uri),
   });
 
+  client.hooks = review.hooks();
   client.onStateChange((state, detail) => status.setServerState(state, detail));
   client.onNotification(RunStatusMethod, (params) => review.onTransitions(status.update(parseRunStatus(params))));
   client.onNotification(ReviewRequestedMethod, (params) => review.onReviewRequested(params));

@@ -9,13 +9,23 @@
  */
 import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
+import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import { acceptArguments, diffPlan, rejectArguments, type DiffEntry } from "./reviewPlan";
+import {
+  acceptArguments,
+  diffPlan,
+  isReviewQuestion,
+  isRunDiff,
+  rejectArguments,
+  type DiffEntry,
+} from "./reviewPlan";
 import type { Transition } from "./runView";
 import * as api from "./vscodeapi";
 
 const EMPTY_SCHEME = "cardrunner-empty";
 const MAX_DIFFS = 20;
+/** After the user asks for the server's diff, its `window/showDocument` is let through this long. */
+const DIFF_DOCUMENT_GRACE_MS = 10_000;
 
 interface FileItem extends vscode.QuickPickItem {
   entry: DiffEntry;
@@ -24,12 +34,49 @@ interface FileItem extends vscode.QuickPickItem {
 export class ReviewController implements vscode.Disposable {
   private readonly pending = new Map<string, ReviewRequestedParams>();
   private readonly disposables: vscode.Disposable[] = [];
+  private allowDiffDocumentsUntil = 0;
 
   constructor(
     private readonly server: ServerClient,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.disposables.push(api.registerContentProvider(EMPTY_SCHEME, () => ""));
+  }
+
+  /**
+   * In VS Code a review is shown natively, so the server's generic review UI is held back: the
+   * `.diff` document it opens by itself (unless the user asked for it) and its review question
+   * (answered null, which only stops the question). The "Review changes" lens opens this UI.
+   */
+  hooks(): ClientHooks {
+    return {
+      showDocument: (uri) => {
+        if (isRunDiff(uri) && Date.now() > this.allowDiffDocumentsUntil) {
+          this.log.info(`review shown with native diff editors instead of ${uri}`);
+          return true;
+        }
+        return false;
+      },
+      executeCommand: (command, args) => {
+        if (command !== ServerCommand.showDiff) {
+          return false;
+        }
+        const uri = typeof args[0] === "string" ? args[0] : undefined;
+        if (uri && this.pending.has(uri)) {
+          void this.review(uri);
+          return true;
+        }
+        this.allowDiffDocumentsUntil = Date.now() + DIFF_DOCUMENT_GRACE_MS;
+        return false;
+      },
+      showMessageRequest: (params) => {
+        if (!isReviewQuestion(params.actions)) {
+          return undefined;
+        }
+        this.log.info("the server's review question is answered by the review UI instead");
+        return Promise.resolve(null);
+      },
+    };
   }
 
   /** `cardrunner/reviewRequested`: remember it and offer the review. */
@@ -71,6 +118,7 @@ export class ReviewController implements vscode.Disposable {
     const review = this.pending.get(target);
     if (!review) {
       // No VS Code-specific data (e.g. the client started after the request): the server's diff.
+      this.allowDiffDocumentsUntil = Date.now() + DIFF_DOCUMENT_GRACE_MS;
       await this.server.executeServerCommand(ServerCommand.showDiff, [target]);
       return;
     }

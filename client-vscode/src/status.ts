@@ -8,7 +8,8 @@
  * Text and transitions come from runView.ts (pure); this module only shows them.
  */
 import type * as vscode from "vscode";
-import { CARD_SELECTOR, type ServerState } from "./client";
+import type { ServerState } from "./client";
+import { CARD_SELECTOR } from "./clientOptions";
 import { ClientCommand, type RunInfo } from "./protocol";
 import { endedMessage, runLine, statusText, transitions, type Transition } from "./runView";
 import * as api from "./vscodeapi";

@@ -133,8 +133,26 @@ async def _run(ls: FakeServer, uri: str) -> None:
     review = await asyncio.to_thread(_make_change, ls, run, root)
     run.update(state="review", round=ROUNDS + 1, tool="git_commit")
     _publish(ls)
+    # The real server's order: open the .diff, announce the review, ask the question.
+    diff_uri = Path(review["diffPath"]).as_uri()
+    shown = await ls.window_show_document_async(
+        types.ShowDocumentParams(uri=diff_uri, take_focus=True)
+    )
+    _record("window/showDocument", [diff_uri, shown.success])
     ls.protocol.notify("cardrunner/reviewRequested", review)
     _refresh_lenses(ls)
+    question = types.ShowMessageRequestParams(
+        type=types.MessageType.Info,
+        message=f"{run['title']}: accept the changes?",
+        actions=[
+            types.MessageActionItem(title=t) for t in ("Accept & commit", "Reject", "Show diff")
+        ],
+    )
+    try:
+        answer = await asyncio.wait_for(ls.window_show_message_request_async(question), 60)
+        _record("window/showMessageRequest", [None if answer is None else answer.title])
+    except TimeoutError:
+        _record("window/showMessageRequest", ["no answer in 60 s"])
 
 
 def _make_change(ls: FakeServer, run: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -149,6 +167,8 @@ def _make_change(ls: FakeServer, run: dict[str, Any], root: Path) -> dict[str, A
     log.write_text(
         json.dumps({"type": "start", "data": {"card": run["uri"]}}) + "\n", encoding="utf-8"
     )
+    diff = '--- a/src/greet.py\n+++ b/src/greet.py\n@@ -3 +3 @@\n-    return "Hello " + name\n+    return f"Hello, {name}!"\n'
+    log.with_suffix(".diff").write_text(diff, encoding="utf-8")
     return {
         "uri": run["uri"],
         "runId": run["runId"],

@@ -167,6 +167,15 @@ function checkFakeServerCalls(cardUri) {
   if (JSON.stringify(init?.arguments) !== expectedInit) {
     throw new Error(`initializationOptions: expected ${expectedInit}, got ${JSON.stringify(init?.arguments)}`);
   }
+  // The server's generic review UI is held back in VS Code: no .diff tab, no question toast.
+  const shown = calls.find((c) => c.command === "window/showDocument");
+  if (shown?.arguments?.[1] !== true) {
+    throw new Error(`window/showDocument of the .diff: expected success, got ${JSON.stringify(shown)}`);
+  }
+  const question = calls.find((c) => c.command === "window/showMessageRequest");
+  if (JSON.stringify(question?.arguments) !== "[null]") {
+    throw new Error(`the review question should be answered null at once, got ${JSON.stringify(question)}`);
+  }
   const accept = calls.find((c) => c.command === "cardrunner.acceptChanges");
   const expected = JSON.stringify([cardUri, { drop: [DROPPED], reason: DROP_REASON }]);
   if (JSON.stringify(accept?.arguments) !== expected) {
@@ -208,6 +217,9 @@ async function fullRun(wb, violationsFile) {
     timeoutMs: 60_000,
   });
   await wb.shot("card-done");
+  if ((await wb.page.locator(".tabs-container .tab").filter({ hasText: /\.diff$/ }).count()) > 0) {
+    throw new Error("the server's .diff document was opened next to the native diff editors");
+  }
   if (opt.server === "fake") {
     checkFakeServerCalls(pathToFileURL(path.join(ws, CARD_PATH)).href);
   }

@@ -1,0 +1,70 @@
+/**
+ * The language client's options: which documents, where logs go, and the middleware through which
+ * the editor shapes the standard protocol (settings in the server's shape, review hooks).
+ *
+ * Why apart from client.ts: the server's life cycle and the protocol details change for different
+ * reasons; this module is the one place that says how VS Code talks to cardrunner beyond defaults.
+ */
+import type * as vscode from "vscode";
+import {
+  RevealOutputChannelOn,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type MessageActionItem,
+  type ShowMessageRequestParams,
+} from "vscode-languageclient/node";
+import type { ServerSettings } from "./settings";
+
+/** Markdown files under a `cards/` folder: the only documents the server is told about. */
+export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
+
+/**
+ * Where another module takes over part of the standard protocol for a better VS Code experience
+ * (review.ts shows reviews with native diff editors instead of the server's `.diff` document and
+ * question). Each hook returns whether it handled the message.
+ */
+export interface ClientHooks {
+  /** `window/showDocument`: true when handled here (the document is not opened). */
+  showDocument?(uri: string): boolean;
+  /** A server command run from a lens or code action: true when handled here (not sent). */
+  executeCommand?(command: string, args: unknown[]): boolean;
+  /** `window/showMessageRequest`: an answer, or undefined to show the question as usual. */
+  showMessageRequest?(params: ShowMessageRequestParams): Promise<MessageActionItem | null> | undefined;
+}
+
+export interface OptionDeps {
+  log: vscode.LogOutputChannel;
+  hooks: () => ClientHooks;
+  /** The settings in the server's shape, read fresh each time. */
+  settings: () => ServerSettings;
+  errorHandler: ErrorHandler;
+}
+
+export function buildClientOptions(deps: OptionDeps): LanguageClientOptions {
+  return {
+    documentSelector: CARD_SELECTOR,
+    outputChannel: deps.log,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    initializationFailedHandler: () => false,
+    errorHandler: deps.errorHandler,
+    initializationOptions: deps.settings(),
+    middleware: {
+      executeCommand: (command, args, next) =>
+        deps.hooks().executeCommand?.(command, args) ? undefined : next(command, args),
+      window: {
+        showDocument: async (params, token, next) =>
+          deps.hooks().showDocument?.(params.uri) ? { success: true } : next(params, token),
+      },
+      workspace: {
+        // The `cardrunner` section is answered in the server's shape, not VS Code's camelCase one.
+        configuration: async (params, token, next) => {
+          const answers = await next(params, token);
+          if (!Array.isArray(answers)) {
+            return answers;
+          }
+          return params.items.map((item, i) => (item.section === "cardrunner" ? deps.settings() : answers[i]));
+        },
+      },
+    },
+  };
+}
