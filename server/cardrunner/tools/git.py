@@ -1,0 +1,252 @@
+"""The git port: snapshot, diff, commit and restore exactly the folders a run may write.
+
+A run must be reviewable and reversible without disturbing the user's own work in the same
+repository. So snapshots and commits are built in a *temporary* index (`GIT_INDEX_FILE`): the
+user's staging area is never used to prepare anything, untracked files are included (a run that
+creates a file must show it in the diff and be able to remove it again), ignored files are left
+alone, and every operation is limited to the given paths. Every call is an async subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cardrunner.tools.base import ToolError
+
+_REPO_LOCATION_VARS = frozenset(
+    {
+        "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+    }
+)  # fmt: skip
+_FALLBACK_IDENTITY = (
+    ("user.name", "NAME", "cardrunner"),
+    ("user.email", "EMAIL", "cardrunner@localhost"),
+)
+
+
+class GitError(ToolError):
+    """A git command failed; the message carries git's own words."""
+
+
+@dataclass(frozen=True)
+class _Out:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace").strip()
+
+    def items(self) -> list[str]:
+        """NUL-separated output (`-z`) as strings."""
+        return [p for p in self.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
+
+
+def _specs(paths: Sequence[str]) -> list[str]:
+    """Pathspecs that mean exactly these paths, relative to the workspace (no glob magic)."""
+    return [f":(literal){p}" for p in paths]
+
+
+class GitRepo:
+    """The git repository that contains the workspace `root` (which may be a subfolder)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def _git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> _Out:
+        full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
+        full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+        full_env.update(GIT_EDITOR="true", **(env or {}))
+        proc = await asyncio.create_subprocess_exec(
+            "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+        )  # fmt: skip
+        try:
+            stdout, stderr = await proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            raise
+        out = _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
+        if check and out.code != 0:
+            command = next(a for a in args if not a.startswith("-") and "=" not in a)
+            raise GitError(f"git {command} failed: {out.stderr or out.text}")
+        return out
+
+    @contextlib.asynccontextmanager
+    async def _temp_index(self, tree: str | None) -> AsyncIterator[dict[str, str]]:
+        """An index file of our own, filled from `tree` (None: empty); the user's stays put."""
+        with tempfile.TemporaryDirectory(prefix="cardrunner-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            await self._git("read-tree", *([tree] if tree else ["--empty"]), env=env)
+            yield env
+
+    async def is_repo(self) -> bool:
+        """True if `root` is inside a git working tree (and git is installed)."""
+        try:
+            out = await self._git("rev-parse", "--is-inside-work-tree", check=False)
+        except OSError:
+            return False
+        return out.code == 0 and out.text == "true"
+
+    async def head(self) -> str | None:
+        """The commit HEAD points to; None in a repository without commits."""
+        out = await self._git("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        return out.text if out.code == 0 else None
+
+    async def branch(self) -> str | None:
+        """The current branch name (also before the first commit); None when detached."""
+        out = await self._git("symbolic-ref", "--short", "-q", "HEAD", check=False)
+        return out.text if out.code == 0 else None
+
+    async def _prefix(self) -> str:
+        return (await self._git("rev-parse", "--show-prefix")).text
+
+    async def dirty_files(self, paths: list[str]) -> list[str]:
+        """Modified, staged and untracked (not ignored) files under `paths`, root-relative."""
+        out = await self._git(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--", *_specs(paths),
+        )  # fmt: skip
+        prefix = await self._prefix()
+        entries = [item[3:] for item in out.items()]
+        return sorted({e[len(prefix) :] if e.startswith(prefix) else e for e in entries})
+
+    async def _add_paths(self, paths: list[str], env: dict[str, str]) -> None:
+        """`git add -A` the paths into the index of `env`; paths that match nothing are skipped."""
+        exists = await asyncio.to_thread(lambda: [os.path.lexists(self.root / p) for p in paths])
+        known = [p for p, e in zip(paths, exists, strict=True) if e]
+        for path in (p for p, e in zip(paths, exists, strict=True) if not e):
+            if (await self._git("ls-files", "-z", "--", *_specs([path]), env=env)).stdout:
+                known.append(path)  # deleted from the working tree but in the index
+        if known:
+            await self._git("add", "-A", "--", *_specs(known), env=env)
+
+    async def _tree_with(self, paths: list[str]) -> tuple[str, str | None]:
+        """(tree of HEAD with the working tree's state under `paths`, HEAD)."""
+        head = await self.head()
+        async with self._temp_index(head) as env:
+            await self._add_paths(paths, env)
+            return (await self._git("write-tree", env=env)).text, head
+
+    async def snapshot(self, paths: list[str]) -> str:
+        """A tree id holding tracked and untracked (not ignored) files under `paths` as now."""
+        return (await self._tree_with(paths))[0]
+
+    async def _changes(self, base_tree: str, paths: list[str]) -> list[tuple[str, str]]:
+        """(status letter, root-relative path) between `base_tree` and the working tree now."""
+        now = await self.snapshot(paths)
+        out = await self._git(
+            "diff", "--name-status", "-z", "--no-renames", "--relative", base_tree, now,
+            "--", *_specs(paths),
+        )  # fmt: skip
+        items = out.items()
+        return [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+
+    async def diff(self, base_tree: str, paths: list[str]) -> tuple[str, list[str]]:
+        """Unified diff from the snapshot `base_tree` to the working tree now, and the files."""
+        now = await self.snapshot(paths)
+        common = ["--no-renames", "--relative", base_tree, now, "--", *_specs(paths)]
+        names = await self._git("diff", "--name-only", "-z", *common)
+        text = await self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *common)
+        return text.stdout.decode("utf-8", errors="replace"), names.items()
+
+    async def _identity(self) -> list[str]:
+        """`-c user.name=… -c user.email=…` for whatever the repository has no value for."""
+        args: list[str] = []
+        for key, suffix, fallback in _FALLBACK_IDENTITY:
+            if os.environ.get(f"GIT_AUTHOR_{suffix}") and os.environ.get(f"GIT_COMMITTER_{suffix}"):
+                continue
+            if not (await self._git("config", "--get", key, check=False)).text:
+                args += ["-c", f"{key}={fallback}"]
+        return args
+
+    async def commit(self, paths: list[str], message: str) -> str:
+        """Commit exactly the changes under `paths` (nothing else the user staged); the sha.
+
+        Built with plumbing, so commit hooks do not run. The user's index is then brought in
+        line for `paths` only, so `git status` shows what it would after a normal commit.
+        """
+        tree, head = await self._tree_with(paths)
+        parent_tree = (await self._git("rev-parse", f"{head}^{{tree}}")).text if head else None
+        if tree == parent_tree or (head is None and not await self._tree_has_files(tree)):
+            raise GitError(f"nothing to commit: no changes under {', '.join(paths)}")
+        parents = ["-p", head] if head else []
+        ident = await self._identity()
+        sha = (await self._git(*ident, "commit-tree", tree, *parents, "-m", message)).text
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        kind = "commit" if head else "commit (initial)"
+        await self._git("update-ref", "-m", f"{kind}: {subject}", "HEAD", sha, head or "")
+        await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
+        return sha
+
+    async def _tree_has_files(self, tree: str) -> bool:
+        return bool((await self._git("ls-tree", "--name-only", "-z", tree)).stdout)
+
+    async def restore(self, base_tree: str, paths: list[str]) -> None:
+        """Put the files under `paths` back to `base_tree`, byte for byte (index untouched)."""
+        changes = await self._changes(base_tree, paths)
+        created = [path for status, path in changes if status == "A"]
+        await asyncio.to_thread(_remove_created, self.root, created, paths)
+        restored = [path for status, path in changes if status != "A"]
+        if restored:
+            async with self._temp_index(base_tree) as env:
+                await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
+
+    async def add_worktree(self, path: Path, branch: str) -> None:
+        """Check `branch` out at `path`; a new branch starts at HEAD."""
+        exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
+        if exists.code == 0:
+            await self._git("worktree", "add", str(path), branch)
+        else:
+            await self._git("worktree", "add", "-b", branch, str(path), "HEAD")
+
+    async def remove_worktree(self, path: Path, force: bool = False) -> None:
+        """Remove the worktree at `path` (`force`: even with changes in it)."""
+        await self._git("worktree", "remove", *(["--force"] if force else []), str(path))
+
+    async def cherry_pick_clean(self, sha: str) -> bool:
+        """Apply commit `sha` on the current branch if it applies cleanly; else change nothing.
+
+        Git itself refuses before touching anything when local changes are in the way; on a
+        conflict the cherry-pick is aborted, which puts back the state from before.
+        """
+        if await self.head() is None or await self._cherry_picking():
+            return False
+        ident = await self._identity()
+        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", sha, check=False)
+        if out.code == 0:
+            return True
+        if await self._cherry_picking():
+            await self._git("cherry-pick", "--abort", check=False)
+        return False
+
+    async def _cherry_picking(self) -> bool:
+        out = await self._git("rev-parse", "-q", "--verify", "CHERRY_PICK_HEAD", check=False)
+        return out.code == 0
+
+
+def _remove_created(root: Path, created: list[str], paths: list[str]) -> None:
+    """Delete files a run created, then folders below `paths` that became empty because of it."""
+    tops = [Path(os.path.normpath(root / p)) for p in paths]
+    folders: set[Path] = set()
+    for rel in created:
+        path = root / rel
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        folders.update(p for p in path.parents if any(p.is_relative_to(t) and p != t for t in tops))
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only succeeds when empty

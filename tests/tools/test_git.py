@@ -1,0 +1,260 @@
+"""The git port on real repositories: snapshots, diffs, commits and restores stay inside paths."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from cardrunner.tools.git import GitError, GitRepo
+
+BINARY = bytes(range(256)) * 4
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def write(path: Path, content: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Tester")
+    git(root, "config", "user.email", "tester@example.com")
+    write(root / ".gitignore", "*.log\n")
+    write(root / "src" / "a.py", "one\ntwo\nthree\n")
+    write(root / "src" / "old.txt", "old\n")
+    write(root / "src" / "data.bin", BINARY)
+    write(root / "docs" / "outside.md", "docs\n")
+    write(root / "README", "readme\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def index_bytes(root: Path) -> bytes:
+    return (root / ".git" / "index").read_bytes()
+
+
+def make_run_changes(root: Path) -> None:
+    write(root / "src" / "a.py", "one\nTWO\nthree\n")
+    (root / "src" / "old.txt").unlink()
+    write(root / "src" / "new.py", "print('new')\n")
+    write(root / "src" / "pkg" / "deep" / "mod.py", "x = 1\n")
+    write(root / "src" / "data.bin", BINARY[::-1])
+    write(root / "src" / "build.log", "ignored\n")
+    write(root / "docs" / "outside.md", "user edit outside paths\n")
+
+
+async def test_basic_queries(repo: Path, tmp_path: Path) -> None:
+    g = GitRepo(repo)
+    assert await g.is_repo()
+    assert await g.head() == git(repo, "rev-parse", "HEAD")
+    assert await g.branch() == "main"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert not await GitRepo(plain).is_repo()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "trunk")
+    assert await GitRepo(empty).head() is None
+    assert await GitRepo(empty).branch() == "trunk"
+
+
+async def test_dirty_files(repo: Path) -> None:
+    write(repo / "src" / "a.py", "changed\n")
+    write(repo / "src" / "staged.py", "s\n")
+    git(repo, "add", "src/staged.py")
+    write(repo / "src" / "sub" / "untracked.py", "u\n")
+    write(repo / "src" / "x.log", "ignored\n")
+    write(repo / "README", "outside\n")
+    assert await GitRepo(repo).dirty_files(["src"]) == [
+        "src/a.py",
+        "src/staged.py",
+        "src/sub/untracked.py",
+    ]
+
+
+async def test_snapshot_diff_restore_round_trip(repo: Path) -> None:
+    g = GitRepo(repo)
+    write(repo / "src" / "untracked_before.txt", "from before the run\n")
+    (repo / "src" / "a.py").chmod(0o644)
+    index_before = index_bytes(repo)
+    base = await g.snapshot(["src"])
+    make_run_changes(repo)
+    write(repo / "src" / "untracked_before.txt", "changed by the run\n")
+    (repo / "src" / "a.py").chmod(0o755)
+
+    text, files = await g.diff(base, ["src"])
+    assert files == [
+        "src/a.py",
+        "src/data.bin",
+        "src/new.py",
+        "src/old.txt",
+        "src/pkg/deep/mod.py",
+        "src/untracked_before.txt",
+    ]
+    assert "-two\n+TWO" in text and "+print('new')" in text and "-old" in text
+    assert "Binary files a/src/data.bin and b/src/data.bin differ" in text
+    assert "outside.md" not in text and "build.log" not in text
+    assert index_bytes(repo) == index_before  # the user's staging area is never touched
+
+    await g.restore(base, ["src"])
+    assert (repo / "src" / "a.py").read_text() == "one\ntwo\nthree\n"
+    assert (repo / "src" / "a.py").stat().st_mode & 0o777 == 0o644
+    assert (repo / "src" / "old.txt").read_text() == "old\n"
+    assert (repo / "src" / "data.bin").read_bytes() == BINARY
+    assert (repo / "src" / "untracked_before.txt").read_text() == "from before the run\n"
+    assert not (repo / "src" / "new.py").exists()
+    assert not (repo / "src" / "pkg").exists()  # folders the run created, now empty
+    assert (repo / "src" / "build.log").read_text() == "ignored\n"  # ignored: not ours
+    assert (repo / "docs" / "outside.md").read_text() == "user edit outside paths\n"
+    assert index_bytes(repo) == index_before
+    assert await g.diff(base, ["src"]) == ("", [])
+
+
+async def test_restore_swaps_files_and_folders(repo: Path) -> None:
+    g = GitRepo(repo)
+    base = await g.snapshot(["src"])
+    (repo / "src" / "old.txt").unlink()
+    write(repo / "src" / "old.txt" / "inner.txt", "now a folder\n")
+    await g.restore(base, ["src"])
+    assert (repo / "src" / "old.txt").read_text() == "old\n"
+
+
+async def test_commit_stages_only_the_paths(repo: Path) -> None:
+    g = GitRepo(repo)
+    write(repo / "docs" / "outside.md", "staged by the user\n")
+    git(repo, "add", "docs/outside.md")
+    write(repo / "README", "unstaged user edit\n")
+    before = await g.head()
+    make_run_changes(repo)
+    write(repo / "docs" / "outside.md", "staged by the user\n")
+
+    sha = await g.commit(["src"], "card: make two loud\n\nVerified live.")
+    assert await g.head() == sha and git(repo, "rev-parse", "main") == sha
+    assert git(repo, "rev-parse", f"{sha}^") == before
+    assert git(repo, "log", "-1", "--format=%B", sha) == "card: make two loud\n\nVerified live."
+    changed = git(repo, "show", "--name-status", "--format=", sha).splitlines()
+    assert sorted(changed) == [
+        "A\tsrc/new.py",
+        "A\tsrc/pkg/deep/mod.py",
+        "D\tsrc/old.txt",
+        "M\tsrc/a.py",
+        "M\tsrc/data.bin",
+    ]
+    assert git(repo, "diff", "--cached", "--name-only") == "docs/outside.md"
+    assert git(repo, "status", "--porcelain", "--", "src") == ""
+    assert "README" in git(repo, "status", "--porcelain")
+    assert "commit: card: make two loud" in git(repo, "reflog", "-1")
+    with pytest.raises(GitError, match="nothing to commit"):
+        await g.commit(["src"], "again")
+
+
+async def test_commit_in_an_empty_repository(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    write(root / "src" / "a.py", "a\n")
+    write(root / "notes.txt", "not in paths\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Tester")
+    git(root, "config", "user.email", "tester@example.com")
+    g = GitRepo(root)
+    with pytest.raises(GitError, match="nothing to commit"):
+        await g.commit(["nothing_here"], "empty")
+    sha = await g.commit(["src"], "first")
+    assert await g.head() == sha
+    assert git(root, "ls-tree", "-r", "--name-only", sha) == "src/a.py"
+    assert git(root, "status", "--porcelain") == "?? notes.txt"
+
+
+async def test_commit_identity_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-config"))
+    for var in ("NAME", "EMAIL"):
+        for who in ("AUTHOR", "COMMITTER"):
+            monkeypatch.delenv(f"GIT_{who}_{var}", raising=False)
+    root = tmp_path / "anon"
+    write(root / "src" / "a.py", "a\n")
+    git(root, "init", "-q", "-b", "main")
+    g = GitRepo(root)
+    sha = await g.commit(["src"], "by the runner")
+    assert git(root, "log", "-1", "--format=%an <%ae>|%cn", sha) == (
+        "cardrunner <cardrunner@localhost>|cardrunner"
+    )
+    git(root, "config", "user.name", "Real Person")
+    write(root / "src" / "a.py", "b\n")
+    sha = await g.commit(["src"], "second")
+    assert git(root, "log", "-1", "--format=%an <%ae>", sha) == "Real Person <cardrunner@localhost>"
+
+
+async def test_workspace_in_a_subfolder(repo: Path) -> None:
+    ws = repo / "ws"
+    write(ws / "src" / "m.py", "m\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "ws")
+    g = GitRepo(ws)
+    base = await g.snapshot(["src"])
+    write(ws / "src" / "m.py", "changed\n")
+    write(ws / "src" / "n.py", "new\n")
+    write(repo / "src" / "a.py", "same name, other folder\n")
+    assert await g.dirty_files(["src"]) == ["src/m.py", "src/n.py"]
+    text, files = await g.diff(base, ["src"])
+    assert files == ["src/m.py", "src/n.py"] and "a/src/m.py" in text
+    await g.restore(base, ["src"])
+    assert (ws / "src" / "m.py").read_text() == "m\n" and not (ws / "src" / "n.py").exists()
+    assert (repo / "src" / "a.py").read_text() == "same name, other folder\n"
+
+
+async def test_worktree_and_cherry_pick(repo: Path, tmp_path: Path) -> None:
+    main = GitRepo(repo)
+    wt_path = tmp_path / "wt"
+    await main.add_worktree(wt_path, "cardrunner/run-1")
+    wt = GitRepo(wt_path)
+    assert await wt.branch() == "cardrunner/run-1"
+    write(wt_path / "src" / "a.py", "one\ntwo\nthree\nfour\n")
+    clean_sha = await wt.commit(["src"], "card: add four")
+
+    write(repo / "README", "user's unrelated edit\n")
+    head_before = await main.head()
+    assert await main.cherry_pick_clean(clean_sha)
+    assert git(repo, "rev-parse", "HEAD^") == head_before
+    assert (repo / "src" / "a.py").read_text() == "one\ntwo\nthree\nfour\n"
+    assert (repo / "README").read_text() == "user's unrelated edit\n"
+
+    write(wt_path / "src" / "a.py", "one\nWT\nthree\nfour\n")
+    clash_sha = await wt.commit(["src"], "card: change two")
+    write(repo / "src" / "a.py", "one\nMAIN\nthree\nfour\n")
+    git(repo, "commit", "-q", "-m", "main changes the same line", "--", "src/a.py")
+    head_before = await main.head()
+    assert not await main.cherry_pick_clean(clash_sha)
+    assert await main.head() == head_before
+    assert (repo / "src" / "a.py").read_text() == "one\nMAIN\nthree\nfour\n"
+    assert (repo / "README").read_text() == "user's unrelated edit\n"
+    assert not (repo / ".git" / "CHERRY_PICK_HEAD").exists()
+    assert git(repo, "status", "--porcelain") == "M README"  # unstaged, as before
+
+    write(repo / "src" / "a.py", "local edit in the way\n")
+    write(wt_path / "src" / "a.py", "one\nWT\nthree\nfour\nfive\n")
+    third = await wt.commit(["src"], "card: five")
+    assert not await main.cherry_pick_clean(third)
+    assert (repo / "src" / "a.py").read_text() == "local edit in the way\n"
+
+    write(wt_path / "src" / "dirt.txt", "uncommitted\n")
+    with pytest.raises(GitError):
+        await main.remove_worktree(wt_path)
+    await main.remove_worktree(wt_path, force=True)
+    assert not wt_path.exists()
+    await main.add_worktree(wt_path, "cardrunner/run-1")  # the branch exists now: reused
+    assert (wt_path / "src" / "a.py").read_text() == "one\nWT\nthree\nfour\nfive\n"
+    await main.remove_worktree(wt_path)
