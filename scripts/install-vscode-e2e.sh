@@ -17,7 +17,7 @@ CACHE="${CARDRUNNER_E2E_CACHE:-${HOME:-/root}/.cache/cardrunner-vscode-e2e}"
 CODE_SERVER_VERSION="4.139.1"
 NODE_MAJOR="24"
 start=$(date +%s)
-log() { echo "[install-vscode-e2e] $*" >&2; }
+log() { echo "[install-vscode-e2e +$(($(date +%s) - start))s] $*" >&2; }
 
 mkdir -p "$CACHE"
 

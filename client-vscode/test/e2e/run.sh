@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One command for the VS Code end-to-end test: install what it needs (once), build and package
-# the extension, then drive it in code-server. Extra arguments go to run.mjs
+# One command for the VS Code end-to-end test: install what it needs (once), run the extension's
+# unit tests, build and package it, then drive it in code-server. Extra arguments go to run.mjs
 # (e.g. `--until activation`, `--keep`). Environment:
 #   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
 #   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)
@@ -15,7 +15,11 @@ cd "$CLIENT"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
   npm ci --no-audit --no-fund
 fi
+echo "== client-vscode unit tests"
+npm test --silent
+echo "== package the VSIX"
 npm run --silent package >/dev/null
+echo "== end-to-end in code-server"
 
 PYTHON="${CARDRUNNER_E2E_PYTHON:-$REPO/.venv/bin/python}"
 exec "$CARDRUNNER_E2E_NODE" "$HERE/run.mjs" \
