@@ -134,6 +134,14 @@ def links() -> list[types.ResourceLink]:
 
 
 @server.tool()
+def noisy() -> str:
+    """Print a stray non-JSON line to stdout (a common server bug), then answer."""
+    sys.stdout.write("debug: not a JSON-RPC message\n")
+    sys.stdout.flush()
+    return "answered anyway"
+
+
+@server.tool()
 def environment() -> str:
     """The server's environment as `NAME=value` lines, sorted."""
     return "\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))

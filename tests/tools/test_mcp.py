@@ -107,6 +107,15 @@ async def test_tool_error_and_unknown_tool_are_is_error_results(
     assert no_server.is_error and "'nobody' is not available" in no_server.text
 
 
+async def test_stray_stdout_line_from_a_server_does_not_break_the_connection(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    async with hub(run_dir, tmp_path, t=server_spec()) as h:
+        noisy = await h.call("t", "noisy", {})
+        after = await h.call("t", "echo", {"text": "fine"})
+    assert (noisy.text, after.text) == ("answered anyway", "fine")
+
+
 async def test_crash_mid_call_reports_exit_status_then_restarts_once(
     run_dir: Path, tmp_path: Path, no_server_left: list[int]
 ) -> None:
@@ -291,7 +300,7 @@ async def test_start_cancelled_midway_leaves_no_process(run_dir: Path, tmp_path:
     h = hub(run_dir, tmp_path, slow=server_spec(timeout=60, MCP_TEST_START_DELAY="60"))
     starting = asyncio.create_task(h.start())
     async with asyncio.timeout(30):
-        while not recorded_pids(run_dir):  # the server is up and sleeping before it serves
+        while not recorded_pids(run_dir):  # noqa: ASYNC110 (written by another process)
             await asyncio.sleep(0.05)
     starting.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -162,13 +162,16 @@ class ServerConnection:
         handle = _Call()
         try:
             if tg is None:
-                raise RuntimeError("no task group")
-            tg.start_soon(self._serve, tool, arguments, future, handle)
+                raise _Interrupted
+            try:
+                tg.start_soon(self._serve, tool, arguments, future, handle)
+            except RuntimeError:  # the owner's task group ended between the check and now
+                raise _Interrupted from None
             return await future
         except asyncio.CancelledError:
             handle.cancel()
             raise
-        except (_Interrupted, RuntimeError):
+        except _Interrupted:
             raise ServerUnavailable(await self._went_down(tool, generation)) from None
         except Exception as exc:
             if _is_connection_closed(exc):
