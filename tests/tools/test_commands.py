@@ -17,6 +17,7 @@ from cardrunner.tools.commands import (
     AppProcess,
     CommandResult,
     command_tools,
+    kill_all,
     live_process_groups,
     parse_problems,
     run_command,
@@ -117,6 +118,18 @@ async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    await wait_until(lambda: group_gone(leader))
+    assert leader not in live_process_groups()
+
+
+async def test_kill_all_ends_every_group(tmp_path: Path) -> None:
+    marker = tmp_path / "pids"
+    task = asyncio.create_task(run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120))
+    await wait_until(marker.exists)
+    leader, _ = pids(marker)
+    kill_all()
+    result = await task
+    assert result.exit_code == -9 and not result.timed_out and "leader ready" in result.output
     await wait_until(lambda: group_gone(leader))
     assert leader not in live_process_groups()
 

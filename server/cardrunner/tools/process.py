@@ -76,7 +76,7 @@ def live_process_groups() -> set[int]:
 
 def kill_all() -> None:
     """Emergency teardown: SIGKILL every group we started. Safe to call any time, from anywhere."""
-    for pgid in list(_groups):
+    for pgid in live_process_groups():  # only groups still alive: a dead one's id may be reused
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
     live_process_groups()
@@ -327,6 +327,8 @@ class AppProcess:
         partial = b""
         while chunk := await stream.read(65536):
             *complete, partial = (partial + chunk).split(b"\n")
+            if len(partial) > 65536:  # a "line" without end: show it in pieces
+                complete, partial = [*complete, partial], b""
             for raw in complete:
                 self._lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
         if partial:
