@@ -81,7 +81,9 @@ class AppChild:
         try:
             line = await asyncio.wait_for(self.process.stdout.readline(), seconds)
         except TimeoutError:
-            await self.stop()
+            self.kill_now()  # it is stuck: asking it to shut down would only cost more time
+            await self.process.wait()
+            await self._finish_drain()
             raise ChildError(
                 f"The app did not answer '{what}' within {seconds:g} s (a hang or a blocking "
                 f"call in the app?); it was stopped.{self._stderr_note()}"

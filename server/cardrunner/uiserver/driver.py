@@ -113,7 +113,9 @@ async def serve(app: Any, spec: str, channel: IO[bytes]) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             if is_ended(app):
-                raise RuntimeError("the app exited during start-up")
+                channel.write(encode(Hello(ok=False, text=ended_text(app), pid=os.getpid())))
+                greeted = True
+                return
             channel.write(encode(Hello(ok=True, text=summary(app, spec), pid=os.getpid())))
             greeted = True
             while (line := await queue.get()) is not None:
