@@ -123,12 +123,12 @@ class Ui:
 
 @asynccontextmanager
 async def ui_server(
-    workspace: Path, run_dir: Path | None = None, app: str = APP
+    workspace: Path, run_dir: Path | None = None, app: str = APP, extra: tuple[str, ...] = ()
 ) -> AsyncIterator[Ui]:
     """The UI server for `app` (default: the demo's) in `workspace`, over stdio; on exit,
     proves that the server and every driver it started are gone."""
     env = {"CARDRUNNER_RUN_DIR": str(run_dir)} if run_dir else {}
-    args = ["-m", "cardrunner.uiserver", "--app", app, "--cwd", str(workspace)]
+    args = ["-m", "cardrunner.uiserver", "--app", app, "--cwd", str(workspace), *extra]
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=workspace)
     before = set(ui_servers())
     async with Client(params) as client:

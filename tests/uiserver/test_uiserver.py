@@ -91,6 +91,54 @@ async def test_any_textual_app_and_quick_clicks_both_count(tmp_path: Path) -> No
         assert await ui.ok("ui_read", id="clicks") == "2"
 
 
+TROUBLE_APP = """
+import time
+
+from textual.app import App
+from textual.widgets import Button
+
+
+class HangApp(App):
+    def compose(self):
+        yield Button("Hang", id="hang")
+
+    def on_button_pressed(self):
+        time.sleep(600)
+
+
+class MountCrashApp(App):
+    def on_mount(self):
+        raise RuntimeError("boom in on_mount")
+
+
+class QuitApp(App):
+    def on_mount(self):
+        self.exit()
+"""
+
+
+async def test_a_hanging_app_is_killed_after_the_timeout(tmp_path: Path) -> None:
+    (tmp_path / "trouble.py").write_text(TROUBLE_APP)
+    async with ui_server(tmp_path, app="trouble:HangApp", extra=("--timeout", "2")) as ui:
+        hung = driver_pid(await ui.start())
+        message = await ui.error("ui_click", id="hang")
+        assert "did not answer 'click' within 2 s" in message and "stopped" in message
+        assert wait_gone([hung]) == []
+        assert "call ui_start first" in await ui.error("ui_read", id="hang")
+
+
+@pytest.mark.parametrize(
+    ("app", "expected"),
+    [("MountCrashApp", "RuntimeError: boom in on_mount"), ("QuitApp", "The app exited")],
+)
+async def test_an_app_that_ends_during_start_up(tmp_path: Path, app: str, expected: str) -> None:
+    (tmp_path / "trouble.py").write_text(TROUBLE_APP)
+    async with ui_server(tmp_path, app=f"trouble:{app}") as ui:
+        message = await ui.error("ui_start")
+        assert message.startswith("Error executing tool ui_start: The app failed to start:")
+        assert expected in message
+
+
 async def test_select_row_then_delete_removes_it_at_once(workspace: Path) -> None:
     async with ui_server(workspace) as ui:
         await ui.start()
