@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from cardrunner.events import Event, Notice
 from cardrunner.settings import McpServer, has_clash, load_settings
 from cardrunner.tools import mcp_transport
 from cardrunner.tools.base import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
-from cardrunner.tools.mcp import McpHub, McpStartError
+from cardrunner.tools.mcp import BASE_ENV, McpHub, McpStartError
 from mcp_support import context, free_port, http_server, recorded_pids, server_spec, wait_gone
 
 
@@ -219,7 +220,10 @@ async def test_environment_is_minimal_plus_configured(
     assert env["GREETING"] == "hello" and env["TOKEN"] == "passed-on-purpose"
     assert env["FALLBACK"] == "dflt"
     assert env["CARDRUNNER_RUN_DIR"] == str(run_dir)
-    assert env["PATH"] == os.environ["PATH"]
+    assert env["PATH"] == os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    assert set(env) <= {*BASE_ENV, "CARDRUNNER_RUN_DIR", "GREETING", "TOKEN", "FALLBACK"} | {
+        "LC_CTYPE",  # Python's UTF-8 coercion may set it in the child
+    }
 
 
 async def test_unset_variable_in_config_fails_that_server(run_dir: Path, tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 
 `McpHub` starts every configured server at once (one slow server does not delay the others),
 offers each server tool as `mcp__<server>__<tool>` and turns each call into plain text. Servers
-are untrusted neighbours: a stdio server gets a minimal environment (no API keys unless the
-configuration passes them on, `${VAR}` style), its stderr goes to `run_dir/mcp/<server>.stderr.log`,
-and no server process outlives the run. A server that fails to start is reported and left out,
+are untrusted neighbours: a stdio server runs in the workspace root with a minimal environment
+(basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`; no API
+keys unless the configuration passes them on, `${VAR}` style), its stderr goes to
+`run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server that fails to start is reported and left out,
 unless it is `required`, in which case the run cannot sensibly go on (`McpStartError`).
 
 Usage:
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +144,10 @@ class McpHub:
             url = self._expand(spec.url, "url")
             return Launch(None, {}, self._root, stderr_path, url, headers)
         env = {k: v for k in BASE_ENV if (v := self._environ.get(k)) and not v.startswith("()")}
+        # Like build and test commands, `python` in a server's command is our interpreter.
+        env["PATH"] = os.pathsep.join(
+            filter(None, [str(Path(sys.executable).parent), env.get("PATH")])
+        )
         env["CARDRUNNER_RUN_DIR"] = str(self._run_dir)
         env.update({k: self._expand(v, f"env.{k}") for k, v in spec.env.items()})
         command = self._expand(spec.command or "", "command")
