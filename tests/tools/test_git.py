@@ -258,3 +258,17 @@ async def test_worktree_and_cherry_pick(repo: Path, tmp_path: Path) -> None:
     await main.add_worktree(wt_path, "cardrunner/run-1")  # the branch exists now: reused
     assert (wt_path / "src" / "a.py").read_text() == "one\nWT\nthree\nfour\nfive\n"
     await main.remove_worktree(wt_path)
+
+
+async def test_cardrunner_folder_is_never_part_of_a_change(repo: Path) -> None:
+    g = GitRepo(repo)
+    base = await g.snapshot(["."])
+    write(repo / ".cardrunner" / "runs" / "r1.jsonl", "{}\n")
+    write(repo / "src" / "a.py", "changed\n")
+    assert await g.dirty_files(["."]) == ["src/a.py"]
+    assert (await g.diff(base, ["."]))[1] == ["src/a.py"]
+    sha = await g.commit(["."], "whole workspace")
+    assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
+    await g.restore(base, ["."])
+    assert (repo / ".cardrunner" / "runs" / "r1.jsonl").exists()
+    assert await g.dirty_files([]) == [] and await g.diff(base, []) == ("", [])

@@ -52,8 +52,13 @@ class _Out:
 
 
 def _specs(paths: Sequence[str]) -> list[str]:
-    """Pathspecs that mean exactly these paths, relative to the workspace (no glob magic)."""
-    return [f":(literal){p}" for p in paths]
+    """Pathspecs that mean exactly these paths, relative to the workspace (no glob magic).
+
+    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace.
+    """
+    if not paths:
+        raise ValueError("no paths given: refusing to act on the whole repository")
+    return [f":(literal){p}" for p in paths] + [":(exclude,literal).cardrunner"]
 
 
 class GitRepo:
@@ -116,6 +121,8 @@ class GitRepo:
 
     async def dirty_files(self, paths: list[str]) -> list[str]:
         """Modified, staged and untracked (not ignored) files under `paths`, root-relative."""
+        if not paths:
+            return []
         out = await self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
             "--", *_specs(paths),
@@ -147,6 +154,8 @@ class GitRepo:
 
     async def _changes(self, base_tree: str, paths: list[str]) -> list[tuple[str, str]]:
         """(status letter, root-relative path) between `base_tree` and the working tree now."""
+        if not paths:
+            return []
         now = await self.snapshot(paths)
         out = await self._git(
             "diff", "--name-status", "-z", "--no-renames", "--relative", base_tree, now,
@@ -157,6 +166,8 @@ class GitRepo:
 
     async def diff(self, base_tree: str, paths: list[str]) -> tuple[str, list[str]]:
         """Unified diff from the snapshot `base_tree` to the working tree now, and the files."""
+        if not paths:
+            return "", []
         now = await self.snapshot(paths)
         common = ["--no-renames", "--relative", base_tree, now, "--", *_specs(paths)]
         names = await self._git("diff", "--name-only", "-z", *common)
