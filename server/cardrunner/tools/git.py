@@ -58,7 +58,7 @@ def _specs(paths: Sequence[str]) -> list[str]:
     """
     if not paths:
         raise ValueError("no paths given: refusing to act on the whole repository")
-    return [f":(literal){p}" for p in paths] + [":(exclude,literal).cardrunner"]
+    return [f":(literal){p}" for p in paths] + [":(exclude,glob)**/.cardrunner/**"]
 
 
 class GitRepo:
