@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -70,7 +70,7 @@ class McpTool:
     timeout: float
     server: str
     remote_name: str
-    hub: McpHub
+    hub: McpHub = field(repr=False, compare=False)
 
     async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self.hub.call(self.server, self.remote_name, arguments, ctx)
