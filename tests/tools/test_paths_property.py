@@ -150,7 +150,7 @@ def check_accepted(world: World, raw: str, result: Path, folders: list[Path]) ->
 
 
 def test_property_every_accepted_path_is_inside(world: World) -> None:
-    seen = {"read": 0, "write": 0}
+    seen = {"read": 0, "write": 0, "tried": 0}
 
     @settings(
         max_examples=10_000,
@@ -160,6 +160,7 @@ def test_property_every_accepted_path_is_inside(world: World) -> None:
     )
     @given(raw=paths(world))
     def check(raw: str) -> None:
+        seen["tried"] += 1
         for kind, resolve, folders in (
             ("write", world.guard.resolve_write, world.write_folders),
             ("read", world.guard.resolve_read, world.read_folders),
@@ -173,6 +174,7 @@ def test_property_every_accepted_path_is_inside(world: World) -> None:
 
     check()
     # The generator must reach accepted paths, or the property would hold vacuously.
+    assert seen["tried"] >= 10_000
     assert seen["write"] > 100 and seen["read"] > seen["write"]
 
 
