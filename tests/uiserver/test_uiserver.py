@@ -192,6 +192,8 @@ async def test_unknown_id_lists_the_closest_ids_and_press_moves_focus(workspace:
         assert "Focus is on 'item_quantity'" in await ui.ok("ui_press", keys="tab")
         assert "Focus is on 'item_price'" in await ui.ok("ui_press", keys=["tab"])
         assert "list like" in await ui.error("ui_press", keys=[])
+        assert "The app exited" in await ui.ok("ui_press", keys="ctrl+q")
+        assert "call ui_start first" in await ui.error("ui_read", id="total")
 
 
 async def test_restart_loads_the_changed_code(workspace: Path) -> None:

@@ -59,9 +59,10 @@ class UiSession:
         async with self.lock:
             note = ""
             if self.child is not None:
+                if self.child.alive:
+                    note = "The app was running; it was stopped and started again.\n"
                 await self.child.stop()
                 self.child = None
-                note = "The app was running; it was stopped and started again.\n"
             self.child, summary = await AppChild.start(self.app, self.cwd, START_TIMEOUT_SECONDS)
             return note + summary
 
@@ -117,7 +118,6 @@ def build_server(session: UiSession) -> MCPServer[Any]:
         try:
             return await session.start()
         except ChildError as error:
-            session.child = None
             raise ToolError(str(error)) from None
 
     async def ui_stop() -> str:
