@@ -1,0 +1,201 @@
+"""A small JSON-RPC client for language servers on stdio, for timing them.
+
+Deliberately raw (asyncio streams, `Content-Length` frames, plain dicts): the client adds
+microseconds, not the milliseconds of decoding into lsprotocol types, so what is measured is the
+server. It answers every server→client request like a plain editor would (`null`, or one `null`
+per `workspace/configuration` item) and records everything the server sent, with arrival times,
+so a benchmark can wait for a notification or a request by predicate (never by sleeping).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CAPABILITIES: dict[str, Any] = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "window": {"workDoneProgress": True},
+    "workspace": {"codeLens": {"refreshSupport": True}, "configuration": True},
+    "textDocument": {
+        "codeLens": {},
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "publishDiagnostics": {},
+        "synchronization": {"didSave": True},
+    },
+}
+"""A plain editor: progress and lens refresh yes, `applyEdit` no (cards are written on disk)."""
+
+
+@dataclass
+class Received:
+    time: float
+    method: str
+    params: Any
+    is_request: bool
+
+
+@dataclass
+class LspProcess:
+    argv: Sequence[str]
+    cwd: Path
+    env: dict[str, str] | None = None
+    received: list[Received] = field(default_factory=list)
+    proc: asyncio.subprocess.Process | None = None
+    spawned_at: float = 0.0
+    _pending: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _reader: asyncio.Task[None] | None = None
+
+    async def spawn(self) -> None:
+        self.spawned_at = time.perf_counter()
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            cwd=self.cwd,
+            env=self.env if self.env is not None else dict(os.environ),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=64 * 1024 * 1024,
+        )
+        self._reader = asyncio.create_task(self._read())
+
+    async def initialize(self, root: Path) -> dict[str, Any]:
+        result: dict[str, Any] = await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "capabilities": CAPABILITIES,
+            },
+        )
+        self.notify("initialized", {})
+        return result
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        data = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    async def request(self, method: str, params: Any, within: float = 60.0) -> Any:
+        msg_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        self._send({"id": msg_id, "method": method, "params": params})
+        return await asyncio.wait_for(future, within)
+
+    async def timed(self, method: str, params: Any) -> tuple[float, Any]:
+        """(seconds, result) of one request."""
+        started = time.perf_counter()
+        result = await self.request(method, params)
+        return time.perf_counter() - started, result
+
+    async def wait_for(
+        self, match: Callable[[Received], bool], within: float, since: int = 0
+    ) -> Received:
+        """The first message from index `since` on that matches; TimeoutError after `within` s."""
+        deadline = time.perf_counter() + within
+        seen = since
+        while True:
+            for item in self.received[seen:]:
+                if match(item):
+                    return item
+            seen = len(self.received)
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"nothing matched within {within} s")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        out = self.proc.stdout
+        try:
+            while True:
+                length = 0
+                while (line := await out.readline()) not in (b"\r\n", b"\n"):
+                    if not line:
+                        return
+                    name, _, value = line.decode().partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                message = json.loads(await out.readexactly(length))
+                self._dispatch(message, time.perf_counter())
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("the server closed its output"))
+
+    def _dispatch(self, message: dict[str, Any], now: float) -> None:
+        if "method" not in message:
+            future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if future is not None and not future.done():
+                if "error" in message:
+                    future.set_exception(RuntimeError(f"LSP error {message['error']}"))
+                else:
+                    future.set_result(message.get("result"))
+            return
+        method, params = message["method"], message.get("params")
+        is_request = "id" in message
+        self.received.append(Received(now, method, params, is_request))
+        self._changed.set()
+        if is_request:
+            result: Any = None
+            if method == "workspace/configuration":
+                result = [None for _ in (params or {}).get("items", [])]
+            elif method == "window/showDocument":
+                result = {"success": True}
+            self._send({"id": message["id"], "result": result})
+
+    def rss_kib(self) -> int:
+        """VmRSS of the server process, in KiB."""
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    async def close(self) -> None:
+        """shutdown + exit, then wait; kill after 5 s."""
+        if self.proc is None:
+            return
+        try:
+            if self.proc.returncode is None:
+                await self.request("shutdown", None, within=5)
+                self.notify("exit", None)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            pass
+        try:
+            await asyncio.wait_for(self.proc.wait(), 5)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+
+
+def did_open(uri: str, text: str, language: str = "markdown") -> dict[str, Any]:
+    return {"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}}
+
+
+def doc(uri: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}}
+
+
+def position(uri: str, line: int, character: int = 0) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
