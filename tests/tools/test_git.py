@@ -272,3 +272,11 @@ async def test_cardrunner_folder_is_never_part_of_a_change(repo: Path) -> None:
     await g.restore(base, ["."])
     assert (repo / ".cardrunner" / "runs" / "r1.jsonl").exists()
     assert await g.dirty_files([]) == [] and await g.diff(base, []) == ("", [])
+
+
+async def test_missing_git_is_a_git_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(repo / "no-bin-here"))
+    g = GitRepo(repo)
+    assert not await g.is_repo()
+    with pytest.raises(GitError, match="git is not installed"):
+        await g.head()

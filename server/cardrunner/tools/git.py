@@ -71,13 +71,16 @@ class GitRepo:
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
         full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
         full_env.update(GIT_EDITOR="true", **(env or {}))
-        proc = await asyncio.create_subprocess_exec(
-            "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=full_env,
-        )  # fmt: skip
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=full_env,
+            )  # fmt: skip
+        except FileNotFoundError as exc:
+            raise GitError("git is not installed or not on PATH") from exc
         try:
             stdout, stderr = await proc.communicate()
         except BaseException:
@@ -102,7 +105,7 @@ class GitRepo:
         """True if `root` is inside a git working tree (and git is installed)."""
         try:
             out = await self._git("rev-parse", "--is-inside-work-tree", check=False)
-        except OSError:
+        except (GitError, OSError):
             return False
         return out.code == 0 and out.text == "true"
 
