@@ -440,19 +440,23 @@ def test_summary_of_a_failed_build() -> None:
     assert lines[1] == "Command: make all (12.3 s)"
     relevant = lines[lines.index("--- errors and warnings ---") + 1 :]
     assert relevant[:3] == [
-        "src/a.c:1:1: warning: unused",  # a file:line location counts as an error line
         "src/b.c:2:2: error: broken",
         "make: *** [all] Error 1",
+        "src/a.c:1:1: warning: unused",
     ]
     assert text.count("src/b.c:2:2: error: broken") == 3  # once above, twice in the raw tail
     assert "compiling module 199" in text and "compiling module 100" not in text
 
 
 def test_summary_errors_come_before_warnings() -> None:
-    output = "warning: old api\nall fine\nerror: real problem\n"
+    output = "warning: old api\nall fine\nsrc/x.py:3:1: E302 blank lines\nerror: real problem\n"
     lines = summarize_output(result_of(output), "Build").splitlines()
     start = lines.index("--- errors and warnings ---")
-    assert lines[start + 1 : start + 3] == ["error: real problem", "warning: old api"]
+    assert lines[start + 1 : start + 4] == [
+        "src/x.py:3:1: E302 blank lines",  # a file:line location counts as an error
+        "error: real problem",
+        "warning: old api",
+    ]
 
 
 def test_summary_of_success_timeout_and_spawn_error() -> None:
@@ -470,3 +474,19 @@ def test_summary_fits_the_gate() -> None:
     text = summarize_output(result_of(output), "Build")
     assert len(text) <= MAX_RESULT_CHARS
     assert "more error/warning lines not shown" in text
+
+
+def test_summary_joins_pointers_with_their_headline_and_drops_decoration() -> None:
+    output = (
+        "F401 [*] `os` imported but unused\n --> src/calc.py:1:8\n  |\n1 | import os\n"
+        "=================================== FAILURES ===================================\n"
+        "/venv/lib/plugin.py:306: PytestDeprecationWarning: option unset\n"
+        "Found 1 error.\n"
+    )
+    lines = summarize_output(result_of(output), "Build").splitlines()
+    start = lines.index("--- errors and warnings ---")
+    assert lines[start + 1 : lines.index("--- last 7 lines of output ---")] == [
+        "src/calc.py:1:8: F401 [*] `os` imported but unused",
+        "Found 1 error.",
+        "/venv/lib/plugin.py:306: PytestDeprecationWarning: option unset",
+    ]

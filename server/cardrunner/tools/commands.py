@@ -40,6 +40,9 @@ __all__ = [
 
 _ERROR_RE = re.compile(r"error|failed|failure|traceback|exception|fatal|panic", re.IGNORECASE)
 _WARNING_RE = re.compile(r"warning", re.IGNORECASE)
+_POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
+_SECTION_RE = re.compile(r"^[=_-]{3,} [A-Z][A-Z ]+ [=_-]{3,}$")
+"""Decoration like pytest's `==== FAILURES ====`: no information of its own."""
 _LOCATION_RE = re.compile(r"^\s*(?:-->\s*)?[^\s:][^:]*:\d+(?::\d+)?(?::|\s+-\s)")
 _MAX_LINE = 300
 _RELEVANT_BUDGET = 1800
@@ -183,18 +186,29 @@ def _headline(result: CommandResult, label: str) -> str:
 
 
 def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
-    """Error lines, then warning lines, deduplicated, within a budget; and how many were left."""
+    """Error lines, then warning lines, deduplicated, within a budget; and how many were left.
+
+    A rustc/ruff pointer (`--> path:line:col`) is joined with the headline above it, so the
+    model sees what is wrong and where in one line.
+    """
     errors: list[str] = []
     warnings: list[str] = []
     seen: set[str] = set()
+    header = ""
     for line in lines:
+        if pointer := _POINTER_RE.match(line):
+            line = f"{pointer['where']}: {header}" if header else line
+        elif not line[:1].isspace() and not line.startswith("|"):
+            header = line.strip()
         key = line.strip()
-        if key in seen:
+        if key in seen or _SECTION_RE.match(key):
             continue
-        if _ERROR_RE.search(line) or _LOCATION_RE.match(line):
+        if _ERROR_RE.search(line):
             errors.append(line)
         elif _WARNING_RE.search(line):
             warnings.append(line)
+        elif _LOCATION_RE.match(line):
+            errors.append(line)
         else:
             continue
         seen.add(key)
