@@ -150,6 +150,24 @@ async def test_failed_restart_says_so_and_the_server_stays_down(
     assert later.is_error and "is not available" in later.text
 
 
+async def test_restart_cancelled_midway_is_tried_again_on_the_next_call(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    async with hub(run_dir, tmp_path, t=server_spec(MCP_TEST_START_DELAY="2")) as h:
+        await h.call("t", "crash", {})
+        before = set(recorded_pids(run_dir))
+        restarting = asyncio.create_task(h.call("t", "echo", {"text": "x"}))
+        async with asyncio.timeout(30):
+            while set(recorded_pids(run_dir)) == before:  # noqa: ASYNC110 (another process)
+                await asyncio.sleep(0.05)
+        restarting.cancel()  # e.g. the gate's timeout, or the run being cancelled
+        with pytest.raises(asyncio.CancelledError):
+            await restarting
+        again = await h.call("t", "echo", {"text": "back"})
+    assert not again.is_error and again.text.endswith("\nback")
+    assert len(set(recorded_pids(run_dir))) == 3  # first start, cancelled restart, restart
+
+
 async def test_hanging_call_times_out_and_the_server_keeps_serving(
     run_dir: Path, tmp_path: Path
 ) -> None:

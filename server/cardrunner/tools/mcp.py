@@ -45,7 +45,8 @@ BASE_ENV = (
 """What a stdio server inherits from our environment; everything else must be configured."""
 
 TIMEOUT_MARGIN = 5.0
-"""The gate's timeout is the server's plus this, so the hub's own, clearer message wins."""
+"""The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
+hub's own, clearer timeout message wins."""
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -183,7 +184,7 @@ class McpHub:
             taken.add(name)
             schema = {"type": "object", **tool.input_schema}
             description = tool.description or tool.title or f"{tool.name} (MCP server {server})"
-            timeout = spec.timeout + TIMEOUT_MARGIN
+            timeout = 2 * spec.timeout + TIMEOUT_MARGIN
             self._tools.append(McpTool(name, description, schema, timeout, server, tool.name, self))
 
     def tools(self) -> list[Tool]:

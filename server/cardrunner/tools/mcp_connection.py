@@ -98,11 +98,12 @@ class ServerConnection:
             # The owner enforces the timeout itself; this bound only catches a wedged teardown.
             tools = await asyncio.wait_for(asyncio.shield(ready), self.spec.timeout + CLOSE_SECONDS)
         except TimeoutError:
-            await self.close()
+            await self._finish_owner()
             raise ServerUnavailable(self._start_timeout()) from None
         except BaseException:
             if not ready.done():  # we were cancelled: take the half-started server down with us
-                await self.close()
+                self._state, self._why = "down", "was interrupted while starting"
+                await self._finish_owner()
             raise
         self._state = "up"
         return tools
