@@ -11,7 +11,7 @@ import pytest
 from cardrunner.settings import McpServer
 from cardrunner.tools.base import ToolPool
 from cardrunner.tools.mcp import McpHub
-from mcp_support import context, wait_gone
+from mcp_support import context, processes_with_arg, wait_gone
 
 GIT_TOOLS = {
     "git_status", "git_diff_unstaged", "git_diff_staged", "git_diff", "git_commit", "git_add",
@@ -39,13 +39,14 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def started() -> Iterator[list[int]]:
-    """Pids of the git servers a test started; all must be gone afterwards."""
+@pytest.fixture(autouse=True)
+def started(repo: Path) -> Iterator[list[int]]:
+    """Pids of the git servers a test started; those and any process serving `repo` must end."""
     pids: list[int] = []
     yield pids
     assert pids, "the test recorded no server pid"
-    assert wait_gone(pids) == [], "mcp-server-git outlived the hub"
+    left = wait_gone([*pids, *processes_with_arg(str(repo))])
+    assert left == [], f"mcp-server-git outlived the hub: {left}"
 
 
 def git_hub(repo: Path, tmp_path: Path) -> McpHub:

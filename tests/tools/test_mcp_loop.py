@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cardrunner.events import RunFinished, RunStarted
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.review import AutoApprover
@@ -51,6 +53,13 @@ def make_workspace(root: Path) -> Path:
         subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True)
     (root / "notes.txt").write_text("untracked\n", encoding="utf-8")  # for git to report
     return root / "cards" / "look.md"
+
+
+@pytest.fixture(autouse=True)
+def no_server_left(tmp_path: Path) -> Iterator[None]:
+    """No process serving the test's workspace may outlive the test."""
+    yield
+    assert wait_gone(processes_with_arg(str(tmp_path / "ws"))) == []
 
 
 def tool_result_text(request: dict[str, Any]) -> tuple[str, bool]:
