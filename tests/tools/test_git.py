@@ -280,3 +280,32 @@ async def test_missing_git_is_a_git_error(repo: Path, monkeypatch: pytest.Monkey
     assert not await g.is_repo()
     with pytest.raises(GitError, match="git is not installed"):
         await g.head()
+
+
+async def test_ignored_cardrunner_folder_does_not_break_add(repo: Path) -> None:
+    write(repo / ".gitignore", "*.log\n.cardrunner/\n")
+    git(repo, "commit", "-q", "-am", "ignore .cardrunner")
+    ws = repo / "ws"
+    write(ws / "src" / "m.py", "m\n")
+    for root in (repo, ws):
+        write(root / ".cardrunner" / "runs" / "r.jsonl", "{}\n")
+        g = GitRepo(root)
+        base = await g.snapshot(["."])
+        write(root / "src" / "new.py", "n\n")
+        assert "src/new.py" in (await g.diff(base, ["."]))[1]
+        await g.restore(base, ["."])
+        assert not (root / "src" / "new.py").exists()
+        assert (root / ".cardrunner" / "runs" / "r.jsonl").exists()
+
+
+async def test_an_ignored_write_folder_is_left_out(repo: Path) -> None:
+    write(repo / ".gitignore", "*.log\nbuild/\n")
+    git(repo, "commit", "-q", "-am", "ignore build")
+    write(repo / "build" / "out.o", "object\n")
+    g = GitRepo(repo)
+    base = await g.snapshot(["src", "build"])
+    write(repo / "src" / "a.py", "changed\n")
+    write(repo / "build" / "out.o", "rebuilt\n")
+    assert (await g.diff(base, ["src", "build"]))[1] == ["src/a.py"]
+    sha = await g.commit(["src", "build"], "only the source")
+    assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"

@@ -141,8 +141,13 @@ class GitRepo:
         for path in (p for p, e in zip(paths, exists, strict=True) if not e):
             if (await self._git("ls-files", "-z", "--", *_specs([path]), env=env)).stdout:
                 known.append(path)  # deleted from the working tree but in the index
-        if known:
-            await self._git("add", "-A", "--", *_specs(known), env=env)
+        if not known:
+            return
+        out = await self._git("add", "-A", "--", *_specs(known), env=env, check=False)
+        # Naming an ignored folder makes git exit 1 after adding everything else: ignored files
+        # are not part of a run's changes, so that is success here.
+        if out.code != 0 and "ignored by one of your .gitignore files" not in out.stderr:
+            raise GitError(f"git add failed: {out.stderr or out.text}")
 
     async def _tree_with(self, paths: list[str]) -> tuple[str, str | None]:
         """(tree of HEAD with the working tree's state under `paths`, HEAD)."""
