@@ -52,9 +52,10 @@ class _Out:
 
 
 def _specs(paths: Sequence[str]) -> list[str]:
-    """Pathspecs that mean exactly these paths, relative to the workspace (no glob magic).
+    """Pathspecs that mean exactly these paths (taken literally), relative to the workspace.
 
-    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace.
+    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace; by
+    a glob, because an exclude that names a gitignored folder makes `git add` fail.
     """
     if not paths:
         raise ValueError("no paths given: refusing to act on the whole repository")
