@@ -13,11 +13,15 @@ from tests.e2e.lsp_helpers import (
     command,
     diag_codes,
     editor_of,
+    final,
     front_matter,
+    lens_command,
     lens_titles,
     processes_with,
     project_of,
     slow_transcript,
+    tool,
+    turn,
     wait_for,
 )
 
@@ -88,3 +92,55 @@ async def test_two_cards_run_while_a_third_card_gets_its_lenses(client: Language
     for uri in uris:
         await wait_for(lambda u=uri: (editor.last_status(u) or {}).get("reason") == "cancelled")
     await wait_for(lambda: not processes_with(project.marker), 10, "the sleeps to be gone")
+
+
+async def test_a_cancelled_run_resumes_from_its_log_to_done(client: LanguageClient) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("again")
+    project.transcript(
+        "again",
+        [
+            turn(tool("run_tests")),  # cancelled while it sleeps
+            turn(
+                tool("report_criterion", index=0, passed=True, evidence="hello shown"),
+                tool("report_criterion", index=1, passed=True, evidence="name shown"),
+            ),
+            final(),
+        ],
+    )
+    uri = editor.open(card)
+    first = await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the slow test command")
+    await command(client, "cardrunner.cancelRun", uri)
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("reason") == "cancelled")
+
+    resume = await lens_command(client, uri, "Resume")
+    resumed = await command(client, resume.command, *(resume.arguments or []))
+    assert "runId" in resumed, resumed
+    await wait_for(
+        lambda: (editor.last_status(uri) or {}).get("state") == "done",
+        what=lambda: f"the resumed run to end done: {editor.last_status(uri)}",
+    )
+    status = editor.last_status(uri) or {}
+    assert status["runId"] == first["runId"] and status["round"] == 3
+    fields = front_matter(editor.text(uri))
+    assert fields["state"] == "Done"
+    assert [r["result"] for r in fields["runs"]] == ["failed", "done"]
+    await wait_for(lambda: not processes_with(project.marker), 10, "no sleep left")
+
+
+async def test_shutdown_cancels_running_cards_and_writes_them_to_disk(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("slow")
+    project.transcript("slow", slow_transcript())
+    uri = editor.open(card)
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the slow test command")
+
+    await client.shutdown_async(None)
+    client.shut_down = True  # type: ignore[attr-defined]
+    assert not processes_with(project.marker)
+    fields = front_matter(card.read_text())
+    assert fields["state"] == "Failed" and fields["reason"] == "cancelled"

@@ -66,12 +66,13 @@ class CardServer(LanguageServer):
         self.index = CardIndex(self, lambda: self.root, lambda: self.settings.settings.cards)
         self.store = DiagnosticsStore(self._publish)
         self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root)
+        self.card_store = EditorCardStore(self.client, self.index)
         self.runs = RunManager(
             self.root,
             lambda: self.settings.settings,
             self,
             self.reviews.approver,
-            EditorCardStore(self.client, self.index),
+            self.card_store,
         )
         self.diagnostics = CardDiagnostics(
             self.index, self.store, self.runs.get, self.runs.is_live, lambda: self.root
@@ -115,6 +116,8 @@ class CardServer(LanguageServer):
             await self.rescan()
 
     async def stop_all(self) -> None:
+        """At shutdown: stop watching, cancel every run (cards end Failed/cancelled, on disk)."""
+        self.card_store.disk_only = True
         await self.watcher.aclose()
         await self.runs.aclose()
         await self.run_progress.aclose()

@@ -33,6 +33,8 @@ class EditorCardStore:
         self._client = client
         self._index = index
         self._disk = DiskCardStore()
+        self.disk_only = False
+        """Set at shutdown: an editor that is closing cannot be trusted to keep an edit."""
 
     async def update(
         self,
@@ -56,7 +58,7 @@ class EditorCardStore:
         run: dict[str, Any] | None,
     ) -> bool:
         doc = self._index.open_document(path)
-        if doc is None or not self._client.supports_apply_edit:
+        if doc is None or self.disk_only or not self._client.supports_apply_edit:
             return False
         uri, old, version = doc
         try:

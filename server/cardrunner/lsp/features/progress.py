@@ -43,6 +43,7 @@ class RunProgress:
         self._client = client
         self._cancel = cancel
         self._active: dict[Path, _Progress] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def token(self, view: RunView) -> str | None:
         """The progress token of a live run, if it has one."""
@@ -56,6 +57,8 @@ class RunProgress:
         progress = _Progress(f"cardrunner/run/{view.run_id}", f"Card: {view.title}")
         self._active[view.card_path] = progress
         progress.task = asyncio.create_task(self._run(progress, view.card_path))
+        self._tasks.add(progress.task)
+        progress.task.add_done_callback(self._tasks.discard)
         return progress.token
 
     def report(self, view: RunView) -> None:
@@ -71,11 +74,12 @@ class RunProgress:
             progress.queue.put_nowait(_END)
 
     async def aclose(self) -> None:
-        tasks = [p.task for p in self._active.values() if p.task is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=2)
+        """Let ended progresses send their end; cancel the rest (their `finally` ends them)."""
+        for progress in self._active.values():
+            if progress.task is not None:
+                progress.task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=2)
 
     async def _run(self, progress: _Progress, card_path: Path) -> None:
         wp = self._ls.work_done_progress
