@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,7 +50,7 @@ class Loop:
     last_review: str | None = field(default=None, init=False)
     commit: str | None = field(default=None, init=False)
 
-    async def run(self) -> AsyncIterator[Event]:
+    async def run(self) -> AsyncGenerator[Event, None]:
         """Play rounds until the model ends, a limit is reached or the consumer cancels."""
         g = self.guards
         while True:

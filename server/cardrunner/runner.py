@@ -108,6 +108,7 @@ class _Run:
     started: RunStarted
     started_at: datetime
     area: WorkArea
+    result: RunFinished | None = None
 
 
 async def run_card(o: RunOptions) -> AsyncIterator[Event]:
@@ -127,43 +128,54 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
                 cost_usd=0.0,
             )
             return
-        result: RunFinished | None = None
         try:
-            opening: list[Event] = [run.started]
-            opening += [Notice(level="warning", message=w) for w in run.started.warnings]
-            for event in opening:
-                run.log.write(event)
+            async for event in _play(run, stack):
                 yield event
-            async for event in run.loop.run():
+            result = run.result
+            assert result is not None  # _play always sets it
+            try:
+                result, note = await run.area.finish(result)
+            except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
+                note = f"could not tidy up the run's changes: {exc}"
+            if note:
+                notice = Notice(level="info", message=note)
+                with contextlib.suppress(OSError):
+                    run.log.write(notice)
+                yield notice
+            with contextlib.suppress(OSError):
+                run.log.write(result)
+        finally:
+            run.log.close()
+        await _write_result(o, run, result)
+        yield result
+
+
+async def _play(run: _Run, stack: AsyncExitStack) -> AsyncIterator[Event]:
+    """The loop's events, logged; sets `run.result`. Cancellation and log failures end it too."""
+    try:
+        opening: list[Event] = [run.started]
+        opening += [Notice(level="warning", message=w) for w in run.started.warnings]
+        for event in opening:
+            run.log.write(event)
+            yield event
+        async with contextlib.aclosing(run.loop.run()) as events:
+            async for event in events:
                 if isinstance(event, RunFinished):
-                    result = event
+                    run.result = event
                     break
                 run.log.write(event)
                 yield event
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            result = run.loop.finish("failed", "cancelled", "the run was cancelled")
-        except OSError as exc:  # the log could not be written (disk full …): stop, keep the card
-            result = run.loop.finish("failed", "interrupted", f"cannot write the run log: {exc}")
-        if result is None:
-            result = run.loop.finish("failed", "interrupted", "the loop ended without a result")
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        run.result = run.loop.finish("failed", "cancelled", "the run was cancelled")
+    except OSError as exc:  # the log could not be written (disk full …): stop, keep the card
+        run.result = run.loop.finish("failed", "interrupted", f"cannot write the run log: {exc}")
+    finally:
         await stack.aclose()  # app, MCP servers: stopped before the card says the run is over
-        try:
-            result, note = await run.area.finish(result)
-        except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
-            note = f"could not tidy up the run's changes: {exc}"
-        if note:
-            notice = Notice(level="info", message=note)
-            with contextlib.suppress(OSError):
-                run.log.write(notice)
-            yield notice
-        with contextlib.suppress(OSError):
-            run.log.write(result)
-        run.log.close()
-        await _write_result(o, run, result)
-        yield result
+    if run.result is None:
+        run.result = run.loop.finish("failed", "interrupted", "the loop ended without a result")
 
 
 async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
@@ -238,7 +250,6 @@ async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
         ),
     )
     log = RunLog(runs_dir(o.root) / f"{run_id}.jsonl")
-    stack.callback(log.close)
     started = RunStarted(
         run_id=run_id,
         card=_rel(card.path, o.root),
@@ -253,7 +264,11 @@ async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
         base_tree=area.base_tree,
         workdir=str(area.root),
     )
-    await o.card_store.update(card.path, state="In Work", reason=False)
+    try:
+        await o.card_store.update(card.path, state="In Work", reason=False)
+    except Exception:
+        log.close()
+        raise
     return _Run(card, run_id, log, loop, started, datetime.now(UTC), area)
 
 

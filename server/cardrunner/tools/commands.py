@@ -276,6 +276,8 @@ def command_tools(
         text = summarize_output(result, label)
         if tool == "build_app" and app.running:
             text += "\nNote: the app is still running the previous build; stop_app, then start_app."
+        if result.timed_out:  # the command could not do its job: an error, not a verdict
+            raise ToolError(text)
         return text
 
     async def build_app(args: dict[str, Any], ctx: ToolContext) -> str:

@@ -1,0 +1,143 @@
+"""A tiny real project in a temporary git repository, and transcripts that fix its card.
+
+Shared by the CLI, fault and resume tests: the tools are real (files, compileall, pytest, git),
+only the model's answers are scripted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+CALC = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+TEST = "from src.calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+CARD = """---
+title: Adding two numbers subtracts them
+state: New
+category: Bug
+---
+`add(2, 3)` returns -1.
+
+**Acceptance criteria**
+
+- `add(2, 3)` returns 5.
+- The tests pass.
+"""
+
+TOML = """model = "claude-sonnet-5-5"
+
+[paths]
+read = ["."]
+write = ["src"]
+
+[commands]
+build = ["python", "-m", "compileall", "-q", "src"]
+test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+timeout_seconds = {timeout}
+
+[limits]
+max_rounds = 30
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_project(root: Path, *, timeout: float = 120, extra_toml: str = "") -> Path:
+    """Create the project and commit it; returns the card's path."""
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "cards").mkdir()
+    (root / "src" / "__init__.py").write_text("")
+    (root / "src" / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "cards" / "fix-add.md").write_text(CARD)
+    (root / "cardrunner.toml").write_text(TOML.format(timeout=timeout) + extra_toml)
+    (root / ".gitignore").write_text("__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root / "cards" / "fix-add.md"
+
+
+def use(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": args}
+
+
+def turn(*blocks: dict[str, Any], think: str | None = None) -> dict[str, Any]:
+    content = list(blocks)
+    if think:
+        content.insert(0, {"type": "thinking", "thinking": think})
+    return {"content": content, "stop_reason": "tool_use"}
+
+
+def final(text: str = "Fixed and verified.\nRESULT: done") -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+
+
+def fix_transcript(commit_attempts: int = 1) -> list[dict[str, Any]]:
+    """List, read, write the fix, build, test, report both criteria, commit, done."""
+    steps = [
+        turn(use("list_files", path="src"), think="Look at the code first."),
+        turn(use("read_file", path="src/calc.py")),
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("build_app"), use("run_tests")),
+        turn(
+            use("report_criterion", index=0, passed=True, evidence="add(2, 3) is 5 in the test"),
+            use("report_criterion", index=1, passed=True, evidence="1 passed"),
+        ),
+    ]
+    for i in range(commit_attempts):
+        steps.append(
+            turn(
+                use(
+                    "git_commit",
+                    message=f"card: Adding two numbers subtracts them\n\nUse + (attempt {i + 1}).",
+                )
+            )
+        )
+    steps.append(final())
+    return steps
+
+
+def write_transcript(path: Path, steps: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"responses": steps}, indent=1))
+    return path
+
+
+def cli(
+    root: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    """Run `cardrunner` as a real subprocess in `root`."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "cardrunner", *args],
+        cwd=root,
+        env=full,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def log_records(root: Path) -> list[dict[str, Any]]:
+    logs = sorted((root / ".cardrunner" / "runs").glob("*.jsonl"))
+    assert logs, "no run log written"
+    return [json.loads(line) for line in logs[-1].read_text().splitlines()]
