@@ -7,6 +7,7 @@
  */
 import type * as vscode from "vscode";
 import { ServerClient } from "./client";
+import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
 import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus } from "./protocol";
 import { ReviewController } from "./review";
@@ -35,7 +36,20 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(log, keys, client, review, status, ...registerCommands(client, review, () => status.current, log));
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
   // Not awaited: activation must not wait for a server that may take seconds (or never answer).
-  void client.start();
+  void startWhenRelevant(client, context);
+}
+
+/**
+ * `onLanguage:markdown` activates this extension in every workspace with a Markdown file; the
+ * server starts only where cardrunner is used (a `cardrunner.toml` or `cards/*.md`), or once a
+ * card is opened — never with an error about a missing server in an unrelated project.
+ */
+async function startWhenRelevant(client: ServerClient, context: vscode.ExtensionContext): Promise<void> {
+  if (await api.workspaceHas("{cardrunner.toml,cards/*.md}")) {
+    await client.start();
+    return;
+  }
+  context.subscriptions.push(api.onceDocumentOpen(CARD_SELECTOR, () => void client.start()));
 }
 
 export async function deactivate(): Promise<void> {

@@ -35,6 +35,8 @@ export class ReviewController implements vscode.Disposable {
   private readonly pending = new Map<string, ReviewRequestedParams>();
   private readonly disposables: vscode.Disposable[] = [];
   private allowDiffDocumentsUntil = 0;
+  /** Per card: left sides (run-start copies or empty documents) of the diff editors opened. */
+  private readonly opened = new Map<string, Set<string>>();
 
   constructor(
     private readonly server: ServerClient,
@@ -131,7 +133,7 @@ export class ReviewController implements vscode.Disposable {
       }),
     );
     const entries = diffPlan(review.files, (path) => present.has(path));
-    await this.openDiffs(entries);
+    await this.openDiffs(review.uri, entries);
     const kept = await this.pickFiles(review, entries);
     if (kept === undefined) {
       this.log.info(`review of ${review.title} left open (nothing sent)`);
@@ -159,10 +161,10 @@ export class ReviewController implements vscode.Disposable {
     return pick?.uri;
   }
 
-  private async openDiffs(entries: DiffEntry[]): Promise<void> {
+  private async openDiffs(card: string, entries: DiffEntry[]): Promise<void> {
     const shown = entries.slice(0, MAX_DIFFS);
     for (const [i, entry] of shown.entries()) {
-      await this.openDiff(entry, i > 0).then(undefined, (err: unknown) => {
+      await this.openDiff(card, entry, i > 0).then(undefined, (err: unknown) => {
         this.log.warn(`could not open the diff of ${entry.path}: ${String(err)}`);
       });
     }
@@ -171,10 +173,22 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  private openDiff(entry: DiffEntry, background: boolean): Thenable<unknown> {
+  private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {
     const side = (path: string | null, label: string): vscode.Uri =>
       path === null ? api.parseUri(`${EMPTY_SCHEME}:/${label}/${entry.path}`) : api.fileUri(path);
-    return api.openDiff(side(entry.left, "before"), side(entry.right, "after"), entry.title, background);
+    const left = side(entry.left, "before");
+    const opened = this.opened.get(card) ?? new Set<string>();
+    this.opened.set(card, opened.add(left.toString()));
+    return api.openDiff(left, side(entry.right, "after"), entry.title, background);
+  }
+
+  /** After a decision the diffs are stale (the before copies go away): close them. */
+  private async closeDiffs(card: string): Promise<void> {
+    const opened = this.opened.get(card) ?? new Set<string>();
+    this.opened.delete(card);
+    await api.closeDiffEditors(opened).then(undefined, (err: unknown) => {
+      this.log.warn(`could not close the review's diff editors: ${String(err)}`);
+    });
   }
 
   /** The files to keep (all picked at first); undefined when the user backs out. */
@@ -193,7 +207,7 @@ export class ReviewController implements vscode.Disposable {
     pick.selectedItems = pick.items;
     return new Promise((resolve) => {
       let done = false;
-      pick.onDidTriggerItemButton((e) => void this.openDiff(e.item.entry, false));
+      pick.onDidTriggerItemButton((e) => void this.openDiff(review.uri, e.item.entry, false));
       pick.onDidAccept(() => {
         done = true;
         resolve(pick.selectedItems.map((item) => item.entry.path));
@@ -241,6 +255,7 @@ export class ReviewController implements vscode.Disposable {
     const args = acceptArguments(review.uri, review.files, kept, reason);
     this.pending.delete(review.uri);
     await this.server.executeServerCommand(ServerCommand.acceptChanges, args);
+    await this.closeDiffs(review.uri);
   }
 
   private async reject(review: ReviewRequestedParams): Promise<void> {
@@ -256,6 +271,7 @@ export class ReviewController implements vscode.Disposable {
     }
     this.pending.delete(review.uri);
     await this.server.executeServerCommand(ServerCommand.rejectChanges, args);
+    await this.closeDiffs(review.uri);
   }
 
   dispose(): void {

@@ -109,6 +109,28 @@ export async function openFile(path: string): Promise<void> {
   await vscode.window.showTextDocument(doc, { preview: true });
 }
 
+/** Whether the workspace has a file matching `glob` (relative to each folder). */
+export async function workspaceHas(glob: string): Promise<boolean> {
+  const found = await vscode.workspace.findFiles(glob, "**/node_modules/**", 1);
+  return found.length > 0;
+}
+
+/** Call `listener` once, when a document matching `selector` is first open. */
+export function onceDocumentOpen(selector: vscode.DocumentSelector, listener: () => void): vscode.Disposable {
+  const matches = (doc: vscode.TextDocument): boolean => vscode.languages.match(selector, doc) > 0;
+  if (vscode.workspace.textDocuments.some(matches)) {
+    listener();
+    return { dispose: () => undefined };
+  }
+  const sub = vscode.workspace.onDidOpenTextDocument((doc) => {
+    if (matches(doc)) {
+      sub.dispose();
+      listener();
+    }
+  });
+  return sub;
+}
+
 /** The URI (string) of the active editor's document, if it is a Markdown file. */
 export function activeMarkdownUri(): string | undefined {
   const doc = vscode.window.activeTextEditor?.document;
@@ -139,6 +161,21 @@ export function openDiff(left: vscode.Uri, right: vscode.Uri, title: string, bac
     preview: false,
     preserveFocus: background,
   });
+}
+
+/** Close the diff editors showing any of `uris` (on either side); unsaved ones are left open. */
+export async function closeDiffEditors(uris: ReadonlySet<string>): Promise<void> {
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter(
+      (tab) =>
+        tab.input instanceof vscode.TabInputTextDiff &&
+        !tab.isDirty &&
+        (uris.has(tab.input.original.toString()) || uris.has(tab.input.modified.toString())),
+    );
+  if (tabs.length > 0) {
+    await vscode.window.tabGroups.close(tabs, true);
+  }
 }
 
 /** Serve read-only documents of a URI scheme (used for the empty side of a diff). */

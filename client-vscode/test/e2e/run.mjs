@@ -212,6 +212,8 @@ async function fullRun(wb, violationsFile) {
   await ended.waitFor({ timeout: 60_000 });
   step(`notification: ${await wb.notificationMessage(ended)}`);
   await wb.shot("done-notification");
+  const reviewTabs = wb.page.locator(".tabs-container .tab").filter({ hasText: /before ↔ after|new file/ });
+  await waitFor("the review's diff editors to close after the decision", async () => (await reviewTabs.count()) === 0);
   await wb.openFile(CARD_PATH);
   await waitFor("the card to show state: Done", async () => /state: Done/.test(await wb.activeEditorText()), {
     timeoutMs: 60_000,
