@@ -3,7 +3,8 @@
 `client` starts `python -m cardrunner lsp` for a fresh git workspace and initializes it with
 VS Code's capabilities; parametrize it indirectly with "minimal" (no progress, no
 showDocument, no applyEdit, no lens refresh, no configuration) or "null-show-document"
-(VS Code capabilities, but showDocument is answered with null).
+(VS Code capabilities, but showDocument is answered with null) or "refuses-edits"
+(VS Code capabilities; the test decides whether applyEdit is applied).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ async def client(lsp_client: LanguageClient, lsp_project: Project, request: Any)
     editor.register()
     lsp_client.editor = editor  # type: ignore[attr-defined]
     lsp_client.project = project  # type: ignore[attr-defined]
+    lsp_client.profile = profile  # type: ignore[attr-defined]
     root = project.root.as_uri()
     await lsp_client.initialize_session(
         types.InitializeParams(

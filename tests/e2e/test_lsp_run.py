@@ -62,6 +62,7 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     )
     assert list(app_publishes[-1].diagnostics) == []
     assert await lens_titles(client, uri) == ["Review changes", "✓ Accept & commit", "✗ Reject"]
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "review")
     review = editor.reviews[-1]
     assert review["runId"] == run_id and review["uri"] == uri
     [changed] = review["files"]
@@ -81,6 +82,7 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     assert reports[0].kind == "begin" and reports[0].cancellable
     middle = [r for r in reports[1:-1] if r.kind == "report"]
     assert len(middle) >= 4 and any("round 3/12" in (r.message or "") for r in middle)
+    assert any(r.percentage == 25 for r in middle)  # 3 of 12 rounds
     assert "done" in (reports[-1].message or "")
 
     message = git(project.root, "log", "-1", "--format=%B")
@@ -104,6 +106,11 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     await wait_for(lambda: "result" in diag_codes(client, uri), what="the result diagnostic")
     assert diag_codes(client, uri)["result"].severity == S.Information
     assert await lens_titles(client, uri) == ["▶ Run card", "Show last log"]
+    shown_log = await command(client, "cardrunner.showLog", uri)
+    assert shown_log["logPath"].endswith(f"{run_id}.jsonl")
+    await wait_for(lambda: Path(shown_log["logPath"]).as_uri() in editor.shown, what="the log")
+    shown_diff = await command(client, "cardrunner.showDiff", uri)
+    assert shown_diff["diffPath"] == review["diffPath"]
 
 
 def _text_edits(edits: list[types.ApplyWorkspaceEditParams]) -> list[types.TextEdit]:
@@ -163,11 +170,15 @@ async def test_reject_with_a_reason_goes_back_to_the_model_then_accept(
     assert (await command(client, "cardrunner.acceptChanges", uri)).get("error")
 
 
-@pytest.mark.parametrize("client", ["minimal", "null-show-document"], indirect=True)
+@pytest.mark.parametrize(
+    "client", ["minimal", "null-show-document", "refuses-edits"], indirect=True
+)
 async def test_clients_without_progress_or_show_document_still_finish(
     client: LanguageClient,
 ) -> None:
     project, editor = project_of(client), editor_of(client)
+    refuses = client.profile == "refuses-edits"  # type: ignore[attr-defined]
+    editor.apply = not refuses
     card = project.write_card("greeting")
     project.transcript("greeting", happy_transcript())
     editor.answers = [ACCEPT]
@@ -178,7 +189,10 @@ async def test_clients_without_progress_or_show_document_still_finish(
     assert "Card: greeting" in git(project.root, "log", "-1", "--format=%B")
     if result["token"] is None:
         assert client.progress_reports == {}
-    if editor.show_document_null:
+    if refuses:  # asked, refused, so written on disk (and said so in the log)
+        assert editor.edits and front_matter(card.read_text())["state"] == "Done"
+        assert any("did not apply" in m.message for m in client.log_messages)
+    elif editor.show_document_null:
         assert editor.shown, "showDocument was asked and answered null"
         assert front_matter(editor.text(uri))["state"] == "Done"  # applyEdit still works
     else:
