@@ -25,16 +25,17 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def machine() -> str:
-    """One line: date, CPUs, memory, Python — what RESULTS.md records with each figure."""
+    """One line: date, CPUs, memory, Python, load average — recorded with each figure."""
     try:
         mem = subprocess.run(["free", "-h"], capture_output=True, text=True, check=True).stdout
         total = mem.splitlines()[1].split()[1]
     except (OSError, subprocess.CalledProcessError, IndexError):
         total = "?"
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
         f"{now} · nproc {os.cpu_count()} · mem {total} · Python {platform.python_version()}"
-        f" · {platform.system()} {platform.release()}"
+        f" · {platform.system()} {platform.release()} · load {load}"
     )
 
 

@@ -7,7 +7,7 @@ transcripts (the scripted model) with instant tools, so the server is as busy as
 it (every round: progress, diagnostics, status). Only requests answered while all eight runs are
 still going count. Phases alternate (idle, busy, idle, busy) and the figures pool the phases.
 
-    .venv/bin/python bench/editor_latency.py [--samples 300] [--cycles 2]
+    .venv/bin/python bench/editor_latency.py [--samples 200] [--cycles 2] [--profile]
 """
 
 from __future__ import annotations
@@ -74,16 +74,23 @@ async def busy_phase(
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=300, help="per method and phase")
+    parser.add_argument("--samples", type=int, default=200, help="per method and phase")
     parser.add_argument("--cycles", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=250, help="rounds of each replayed run")
+    parser.add_argument("--rounds", type=int, default=200, help="rounds of each replayed run")
+    parser.add_argument(
+        "--profile", action="store_true", help="run the server under cProfile, print its hot spots"
+    )
     args = parser.parse_args()
     header(f"editor latency: {RUNS} runs going vs idle, {args.cycles} cycles")
     with tempfile.TemporaryDirectory(prefix="bench-editor-") as tmp:
         root = Path(tmp) / "board"
         cards = make_board(root, RUNS + 1, runnable=RUNS + 1, rounds=args.rounds)
         watched, runs = cards[-1].as_uri(), [c.as_uri() for c in cards[:RUNS]]
-        server = LspProcess([str(VENV_BIN / "cardrunner"), "lsp"], root)
+        argv = [str(VENV_BIN / "cardrunner"), "lsp"]
+        profile = Path(tmp) / "server.prof"
+        if args.profile:
+            argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "cardrunner", "lsp"]
+        server = LspProcess(argv, root)
         await server.spawn()
         try:
             init = await server.initialize(root)
@@ -117,6 +124,8 @@ async def main() -> int:
                 )
         finally:
             await server.close()
+        if args.profile:
+            hot_spots(profile)
     ratios = {}
     for m in methods:
         i, b = idle[m], busy[m]
@@ -128,12 +137,38 @@ async def main() -> int:
         )
     if "textDocument/hover" not in methods:
         print("   textDocument/hover: not implemented by the server (no hoverProvider)")
+    if max(ratios.values()) > TARGET and not args.profile:
+        print(
+            "   why: the runs share the server's event loop; run with --profile to see where it "
+            "spends its time (bench/RESULTS.md has one such profile)."
+        )
     for m, ratio in ratios.items():
         print(
             f"RATIO {m} p99 busy/idle = {ratio:.2f}×  (target ≤ {TARGET}×): "
             f"{verdict(ratio, TARGET)}"
         )
     return 0
+
+
+def hot_spots(profile: Path) -> None:
+    """Where the server spent its time (whole session, idle phases included)."""
+    import io
+    import pstats
+
+    out = io.StringIO()
+    pstats.Stats(str(profile), stream=out).sort_stats("tottime").print_stats(15)
+    lines = out.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
+    print("   server profile, by own time:")
+    for line in lines[start : start + 16]:
+        print(f"     {line[:150]}")
+    out = io.StringIO()
+    pstats.Stats(str(profile), stream=out).sort_stats("cumulative").print_stats("cardrunner", 12)
+    lines = out.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
+    print("   server profile, cardrunner functions by cumulative time:")
+    for line in lines[start : start + 13]:
+        print(f"     {line[:150]}")
 
 
 def _is_error(r: Received) -> bool:
