@@ -82,6 +82,7 @@ class LiveView:
                 self._round, self._tool = event.round, "thinking…"
                 self._redraw()
             case RoundFinished():
+                self._tool = ""
                 self._tokens = event.total_usage.total
                 self._cache = event.total_usage.cache_read_input_tokens
                 self._cost = event.total_cost_usd

@@ -39,8 +39,48 @@ def _estimate(value: Any) -> int:
     return math.ceil(len(json.dumps(value, ensure_ascii=False)) / 4)
 
 
+def _last_results(body: dict[str, Any]) -> str:
+    last = body["messages"][-1]["content"]
+    parts = []
+    for block in last if isinstance(last, list) else []:
+        content = block.get("content", block.get("text", ""))
+        parts.append(
+            content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        )
+    return "\n".join(parts)
+
+
+def _unmet(expected: list[str], body: dict[str, Any]) -> list[str]:
+    """Expected strings missing from the tool results the step answers."""
+    seen = _last_results(body)
+    return [e for e in expected if e not in seen]
+
+
+def _honest_failure(missing: list[str], body: dict[str, Any]) -> dict[str, Any]:
+    """When the code no longer fits the transcript, the scripted model says so instead of lying."""
+    seen = _last_results(body).strip().splitlines()
+    got = seen[0][:160] if seen else "(nothing)"
+    return {
+        "content": [
+            {
+                "type": "text",
+                "text": (
+                    f"The transcript expected {missing[0]!r} in the last tool result, but it said: {got}\n"
+                    f"RESULT: failed: the code no longer fits this transcript (expected {missing[0]!r})"
+                ),
+            }
+        ],
+        "stop_reason": "end_turn",
+    }
+
+
 class ScriptedModel:
-    """Plays `steps` in order; each is a response dict or a function of (request body, index)."""
+    """Plays `steps` in order; each is a response dict or a function of (request body, index).
+
+    A step may carry `"expect": [strings]`: text the tool results it answers must contain (the
+    value the transcript is about to report as evidence). If one is missing, the model answers
+    `RESULT: failed` naming it, so a replay never claims what the tools did not show.
+    """
 
     def __init__(self, steps: Sequence[Step], name: str = "scripted") -> None:
         self._steps = list(steps)
@@ -48,6 +88,9 @@ class ScriptedModel:
         self._ids = itertools.count(1)
         self.requests: list[dict[str, Any]] = []
         self._handed_out: set[str] = set()
+        from cardrunner.testing.fake_cache import PromptCache
+
+        self._cache = PromptCache()
 
     @property
     def name(self) -> str:
@@ -73,13 +116,20 @@ class ScriptedModel:
             raise ScriptViolation(f"script exhausted: request {index + 1} has no scripted response")
         step = self._steps[index]
         raw = step(body, index) if callable(step) else step
+        if missing := _unmet(raw.get("expect", []), body):
+            raw = _honest_failure(missing, body)
         content = [self._complete(block, index) for block in raw.get("content", [])]
         self._handed_out.add(json.dumps(content, sort_keys=True))
-        usage = (
-            Usage.model_validate(raw["usage"])
-            if "usage" in raw
-            else Usage(input_tokens=_estimate(body), output_tokens=_estimate(content))
-        )
+        if "usage" in raw:
+            usage = Usage.model_validate(raw["usage"])
+        else:  # what the API would bill, with its prompt cache simulated
+            measured = self._cache.measure(body)
+            usage = Usage(
+                input_tokens=measured.input_tokens,
+                output_tokens=_estimate(content),
+                cache_read_input_tokens=measured.cache_read_input_tokens,
+                cache_creation_input_tokens=measured.cache_creation_input_tokens,
+            )
         return ModelResponse(
             content=content,
             stop_reason=raw.get("stop_reason", "end_turn"),

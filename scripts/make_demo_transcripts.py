@@ -1,0 +1,298 @@
+"""Write the demo's three transcripts (server/cardrunner/demo/transcripts/*.json).
+
+A transcript is the model's side of a run: which tools it calls, with which arguments, and what
+it says. The tool results are produced live when it is played, so playing a transcript really
+fixes the app; each step that reports evidence `expect`s the values it reports to be in the tool
+results it answers, so if the code no longer fits, the replay fails honestly instead of lying.
+
+The fixes are the files kept under tests/demo/fixes/ (the UI-server tests check them). Run
+`python scripts/make_demo_transcripts.py` after changing the demo app, its tests or the fixes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+WORKSPACE = REPO / "server/cardrunner/demo/workspace"
+FIXES = REPO / "tests/demo/fixes"
+OUT = REPO / "server/cardrunner/demo/transcripts"
+
+
+def use(tool: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": tool, "input": args}
+
+
+def ui(tool: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": f"mcp__ui__ui_{tool}", "input": args}
+
+
+def step(
+    *blocks: dict[str, Any], think: str = "", say: str = "", expect: list[str] | None = None
+) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if think:
+        content.append({"type": "thinking", "thinking": think})
+    if say:
+        content.append({"type": "text", "text": say})
+    content += blocks
+    out: dict[str, Any] = {"content": content, "stop_reason": "tool_use"}
+    if expect:
+        out["expect"] = expect
+    return out
+
+
+def done(text: str) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": text + "\nRESULT: done"}],
+        "stop_reason": "end_turn",
+    }
+
+
+def report(index: int, evidence: str, expect: list[str]) -> dict[str, Any]:
+    return step(use("report_criterion", index=index, passed=True, evidence=evidence), expect=expect)
+
+
+def with_test(test: str) -> str:
+    return (WORKSPACE / "tests/test_model.py").read_text() + "\n\n" + test.strip() + "\n"
+
+
+def fix(card: str, path: str) -> str:
+    return (FIXES / card / path).read_text()
+
+
+def total_card() -> list[dict[str, Any]]:
+    test = with_test("""
+def test_total_subtracts_the_discount():
+    invoice = sample_invoice()
+    invoice.discount_percent = Decimal("10")
+    assert money(invoice.total()) == "81.00"
+""")
+    return [
+        step(use("list_files", path="."), think="Find the code that computes the total."),
+        step(use("read_file", path="invoice/model.py"), use("read_file", path="invoice/app.py")),
+        step(ui("start"), say="Reproduce first: 10 % off the sample items."),
+        step(
+            ui("set_text", id="discount", text="10"),
+            ui("read", id="total"),
+            ui("screenshot", name="before"),
+        ),
+        step(
+            ui("stop"),
+            use("read_file", path="tests/test_model.py"),
+            say="The total stays 90.00 although the discount shows 9.00: total() returns the subtotal.",
+            expect=["Total: 90.00"],
+        ),
+        step(
+            use(
+                "write_file",
+                path="invoice/model.py",
+                content=fix("total-ignores-the-discount", "invoice/model.py"),
+            ),
+            use("write_file", path="tests/test_model.py", content=test),
+        ),
+        step(use("build_app"), use("run_tests")),
+        step(ui("start"), expect=["passed"]),
+        step(
+            ui("set_text", id="discount", text="10"),
+            ui("read", id="discount_amount"),
+            ui("read", id="total"),
+        ),
+        report(
+            0, "discount 10 → 'Discount: 9.00', 'Total: 81.00'", ["Discount: 9.00", "Total: 81.00"]
+        ),
+        step(
+            ui("set_text", id="discount", text="25"),
+            ui("read", id="subtotal"),
+            ui("read", id="discount_amount"),
+            ui("read", id="total"),
+        ),
+        report(
+            1,
+            "discount 25 → 'Discount: 22.50', 'Total: 67.50', subtotal still 90.00",
+            ["Subtotal: 90.00", "Discount: 22.50", "Total: 67.50"],
+        ),
+        step(
+            ui("set_text", id="discount", text="0"),
+            ui("read", id="total"),
+            ui("screenshot", name="after"),
+        ),
+        report(2, "discount 0 → 'Total: 90.00'", ["Total: 90.00"]),
+        step(
+            ui("stop"),
+            use(
+                "git_commit",
+                message=(
+                    "card: The total ignores the discount\n\n"
+                    "Invoice.total() now subtracts the discount from the subtotal, with a unit test. Verified "
+                    "live: 10 % gives a total of 81.00, 25 % gives 67.50, 0 % gives 90.00."
+                ),
+            ),
+        ),
+        done(
+            "The total now subtracts the discount; all three criteria were checked in the running app."
+        ),
+    ]
+
+
+def delete_card() -> list[dict[str, Any]]:
+    return [
+        step(use("list_files", path="invoice"), think="Look at how Delete selected is handled."),
+        step(use("read_file", path="invoice/app.py")),
+        step(ui("start"), say="Reproduce: select Pens and delete."),
+        step(ui("select_row", id="items", row=1), ui("click", id="delete"), ui("read", id="items")),
+        step(ui("stop"), say="The row went at once, without a question.", expect=["Desk lamp"]),
+        step(
+            use(
+                "write_file",
+                path="invoice/app.py",
+                content=fix("delete-asks-for-confirmation", "invoice/app.py"),
+            )
+        ),
+        step(use("build_app"), use("run_tests")),
+        step(ui("start"), expect=["passed"]),
+        step(ui("select_row", id="items", row=1), ui("click", id="delete"), ui("list_elements")),
+        report(
+            0,
+            "selected 'Pens (pack of 10)', clicked delete: confirm_dialog opened, text names the item",
+            ["confirm_dialog", "Pens (pack of 10)", "confirm_yes", "confirm_no"],
+        ),
+        step(ui("click", id="confirm_no"), ui("read", id="items"), ui("read", id="subtotal")),
+        report(
+            1,
+            "'No' closed the dialog; three items remain, 'Subtotal: 90.00'",
+            ["Pens (pack of 10)", "Subtotal: 90.00"],
+        ),
+        step(
+            ui("select_row", id="items", row=1),
+            ui("click", id="delete"),
+            ui("click", id="confirm_yes"),
+            ui("read", id="items"),
+            ui("read", id="subtotal"),
+            ui("screenshot", name="after-yes"),
+        ),
+        report(
+            2, "'Yes' removed the row; two items remain, 'Subtotal: 75.00'", ["Subtotal: 75.00"]
+        ),
+        step(ui("stop"), ui("start")),
+        step(ui("click", id="delete"), ui("read", id="items"), ui("read", id="subtotal")),
+        report(
+            3,
+            "no row selected: clicking delete opened no dialog and kept all rows (subtotal 90.00)",
+            ["Pens (pack of 10)", "Desk lamp", "Subtotal: 90.00"],
+        ),
+        step(
+            ui("stop"),
+            use(
+                "git_commit",
+                message=(
+                    "card: Deleting an item should ask first\n\n"
+                    "Delete selected now opens a ConfirmDelete dialog naming the item; the row goes only on Yes. "
+                    "Verified live: No keeps all three rows (subtotal 90.00), Yes leaves two (75.00), and "
+                    "without a selection nothing happens."
+                ),
+            ),
+        ),
+        done("Delete now asks first; each criterion was checked in the running app."),
+    ]
+
+
+def validate_card() -> list[dict[str, Any]]:
+    test = with_test("""
+@pytest.mark.parametrize("quantity", ["0", "-2", "abc"])
+def test_bad_quantities_are_refused(quantity):
+    with pytest.raises(InvalidInput, match="quantity"):
+        parse_item("Stapler", quantity, "4.50")
+
+
+@pytest.mark.parametrize("price", ["-4.50", "abc"])
+def test_bad_prices_are_refused(price):
+    with pytest.raises(InvalidInput, match="price"):
+        parse_item("Stapler", "1", price)
+""")
+
+    def add(quantity: str, price: str) -> list[dict[str, Any]]:
+        return [
+            ui("set_text", id="item_name", text="Stapler"),
+            ui("set_text", id="item_quantity", text=quantity),
+            ui("set_text", id="item_price", text=price),
+            ui("click", id="add"),
+            ui("read", id="message"),
+        ]
+
+    return [
+        step(use("list_files", path="."), think="Where are item fields parsed?"),
+        step(
+            use("read_file", path="invoice/model.py"), use("read_file", path="tests/test_model.py")
+        ),
+        step(
+            use(
+                "write_file",
+                path="invoice/model.py",
+                content=fix("validate-quantity-and-price", "invoice/model.py"),
+            ),
+            use("write_file", path="tests/test_model.py", content=test),
+            say="parse_item accepts anything; refuse bad values with InvalidInput, which the app shows.",
+        ),
+        step(use("build_app"), use("run_tests")),
+        step(ui("start"), expect=["passed"]),
+        step(*add("0", "4.50"), ui("read", id="subtotal")),
+        report(
+            0,
+            "quantity 0 refused with a message about the quantity; subtotal stays 90.00",
+            ["quantity", "Subtotal: 90.00"],
+        ),
+        step(*add("-2", "4.50")),
+        step(*add("abc", "4.50"), ui("read", id="subtotal"), expect=["quantity"]),
+        report(
+            1,
+            "quantity -2 and 'abc' refused with the quantity message; the app kept running",
+            ["quantity", "Subtotal: 90.00"],
+        ),
+        step(*add("1", "-4.50")),
+        step(*add("1", "abc"), expect=["price"]),
+        report(2, "price -4.50 and 'abc' refused with a message about the price", ["price"]),
+        step(
+            *add("2", "4.50"),
+            ui("read", id="items"),
+            ui("read", id="subtotal"),
+            ui("screenshot", name="after"),
+        ),
+        report(
+            3,
+            "Stapler × 2 at 4.50 added with line total 9.00; subtotal 99.00",
+            ["Stapler", "9.00", "Subtotal: 99.00"],
+        ),
+        step(
+            ui("stop"),
+            use(
+                "git_commit",
+                message=(
+                    "card: Refuse invalid quantities and prices\n\n"
+                    "parse_item now refuses a quantity below 1 or not a whole number and a negative or "
+                    "non-numeric price, with tests. Verified live: 0, -2 and abc are refused with a message, "
+                    "so are -4.50 and abc as prices, and a valid Stapler line still adds 9.00."
+                ),
+            ),
+        ),
+        done("Invalid quantities and prices are refused with a message; verified live."),
+    ]
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, steps in (
+        ("total-ignores-the-discount", total_card()),
+        ("delete-asks-for-confirmation", delete_card()),
+        ("validate-quantity-and-price", validate_card()),
+    ):
+        (OUT / f"{name}.json").write_text(
+            json.dumps({"responses": steps}, indent=1, ensure_ascii=False) + "\n"
+        )
+        print(f"wrote {name}.json ({len(steps)} responses)")
+
+
+if __name__ == "__main__":
+    main()
