@@ -65,7 +65,7 @@ class CardServer(LanguageServer):
         self.settings = SettingsFeature(self.client, lambda: self.root)
         self.index = CardIndex(self, lambda: self.root, lambda: self.settings.settings.cards)
         self.store = DiagnosticsStore(self._publish)
-        self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root)
+        self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root, self.index.uri)
         self.card_store = EditorCardStore(self.client, self.index)
         self.runs = RunManager(
             self.root,
@@ -78,7 +78,7 @@ class CardServer(LanguageServer):
             self.index, self.store, self.runs.get, self.runs.is_live, lambda: self.root
         )
         self.run_progress = RunProgress(self, self.client, self.runs.cancel)
-        self.status = RunStatus(self.client, self.runs.views)
+        self.status = RunStatus(self.client, self.runs.views, self.index.uri)
         self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
         self.modules_at_initialize: dict[str, bool] = {}
 
@@ -181,6 +181,7 @@ class CardServer(LanguageServer):
 
     def situation(self, path: Path) -> CardSituation:
         return CardSituation(
+            uri=self.index.uri(path),
             entry=self.index.get(path),
             view=self.runs.get(path),
             live=self.runs.is_live(path),

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from cardrunner.events import RESUMABLE_REASONS
 from cardrunner.lsp.features.cards import CardEntry
@@ -28,6 +27,8 @@ ALL_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
 class CardSituation:
     """Everything the choices depend on."""
 
+    uri: str
+    """The card's URI as the client spells it (commands carry it back)."""
     entry: CardEntry | None
     view: RunView | None
     live: bool
@@ -58,7 +59,7 @@ def has_log(situation: CardSituation) -> bool:
 
 def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
     """The commands the card offers in its current situation, most likely first."""
-    uri = from_fs_path(str(path)) or path.as_uri()
+    uri = situation.uri
 
     def cmd(title: str, command: str) -> types.Command:
         return types.Command(title=title, command=command, arguments=[uri])

@@ -49,6 +49,7 @@ def _card(server: CardServer, args: Sequence[Any]) -> Path:
     path = uri_to_path(args[0])
     if path is None or not server.index.is_card(path):
         raise CommandError(f"not a card under '{server.settings.settings.cards}/': {args[0]}")
+    server.index.remember_uri(args[0])  # answer in the client's spelling of the URI
     return path
 
 

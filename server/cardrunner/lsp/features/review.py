@@ -49,9 +49,14 @@ class ReviewHub:
     """The reviews waiting in this server, by card; makes one `EditorApprover` per run."""
 
     def __init__(
-        self, client: Client, changed: Callable[[Path], None], root: Callable[[], Path]
+        self,
+        client: Client,
+        changed: Callable[[Path], None],
+        root: Callable[[], Path],
+        uri: Callable[[Path], str],
     ) -> None:
         self._client = client
+        self._uri = uri
         self._root = root
         self._changed = changed
         self._pending: dict[Path, PendingReview] = {}
@@ -102,7 +107,7 @@ class ReviewHub:
     def _payload(self, pending: PendingReview) -> dict[str, object]:
         r = pending.request
         return {
-            "uri": from_fs_path(str(pending.card_path)) or pending.card_path.as_uri(),
+            "uri": self._uri(pending.card_path),
             "runId": r.run_id,
             "title": r.card_title,
             "message": r.message,

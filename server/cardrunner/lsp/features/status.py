@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
-
-from pygls.uris import from_fs_path
 
 from cardrunner.lsp.features.client import Client
 from cardrunner.runs import RunView
@@ -21,10 +20,10 @@ RUN_STATUS = "cardrunner/runStatus"
 DEBOUNCE = 0.05
 
 
-def status_entry(view: RunView) -> dict[str, Any]:
+def status_entry(view: RunView, uri: str) -> dict[str, Any]:
     """One run as the notification carries it."""
     return {
-        "uri": from_fs_path(str(view.card_path)) or view.card_path.as_uri(),
+        "uri": uri,
         "title": view.title,
         "runId": view.run_id,
         "state": view.state,
@@ -43,8 +42,11 @@ def status_entry(view: RunView) -> dict[str, Any]:
 class RunStatus:
     """Sends `cardrunner/runStatus` at most once per `DEBOUNCE` seconds while runs change."""
 
-    def __init__(self, client: Client, views: Callable[[], list[RunView]]) -> None:
+    def __init__(
+        self, client: Client, views: Callable[[], list[RunView]], uri: Callable[[Path], str]
+    ) -> None:
         self._client = client
+        self._uri = uri
         self._views = views
         self._handle: asyncio.TimerHandle | None = None
 
@@ -58,5 +60,5 @@ class RunStatus:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        runs = [status_entry(v) for v in self._views()]
+        runs = [status_entry(v, self._uri(v.card_path)) for v in self._views()]
         self._client.notify(RUN_STATUS, {"runs": runs})
