@@ -179,7 +179,8 @@ def replay_path(settings: Settings, root: Path, card_path: Path) -> Path | None:
         return None
     path = Path(settings.replay)
     path = path if path.is_absolute() else root / path
-    return path / f"{card_path.stem}.json" if path.is_dir() else path
+    folder = path.is_dir() or (not path.exists() and not path.suffix)  # a folder not made yet
+    return path / f"{card_path.stem}.json" if folder else path
 
 
 MISSING_KEY = (

@@ -152,10 +152,16 @@ class CardServer(LanguageServer):
         entry = self.index.get(path)
         if entry is not None and entry.card is not None:
             view.title = entry.card.title
+        elif entry is None:  # run from a command before the watcher or the editor showed it
+            commands.spawn(self._read_card(path))
         token = self.run_progress.start(view)
         self.card_changed(path)
         self.status.changed()
         return {"uri": self.index.uri(path), "runId": view.run_id, "token": token}
+
+    async def _read_card(self, path: Path) -> None:
+        await self.index.read(path)
+        self.diagnostics.refresh(path)
 
     def default_grant(self, path: Path) -> ResumeGrant:
         """What a resume adds when the user does not say: a quarter more of the budget that
@@ -202,6 +208,8 @@ class CardServer(LanguageServer):
                 self.diagnostics.build(view)
             case Notice(level="warning"):
                 self.client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
+            case Notice():
+                log.info("%s: %s", view.title, event.message)
             case RunFinished():
                 self.diagnostics.build(view)
                 if event.reason == "config_error":

@@ -1,0 +1,158 @@
+"""RunManager in-process: model choice, one run per card, cancel, events in order.
+
+The language server is one listener of `RunManager`; these tests are another, with the real
+runner, tools and git, and the scripted model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import pytest
+from cardrunner.events import Event, RunFinished, RunStarted, Usage
+from cardrunner.models.anthropic import AnthropicModel
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.review import AutoApprover
+from cardrunner.runs import (
+    MISSING_KEY,
+    RunManager,
+    RunRefused,
+    RunView,
+    choose_model,
+    replay_path,
+)
+from cardrunner.settings import load_settings
+
+from tests.e2e.lsp_helpers import (
+    GOOD_APP,
+    Project,
+    final,
+    git,
+    make_project,
+    processes_with,
+    slow_transcript,
+    tool,
+    turn,
+    wait_for,
+)
+
+
+class Recorder:
+    """A listener that keeps every event per card, and the views that ended."""
+
+    def __init__(self) -> None:
+        self.events: dict[Path, list[Event]] = {}
+        self.ended: list[RunView] = []
+
+    def run_event(self, view: RunView, event: Event) -> None:
+        self.events.setdefault(view.card_path, []).append(event)
+
+    def run_ended(self, view: RunView) -> None:
+        self.ended.append(view)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
+
+
+def manager(project: Project, recorder: Recorder, env: dict[str, str] | None = None) -> RunManager:
+    settings, problems = load_settings(project.root)
+    assert not problems
+    return RunManager(
+        project.root, lambda: settings, recorder, lambda view: AutoApprover(), env=env or {}
+    )
+
+
+def test_the_model_comes_from_the_replay_folder_or_the_api(project: Project) -> None:
+    settings, _ = load_settings(project.root)
+    card = project.write_card("greeting")
+    assert replay_path(settings, project.root, card) == project.root / "transcripts/greeting.json"
+    project.transcript("greeting", [final()])
+    assert isinstance(choose_model(settings, project.root, card, {}), ScriptedModel)
+
+    keyless = settings.model_copy(update={"replay": None})
+    with pytest.raises(RunRefused, match="ANTHROPIC_API_KEY"):
+        choose_model(keyless, project.root, card, {})
+    assert "ANTHROPIC_API_KEY" in MISSING_KEY
+    model = choose_model(keyless, project.root, card, {"ANTHROPIC_API_KEY": "sk-test"})
+    assert isinstance(model, AnthropicModel)
+
+
+def test_the_summary_line() -> None:
+    view = RunView(Path("c.md"), "r", "t", round=7, max_rounds=60, tokens=31_234, cost_usd=0.181)
+    view.tool = "build_app"
+    assert view.summary() == "round 7/60 · 31.2k tok · $0.18 · build_app"
+    assert Usage(input_tokens=1, output_tokens=2).total == 3
+
+
+async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None:
+    recorder = Recorder()
+    runs = manager(project, recorder)
+    card = project.write_card("greeting")
+    project.transcript(
+        "greeting",
+        [
+            turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
+            turn(
+                tool("report_criterion", index=0, passed=True, evidence="hello"),
+                tool("report_criterion", index=1, passed=False, evidence="no name yet"),
+                tool("report_criterion", index=1, passed=True, evidence="name shown"),
+                tool("git_commit", message="card: greeting"),
+            ),
+            final(),
+        ],
+    )
+    view = runs.start(card)
+    assert runs.is_live(card)
+    with pytest.raises(RunRefused, match="already running"):
+        runs.start(card)
+    await runs.wait(card.resolve())
+
+    events = recorder.events[card.resolve()]
+    assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
+    assert view.state == "done" and view.commit and not view.live
+    assert [c.status for c in view.criteria] == ["verified", "verified"]
+    assert recorder.ended == [view]
+    assert git(project.root, "log", "-1", "--format=%s").strip() == "card: greeting"
+
+
+async def test_cancel_ends_cancelled_and_leaves_no_process(project: Project) -> None:
+    recorder = Recorder()
+    runs = manager(project, recorder)
+    card = project.write_card("slow")
+    project.transcript("slow", slow_transcript())
+    view = runs.start(card)
+    await wait_for(lambda: processes_with(project.marker), what="the slow command")
+    assert runs.cancel(card)
+    await asyncio.wait_for(runs.wait(card.resolve()), 10)
+    assert view.state == "failed" and view.reason == "cancelled"
+    assert not processes_with(project.marker)
+    assert not runs.cancel(card)
+    assert "state: Failed" in card.read_text()
+
+
+async def test_a_missing_transcript_fails_the_run_with_config_error(project: Project) -> None:
+    recorder = Recorder()
+    runs = manager(project, recorder)
+    card = project.write_card("orphan")
+    view = runs.start(card)
+    await runs.wait(card.resolve())
+    assert view.state == "failed" and view.reason == "config_error"
+    assert "orphan.json" in view.detail
+    assert "state: New" in card.read_text()
+
+
+async def test_shutdown_cancels_every_run(project: Project) -> None:
+    recorder = Recorder()
+    runs = manager(project, recorder)
+    cards = [project.write_card(name) for name in ("a", "b")]
+    for card in cards:
+        project.transcript(card.stem, slow_transcript())
+        runs.start(card)
+    await wait_for(lambda: len(processes_with(project.marker)) == 2, what="both commands")
+    await runs.aclose()
+    assert {v.reason for v in runs.views()} == {"cancelled"}
+    assert not processes_with(project.marker)
