@@ -281,5 +281,6 @@ try {
   }
 }
 console.log(`[e2e ${elapsed()}] artifacts: ${opt.artifacts}`);
-console.log(`vscode-e2e (${opt.until}): ${failed ? "0 passed, 1 failed" : "1 passed, 0 failed"}`);
+console.log(`[e2e] server ${opt.server}, until ${opt.until}: ${failed ? "FAILED" : "passed"}`);
+console.log(`vscode-e2e-${opt.server}: ${failed ? "0 passed, 1 failed" : "1 passed, 0 failed"}`);
 process.exit(failed ? 1 : 0);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command for the VS Code end-to-end test: install what it needs (once), run the extension's
-# unit tests, build and package it, then drive it in code-server. Extra arguments go to run.mjs
-# (e.g. `--until activation`, `--keep`). Environment:
+# unit tests, build and package it, then drive it in code-server: against `cardrunner lsp`, then
+# against the stand-in server tests/vscode/fake_lsp_server.py. Extra arguments go to run.mjs
+# (`--server real|fake` for one of them, `--until activation`, `--keep`). Environment:
 #   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
 #   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)
 set -euo pipefail
@@ -22,12 +23,27 @@ npm run --silent package >/dev/null
 echo "== end-to-end in code-server"
 
 PYTHON="${CARDRUNNER_E2E_PYTHON:-$REPO/.venv/bin/python}"
-exec "$CARDRUNNER_E2E_NODE" "$HERE/run.mjs" \
-  --vsix "$CLIENT/dist/cardrunner.vsix" \
-  --python "$PYTHON" \
-  --node "$CARDRUNNER_E2E_NODE" \
-  --code-server "$CARDRUNNER_E2E_CODE_SERVER" \
-  --playwright "$CARDRUNNER_E2E_PLAYWRIGHT" \
-  --chromium "$CARDRUNNER_E2E_CHROMIUM" \
-  --artifacts "${CARDRUNNER_E2E_ARTIFACTS:-$REPO/test-artifacts/vscode}" \
-  "$@"
+ARTIFACTS="${CARDRUNNER_E2E_ARTIFACTS:-$REPO/test-artifacts/vscode}"
+e2e() {
+  "$CARDRUNNER_E2E_NODE" "$HERE/run.mjs" \
+    --vsix "$CLIENT/dist/cardrunner.vsix" \
+    --python "$PYTHON" \
+    --node "$CARDRUNNER_E2E_NODE" \
+    --code-server "$CARDRUNNER_E2E_CODE_SERVER" \
+    --playwright "$CARDRUNNER_E2E_PLAYWRIGHT" \
+    --chromium "$CARDRUNNER_E2E_CHROMIUM" \
+    "$@"
+}
+
+# Without --server: the real server (the user's path), then the stand-in (the client's exact
+# messages, dropping a file). With --server real|fake: only that one.
+case " $* " in
+  *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
+  *)
+    passed=0 failed=0
+    if e2e --artifacts "$ARTIFACTS" --server real "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    echo "vscode-e2e: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    ;;
+esac
