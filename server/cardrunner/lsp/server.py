@@ -123,10 +123,10 @@ class CardServer(LanguageServer):
         await self.run_progress.aclose()
 
     async def rescan(self) -> None:
-        for gone in set(self.index.paths()):
-            self.index.remove(gone)
-            self.diagnostics.refresh(gone)
-        for path in await self.index.scan():
+        """Read every card again; cards that are gone (or no longer cards) lose their views."""
+        before = set(self.index.paths())
+        found = await self.index.scan()
+        for path in sorted(before | set(found)):
             self.diagnostics.refresh(path)
         self.client.refresh_code_lenses()
 
