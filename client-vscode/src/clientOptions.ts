@@ -5,6 +5,8 @@
  * Why apart from client.ts: the server's life cycle and the protocol details change for different
  * reasons; this module is the one place that says how VS Code talks to cardrunner beyond defaults.
  */
+import * as readline from "node:readline";
+import type { Readable } from "node:stream";
 import type * as vscode from "vscode";
 import {
   RevealOutputChannelOn,
@@ -13,6 +15,7 @@ import {
   type MessageActionItem,
   type ShowMessageRequestParams,
 } from "vscode-languageclient/node";
+import { StderrClassifier } from "./serverLog";
 import type { ServerSettings } from "./settings";
 
 /** Markdown files under a `cards/` folder: the only documents the server is told about. */
@@ -40,8 +43,22 @@ export interface OptionDeps {
   errorHandler: ErrorHandler;
 }
 
+function lines(input: Readable, each: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on("line", each);
+}
+
 export function buildClientOptions(deps: OptionDeps): LanguageClientOptions {
   return {
+    stdioOptions: {
+      stdout: (input, channel) => lines(input, (line) => channel.info(line)),
+      stderr: (input, channel) => {
+        const classifier = new StderrClassifier();
+        lines(input, (line) => {
+          const { level, text } = classifier.classify(line);
+          channel[level](text);
+        });
+      },
+    },
     documentSelector: CARD_SELECTOR,
     outputChannel: deps.log,
     revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -89,8 +89,8 @@ export class ReviewController implements vscode.Disposable {
       return;
     }
     this.pending.set(review.uri, review);
-    this.log.info(`review requested for ${review.title} (${review.files.length} files)`);
     const files = review.files.length === 1 ? "1 file" : `${review.files.length} files`;
+    this.log.info(`review requested for ${review.title} (${files})`);
     const message = `cardrunner: "${review.title}" waits for review (${files}). ${review.message}`.trim();
     void api.showInfo(message, "Review", "Show log").then((pick) => {
       if (pick === "Review") {
