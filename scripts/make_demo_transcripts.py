@@ -11,9 +11,15 @@ The fixes are the files kept under tests/demo/fixes/ (the UI-server tests check 
 
 from __future__ import annotations
 
+import asyncio
+import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+from cardrunner.tools.base import ToolContext
+from cardrunner.tools.files import PathGuard, file_tools
 
 REPO = Path(__file__).resolve().parent.parent
 WORKSPACE = REPO / "server/cardrunner/demo/workspace"
@@ -63,6 +69,49 @@ def fix(card: str, path: str) -> str:
     return (FIXES / card / path).read_text()
 
 
+def edits(old: str, new: str) -> list[list[str]]:
+    """[old, new] replacements (each `old` unique in the file) that turn `old` into `new`."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    out: list[list[str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        ctx = 1
+        while True:
+            lo, hi = max(0, i1 - ctx), min(len(a), i2 + ctx)
+            before = "".join(a[lo:hi])
+            if (before and old.count(before) == 1) or (lo == 0 and hi == len(a)):
+                break
+            ctx += 1
+        out.append([before, "".join(a[lo:i1]) + "".join(b[j1:j2]) + "".join(a[i2:hi])])
+    text = old
+    for before, after in out:
+        assert text.count(before) == 1, before
+        text = text.replace(before, after)
+    return out if text == new else [[old, new]]
+
+
+def write(path: str, new: str) -> dict[str, Any]:
+    """write_file as a model does it: the file as read, changed where the fix changes it."""
+    return use("write_file", path=path, edit=edits((WORKSPACE / path).read_text(), new))
+
+
+def reads(path: str) -> list[dict[str, Any]]:
+    """read_file calls that together show the whole file (a long one comes in pages)."""
+    tool = next(
+        t for t in file_tools(PathGuard(WORKSPACE, ["."], ["invoice"])) if t.name == "read_file"
+    )
+    calls, start = [use("read_file", path=path)], None
+    while True:
+        args = {"path": path} if start is None else {"path": path, "start_line": start}
+        result = asyncio.run(tool.call(args, ToolContext(0, lambda e: None))).text
+        more = re.search(r"start_line=(\d+) to read on\]$", result)
+        if not more:
+            return calls
+        start = int(more.group(1))
+        calls.append(use("read_file", path=path, start_line=start))
+
+
 def total_card() -> list[dict[str, Any]]:
     test = with_test("""
 def test_total_subtracts_the_discount():
@@ -86,12 +135,8 @@ def test_total_subtracts_the_discount():
             expect=["Total: 90.00"],
         ),
         step(
-            use(
-                "write_file",
-                path="invoice/model.py",
-                content=fix("total-ignores-the-discount", "invoice/model.py"),
-            ),
-            use("write_file", path="tests/test_model.py", content=test),
+            write("invoice/model.py", fix("total-ignores-the-discount", "invoice/model.py")),
+            write("tests/test_model.py", test),
         ),
         step(use("build_app"), use("run_tests")),
         step(ui("start"), expect=["passed"]),
@@ -140,17 +185,11 @@ def test_total_subtracts_the_discount():
 def delete_card() -> list[dict[str, Any]]:
     return [
         step(use("list_files", path="invoice"), think="Look at how Delete selected is handled."),
-        step(use("read_file", path="invoice/app.py")),
+        step(*reads("invoice/app.py")),
         step(ui("start"), say="Reproduce: select Pens and delete."),
         step(ui("select_row", id="items", row=1), ui("click", id="delete"), ui("read", id="items")),
         step(ui("stop"), say="The row went at once, without a question.", expect=["Desk lamp"]),
-        step(
-            use(
-                "write_file",
-                path="invoice/app.py",
-                content=fix("delete-asks-for-confirmation", "invoice/app.py"),
-            )
-        ),
+        step(write("invoice/app.py", fix("delete-asks-for-confirmation", "invoice/app.py"))),
         step(use("build_app"), use("run_tests")),
         step(ui("start"), expect=["passed"]),
         step(ui("select_row", id="items", row=1), ui("click", id="delete"), ui("list_elements")),
@@ -228,12 +267,8 @@ def test_bad_prices_are_refused(price):
             use("read_file", path="invoice/model.py"), use("read_file", path="tests/test_model.py")
         ),
         step(
-            use(
-                "write_file",
-                path="invoice/model.py",
-                content=fix("validate-quantity-and-price", "invoice/model.py"),
-            ),
-            use("write_file", path="tests/test_model.py", content=test),
+            write("invoice/model.py", fix("validate-quantity-and-price", "invoice/model.py")),
+            write("tests/test_model.py", test),
             say="parse_item accepts anything; refuse bad values with InvalidInput, which the app shows.",
         ),
         step(use("build_app"), use("run_tests")),

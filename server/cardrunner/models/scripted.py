@@ -17,6 +17,7 @@ from typing import Any
 
 from cardrunner.events import Usage
 from cardrunner.models.base import Block, ModelRequest, ModelResponse, build_body
+from cardrunner.models.edits import EditError, apply_edit
 
 Responder = Callable[[dict[str, Any], int], dict[str, Any]]
 Step = dict[str, Any] | Responder
@@ -56,22 +57,15 @@ def _unmet(expected: list[str], body: dict[str, Any]) -> list[str]:
     return [e for e in expected if e not in seen]
 
 
-def _honest_failure(missing: list[str], body: dict[str, Any]) -> dict[str, Any]:
+def _honest_failure(problem: str, body: dict[str, Any]) -> dict[str, Any]:
     """When the code no longer fits the transcript, the scripted model says so instead of lying."""
     seen = _last_results(body).strip().splitlines()
     got = seen[0][:160] if seen else "(nothing)"
-    return {
-        "content": [
-            {
-                "type": "text",
-                "text": (
-                    f"The transcript expected {missing[0]!r} in the last tool result, but it said: {got}\n"
-                    f"RESULT: failed: the code no longer fits this transcript (expected {missing[0]!r})"
-                ),
-            }
-        ],
-        "stop_reason": "end_turn",
-    }
+    text = (
+        f"The last tool result said: {got}\n"
+        f"RESULT: failed: the code no longer fits this transcript: {problem}"
+    )
+    return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
 
 class ScriptedModel:
@@ -117,8 +111,12 @@ class ScriptedModel:
         step = self._steps[index]
         raw = step(body, index) if callable(step) else step
         if missing := _unmet(raw.get("expect", []), body):
-            raw = _honest_failure(missing, body)
-        content = [self._complete(block, index) for block in raw.get("content", [])]
+            raw = _honest_failure(f"expected {missing[0]!r} in the tool results", body)
+        try:
+            content = [self._complete(block, index, body) for block in raw.get("content", [])]
+        except EditError as exc:
+            raw = _honest_failure(str(exc), body)
+            content = [self._complete(block, index, body) for block in raw["content"]]
         self._handed_out.add(json.dumps(content, sort_keys=True))
         if "usage" in raw:
             usage = Usage.model_validate(raw["usage"])
@@ -144,8 +142,12 @@ class ScriptedModel:
         self.requests = [{} for _ in range(index)]
         self._handed_out.update(json.dumps(c, sort_keys=True) for c in history)
 
-    def _complete(self, block: Block, index: int) -> Block:
+    def _complete(self, block: Block, index: int, body: dict[str, Any]) -> Block:
         block = dict(block)
+        if block.get("type") == "tool_use" and "edit" in block.get("input", {}):
+            args = dict(block["input"])
+            args["content"] = apply_edit(body["messages"], args["path"], args.pop("edit"))
+            block["input"] = args
         if block.get("type") == "tool_use":
             block.setdefault("id", f"toolu_{index + 1:03d}_{next(self._ids):04d}")
             block.setdefault("input", {})
