@@ -255,7 +255,7 @@ class FakeMessagesAPI:
         return await send(request, message, fault, self._closing)
 
     def _message(self, body: dict[str, Any], index: int, response: Response) -> dict[str, Any]:
-        content = self._builder.content(response)
+        content = self._builder.content(_with_edits(response, body))
         usage = self.cache.measure(body).as_usage(estimate_tokens(content))
         usage.update(response.get("usage") or {})
         return {
@@ -272,6 +272,24 @@ class FakeMessagesAPI:
     def _notify(self) -> None:
         if self._on_record is not None:
             self._on_record(self)
+
+
+def _with_edits(response: Response, body: dict[str, Any]) -> Response:
+    """Scripted `write_file` edits become whole contents, as `ScriptedModel` makes them."""
+    from cardrunner.models.edits import EditError, apply_edit
+
+    blocks = []
+    for block in response.get("content", []):
+        args = block.get("input") if block.get("type") == "tool_use" else None
+        if isinstance(args, dict) and "edit" in args:
+            args = dict(args)
+            try:
+                args["content"] = apply_edit(body["messages"], args["path"], args.pop("edit"))
+            except EditError as exc:
+                raise ValueError(f"scripted edit impossible: {exc}") from exc
+            block = {**block, "input": args}
+        blocks.append(block)
+    return {**response, "content": blocks}
 
 
 def _headers(request: web.Request) -> dict[str, str]:
