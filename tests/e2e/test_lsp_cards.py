@@ -127,3 +127,13 @@ async def test_without_a_transcript_or_key_a_run_names_the_key(client: LanguageC
             break
     assert "ANTHROPIC_API_KEY" in error
     assert any("ANTHROPIC_API_KEY" in m.message for m in client.messages)
+
+
+async def test_an_opened_card_always_gets_its_diagnostics_even_none(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    uri = editor.open(project.write_card("clean"))
+    await wait_for(lambda: uri in client.diagnostics, what="a publish for the opened card")
+    assert diags(client, uri) == []
+    assert await lens_titles(client, uri) == ["▶ Run card"]

@@ -288,6 +288,9 @@ def _register_documents(server: CardServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CardServer, params: types.DidOpenTextDocumentParams) -> None:
         refresh(ls, params.text_document.uri)
+        path = uri_to_path(params.text_document.uri)
+        if path is not None and ls.index.is_card(path):
+            ls.store.touch(ls.index.uri(path))  # an opened card always gets its (maybe empty) list
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CardServer, params: types.DidChangeTextDocumentParams) -> None:

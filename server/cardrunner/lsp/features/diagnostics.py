@@ -62,6 +62,10 @@ class DiagnosticsStore:
             del self._entries[key]
         self._mark(uri)
 
+    def touch(self, uri: str) -> None:
+        """Publish `uri` again even if nothing changed (a client that just opened it)."""
+        self._mark(uri)
+
     def _mark(self, uri: str) -> None:
         self._dirty.add(uri)
         if self._scheduled:
