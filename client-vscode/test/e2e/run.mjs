@@ -184,6 +184,24 @@ function checkFakeServerCalls(cardUri) {
   step(`server received ${calls.map((c) => c.command).join(", ")}`);
 }
 
+/** A setting change is pushed in the server's shape; a server.* change restarts the server. */
+async function settingsChanges() {
+  const file = path.join(ws, ".vscode", "settings.json");
+  const settings = JSON.parse(readFileSync(file, "utf-8"));
+  writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.limits.maxCostUsd": 0.5 }, null, 2));
+  const pushed = JSON.stringify([{ cardrunner: { limits: { max_rounds: 12, max_cost_usd: 0.5 } } }]);
+  await waitFor(`workspace/didChangeConfiguration with ${pushed}`, () =>
+    recorded().some((c) => c.command === "workspace/didChangeConfiguration" && JSON.stringify(c.arguments) === pushed),
+  );
+  step("settings change pushed in the server's shape");
+  const command = [...settings["cardrunner.server.command"], "--restarted"];
+  writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.server.command": command }, null, 2));
+  await waitFor("the server to restart after cardrunner.server.command changed", () =>
+    recorded().filter((c) => c.command === "initialize").length === 2,
+  );
+  step("server restarted after cardrunner.server.command changed");
+}
+
 async function fullRun(wb, violationsFile) {
   await wb.lens("Run card").click();
   step("clicked ▶ Run card");
@@ -224,6 +242,7 @@ async function fullRun(wb, violationsFile) {
   }
   if (opt.server === "fake") {
     checkFakeServerCalls(pathToFileURL(path.join(ws, CARD_PATH)).href);
+    await settingsChanges();
   }
   const violations = JSON.parse(readFileSync(violationsFile, "utf-8"));
   if (violations.length > 0) {
