@@ -52,7 +52,7 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-def make_project(root: Path, *, timeout: float = 120, extra_toml: str = "") -> Path:
+def make_project(root: Path, *, timeout: float = 120, extra_toml: str = "", top_toml: str = "") -> Path:
     """Create the project and commit it; returns the card's path."""
     (root / "src").mkdir(parents=True)
     (root / "tests").mkdir()
@@ -61,7 +61,7 @@ def make_project(root: Path, *, timeout: float = 120, extra_toml: str = "") -> P
     (root / "src" / "calc.py").write_text(CALC)
     (root / "tests" / "test_calc.py").write_text(TEST)
     (root / "cards" / "fix-add.md").write_text(CARD)
-    (root / "cardrunner.toml").write_text(TOML.format(timeout=timeout) + extra_toml)
+    (root / "cardrunner.toml").write_text(top_toml + TOML.format(timeout=timeout) + extra_toml)
     (root / ".gitignore").write_text("__pycache__/\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "dev@example.com")
