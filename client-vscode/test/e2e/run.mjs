@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
-import { CARD_PATH, changedFiles, commits, createWorkspace, gitShow, SOURCE_AFTER, transcript } from "./workspace.mjs";
+import { CARD_PATH, changedFiles, commitMessage, commits, createWorkspace, gitShow, REJECT_REASON, SOURCE_AFTER, transcript } from "./workspace.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -132,24 +132,53 @@ const DROPPED = "src/NOTES.md";
 const DROP_REASON = "scratch notes are not part of the card";
 
 /** The files QuickPick: keep everything (real server), or unpick the fake server's extra file. */
-async function chooseFiles(wb) {
+/**
+ * One review, from the notification to the decision: "accept" keeps every file, "drop" (stand-in
+ * server) unpicks its extra file and gives a reason, "reject" rejects with REJECT_REASON.
+ */
+async function review(wb, decision) {
+  const toast = wb.notification(/waits for review/);
+  await toast.waitFor({ timeout: 120_000 });
+  await wb.shot(`review-notification-${decision}`);
+  await wb.clickNotificationButton(toast, "Review");
+  await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
   const files = await wb.quickInput(/keep which files/);
-  await wb.shot("review-diff-and-files");
-  if (opt.server === "fake") {
+  await wb.shot(`review-diff-and-files-${decision}`);
+  if (decision === "drop") {
     await wb.pickQuickItem(files, "NOTES.md");
     await waitFor(`${DROPPED} unpicked`, async () => (await files.locator(".monaco-list-row[aria-checked=false]").count()) === 1);
     await wb.shot("review-file-dropped");
   }
   await wb.page.keyboard.press("Enter");
   const actions = await wb.quickInput(/Accept & commit/);
-  await wb.shot("review-actions");
-  await wb.pickQuickItem(actions, "Accept & commit");
-  if (opt.server === "fake") {
+  await wb.shot(`review-actions-${decision}`);
+  if (decision === "reject") {
+    await wb.pickQuickItem(actions, "Reject with a reason");
+    const why = await wb.quickInput(/Reject the changes/);
+    await why.locator("input").fill(REJECT_REASON);
+    await wb.shot("review-reject-reason");
+    await wb.page.keyboard.press("Enter");
+  } else {
+    await wb.pickQuickItem(actions, "Accept & commit");
+  }
+  if (decision === "drop") {
     const why = await wb.quickInput(/Why leave these files out/);
     await why.locator("input").fill(DROP_REASON);
     await wb.page.keyboard.press("Enter");
   }
-  step("accepted");
+  await toast.waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
+  step(`review decided: ${decision}`);
+}
+
+/** The rejection reason went back to the model as the result of its git_commit call. */
+function checkRejectionReachedModel(requestsFile) {
+  const bodies = readFileSync(requestsFile, "utf-8").split("\n").filter((l) => l).map((l) => JSON.parse(l).body);
+  const results = bodies.flatMap((b) => (b?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])));
+  const carried = results.some((block) => block.type === "tool_result" && JSON.stringify(block.content).includes(REJECT_REASON));
+  if (!carried) {
+    throw new Error("no tool_result sent to the model carries the rejection reason");
+  }
+  step("the rejection reason reached the model as git_commit's result");
 }
 
 /** The commands the fake server received, in order. */
@@ -210,18 +239,21 @@ async function fullRun(wb, violationsFile) {
   step(`status bar: ${(await status.textContent())?.trim()}`);
   await wb.shot("status-bar-running");
 
-  const toast = wb.notification(/waits for review/);
-  await toast.waitFor({ timeout: 120_000 });
-  await wb.shot("review-notification");
-  await wb.clickNotificationButton(toast, "Review");
-  step("review: opening diffs");
-  await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
-  await chooseFiles(wb);
+  if (opt.server === "fake") {
+    await review(wb, "drop");
+  } else {
+    await review(wb, "reject");
+    await review(wb, "accept");
+    checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
+  }
 
   const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], { timeoutMs: 120_000 });
   step(`commit ${done.sha.slice(0, 8)} "${done.subject}": ${changedFiles(ws, done.sha).join(", ")}`);
   if (gitShow(ws, done.sha, "src/greet.py").trim() !== SOURCE_AFTER.trim()) {
     throw new Error("the commit does not hold the model's change to src/greet.py");
+  }
+  if (opt.server === "real" && !commitMessage(ws, done.sha).includes("test_greet checks it")) {
+    throw new Error(`the commit should carry the message written after the rejection: ${commitMessage(ws, done.sha)}`);
   }
   if (changedFiles(ws, done.sha).includes(DROPPED)) {
     throw new Error(`${DROPPED} was dropped in the review but is in the commit`);

@@ -67,6 +67,9 @@ build = ["python", "-m", "compileall", "-q", "src"]
 test = ["python", "-m", "unittest", "discover", "-s", "tests", "-v"]
 `;
 
+/** The reason the e2e gives when it rejects the first commit (it must reach the model). */
+export const REJECT_REASON = "Say in the commit message what greet() returns now and how it was checked";
+
 /** What the fake API answers, one response per model call. */
 export function transcript() {
   const call = (name, input, text) => ({
@@ -83,9 +86,13 @@ export function transcript() {
         passed: true,
         evidence: "run_tests: test_greets_with_comma_and_exclamation_mark passed; greet('Ada') == 'Hello, Ada!'",
       }),
-      call("git_commit", {
-        message: `card: ${CARD_TITLE}\n\ngreet() now answers "Hello, <name>!".`,
-      }),
+      // The e2e rejects this first commit with REJECT_REASON; the model then tries again.
+      call("git_commit", { message: `card: ${CARD_TITLE}\n\nChange greet().` }),
+      call(
+        "git_commit",
+        { message: `card: ${CARD_TITLE}\n\ngreet() now answers "Hello, <name>!"; test_greet checks it.` },
+        "The reviewer wants the message to say what changed and how it was checked.",
+      ),
       {
         content: [{ type: "text", text: "The greeting now ends with an exclamation mark; the test passes.\n\nRESULT: done" }],
         stop_reason: "end_turn",
@@ -137,6 +144,11 @@ export function commits(root) {
 
 export function gitShow(root, rev, file) {
   return git(root, "show", `${rev}:${file}`);
+}
+
+/** The full message of a commit. */
+export function commitMessage(root, rev) {
+  return git(root, "log", "-1", "--format=%B", rev);
 }
 
 /** The files a commit touched. */
