@@ -229,12 +229,15 @@ class RunManager:
         self._views: dict[Path, RunView] = {}
         self._tasks: dict[Path, asyncio.Task[None]] = {}
 
+    # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
+    # resolved paths (the views call them on every event, and resolving costs a syscall a part).
+
     def get(self, card_path: Path) -> RunView | None:
         """The card's live run, or its last run in this session."""
-        return self._views.get(card_path.resolve())
+        return self._views.get(card_path)
 
     def is_live(self, card_path: Path) -> bool:
-        task = self._tasks.get(card_path.resolve())
+        task = self._tasks.get(card_path)
         return task is not None and not task.done()
 
     def views(self) -> list[RunView]:
@@ -259,7 +262,7 @@ class RunManager:
 
     def cancel(self, card_path: Path) -> bool:
         """Cancel the card's run; the runner ends it `Failed`/`cancelled`. False if none runs."""
-        task = self._tasks.get(card_path.resolve())
+        task = self._tasks.get(card_path)
         if task is None or task.done():
             return False
         task.cancel()

@@ -47,9 +47,14 @@ class CardIndex:
         self._entries: dict[Path, CardEntry] = {}
         self._uris: dict[Path, str] = {}
         self._changed = asyncio.Condition()
+        self._cards_dir: tuple[tuple[Path, str], Path] | None = None
 
     def cards_dir(self) -> Path:
-        return (self._root() / self._folder()).resolve()
+        """The resolved cards folder (cached: it is asked on every request and event)."""
+        key = (self._root(), self._folder())
+        if self._cards_dir is None or self._cards_dir[0] != key:
+            self._cards_dir = (key, (key[0] / key[1]).resolve())
+        return self._cards_dir[1]
 
     def is_card(self, path: Path) -> bool:
         """A Markdown file under the cards folder that is not hidden or an editor temp file."""
@@ -57,7 +62,7 @@ class CardIndex:
         if not name.lower().endswith(CARD_SUFFIXES) or name.startswith((".", "#", "~")):
             return False
         try:
-            relative = path.resolve().relative_to(self.cards_dir())
+            relative = path.relative_to(self.cards_dir())  # paths here are resolved already
         except ValueError:
             return False
         return not any(part.startswith(".") for part in relative.parts[:-1])
@@ -111,9 +116,8 @@ class CardIndex:
 
     async def scan(self) -> list[Path]:
         """Read every card under the cards folder; forget cards that are gone."""
-        found = [
-            p.resolve() for p in await asyncio.to_thread(find_cards, self._root(), self._folder())
-        ]
+        root, folder = self._root(), self._folder()
+        found = await asyncio.to_thread(lambda: [p.resolve() for p in find_cards(root, folder)])
         for gone in set(self._entries) - set(found):
             self.remove(gone)
         for path in found:
