@@ -5,16 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from cardrunner.cards import find_cards, parse_card
+from cardrunner.liveruns import live_cards
 from cardrunner.settings import load_settings
 
 
-def _card_problems(path: Path, shown: str) -> list[str]:
+def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{shown}: cannot read: {exc}"]
-    _, problems = parse_card(text, path)
-    return [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
+    card, problems = parse_card(text, path)
+    out = [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
+    if card is not None and card.state == "In Work":
+        try:
+            rel = str(path.resolve().relative_to(root.resolve()))
+        except ValueError:
+            rel = str(path)
+        if rel not in live_cards(root):
+            out.append(
+                f"{shown}:1: warning: interrupted — the card is In Work but no run is going on; "
+                f"resume with `cardrunner run {shown} --resume` or set its state back"
+            )
+    return out
 
 
 def check_paths(paths: list[Path]) -> list[str]:
@@ -45,5 +57,5 @@ def check_paths(paths: list[Path]) -> list[str]:
                 shown = str(card.resolve().relative_to(Path.cwd()))
             except ValueError:
                 shown = str(card)
-            out += _card_problems(card, shown)
+            out += _card_problems(card, shown, root)
     return out

@@ -25,6 +25,7 @@ from cardrunner.cards import Card, CardError, load_card, write_card
 from cardrunner.compaction import Compactor
 from cardrunner.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.limits import Guards
+from cardrunner.liveruns import clear_live, mark_live
 from cardrunner.loop import Loop
 from cardrunner.models.base import Message, Model
 from cardrunner.review import Approver, CommitTool
@@ -128,6 +129,7 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
                 cost_usd=0.0,
             )
             return
+        live = mark_live(o.root, run.run_id, run.started.card)
         try:
             async for event in _play(run, stack):
                 yield event
@@ -147,6 +149,7 @@ async def run_card(o: RunOptions) -> AsyncIterator[Event]:
         finally:
             run.log.close()
         await _write_result(o, run, result)
+        clear_live(live)
         yield result
 
 
