@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 
@@ -76,7 +75,9 @@ def test_sigkill_then_resume_ends_with_the_uninterrupted_diff(tmp_path: Path) ->
             )
             done_calls = sum(calls_per_round[:kill_after])
             wait_for(
-                lambda: tool_lines(root) >= done_calls or proc.poll() is not None, 60, "rounds"
+                lambda r=root, n=done_calls, p=proc: tool_lines(r) >= n or p.poll() is not None,
+                60,
+                "rounds",
             )
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
