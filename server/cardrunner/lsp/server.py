@@ -202,7 +202,7 @@ class CardServer(LanguageServer):
     def run_event(self, view: RunView, event: Event) -> None:
         """`RunListener`: one event of one run, fanned out to every view of it."""
         match event:
-            case RoundStarted() | RoundFinished() | ToolStarted():
+            case RoundStarted() | RoundFinished() | ToolStarted() | ReviewRequested():
                 self.run_progress.report(view)
             case BuildChecked():
                 self.diagnostics.build(view)

@@ -62,10 +62,11 @@ class RunProgress:
         return progress.token
 
     def report(self, view: RunView) -> None:
-        """Queue a report with the run's state now (one per round and per tool call)."""
+        """Queue a report with the run's state now (one per round, tool call and review)."""
         progress = self._active.get(view.card_path)
         if progress is not None:
-            progress.queue.put_nowait((view.summary(), _percent(view)))
+            waiting = "awaiting review · " if view.state == "review" else ""
+            progress.queue.put_nowait((waiting + view.summary(), _percent(view)))
 
     def end(self, view: RunView) -> None:
         progress = self._active.pop(view.card_path, None)
