@@ -138,6 +138,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             _err(f"cardrunner: {exc}")
             return EXIT_USAGE
+    from cardrunner.sweep import open_ledger, sweep
+
+    swept = sweep(root)
+    if swept:
+        _err(f"cardrunner: stopped {len(swept)} process group(s) left by a cardrunner that died")
+    open_ledger(root)
     view = LiveView(sys.stderr.write, sys.stderr.isatty())
 
     async def main() -> int:

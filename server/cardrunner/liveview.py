@@ -40,7 +40,7 @@ def elapsed(seconds: float) -> str:
 class LiveView:
     """Renders events; `write` receives text (usually sys.stderr.write)."""
 
-    def __init__(self, write: Callable[[str], None], tty: bool) -> None:
+    def __init__(self, write: Callable[[str], object], tty: bool) -> None:
         self._write = write
         self._tty = tty
         self._started = time.monotonic()

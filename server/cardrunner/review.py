@@ -96,7 +96,7 @@ def colour_diff(diff: str, colour: bool) -> str:
 class TerminalApprover:
     """Shows a coloured diff and asks on the terminal. No terminal → reject, saying why."""
 
-    def __init__(self, write: Callable[[str], None], read: Callable[[str], str] = input) -> None:
+    def __init__(self, write: Callable[[str], object], read: Callable[[str], str] = input) -> None:
         self._write = write
         self._read = read
 

@@ -175,6 +175,9 @@ async def _play(run: _Run, stack: AsyncExitStack) -> AsyncIterator[Event]:
         run.result = run.loop.finish("failed", "cancelled", "the run was cancelled")
     except OSError as exc:  # the log could not be written (disk full …): stop, keep the card
         run.result = run.loop.finish("failed", "interrupted", f"cannot write the run log: {exc}")
+    except Exception as exc:  # a bug in the loop or a tool's event: end cleanly, resumable
+        detail = f"the run crashed: {type(exc).__name__}: {exc}"
+        run.result = run.loop.finish("failed", "interrupted", detail)
     finally:
         await stack.aclose()  # app, MCP servers: stopped before the card says the run is over
     if run.result is None:

@@ -18,7 +18,7 @@ import shlex
 import signal
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,7 @@ SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 """Never handed to builds, tests or the app: code the model wrote could print them."""
 
 _groups: set[int] = set()
+_listeners: list[Callable[[int], None]] = []
 _atexit_registered = False
 
 
@@ -153,8 +154,21 @@ async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str] | None = None
         start_new_session=True,
     )
     child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
-    _groups.add(child.pid)
+    note_group(child.pid)
     return child
+
+
+def note_group(pgid: int) -> None:
+    """Record a process group we started (also for processes spawned elsewhere, e.g. MCP)."""
+    _groups.add(pgid)
+    for listener in list(_listeners):
+        with contextlib.suppress(Exception):
+            listener(pgid)
+
+
+def add_group_listener(listener: Callable[[int], None]) -> None:
+    """Call `listener(pgid)` for every group started from now on (the sweep ledger uses it)."""
+    _listeners.append(listener)
 
 
 async def _wait_group_gone(pgid: int, within: float) -> bool:

@@ -1,0 +1,75 @@
+"""Sweep processes left behind by a cardrunner that died.
+
+Builds, tests, the app and MCP servers run in their own process groups, so they survive a
+SIGKILL of the process that started them. Every cardrunner process therefore keeps a ledger,
+`.cardrunner/processes/<pid>.jsonl`, of the groups it starts (with each leader's start time, so a
+recycled process id is never mistaken for ours). On start, the language server and `cardrunner
+run` sweep the ledgers of owners that are gone: every recorded group still alive is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+from pathlib import Path
+
+from cardrunner.tools.process import add_group_listener
+
+_opened: set[Path] = set()
+
+
+def _ledger_dir(root: Path) -> Path:
+    return root / ".cardrunner" / "processes"
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of `pid` (field 22 of /proc/<pid>/stat), or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else fields[19]
+
+
+def open_ledger(root: Path) -> Path:
+    """Record every process group this process starts from now on."""
+    path = _ledger_dir(root) / f"{os.getpid()}.jsonl"
+    if path in _opened:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _opened.add(path)
+
+    def record(pgid: int) -> None:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"pgid": pgid, "start": _start_time(pgid)}) + "\n")
+
+    add_group_listener(record)
+    return path
+
+
+def sweep(root: Path) -> list[int]:
+    """Kill the groups recorded by owners that no longer run; returns the groups killed."""
+    folder = _ledger_dir(root)
+    killed: list[int] = []
+    if not folder.is_dir():
+        return killed
+    for ledger in folder.glob("*.jsonl"):
+        owner = int(ledger.stem) if ledger.stem.isdigit() else 0
+        if owner == os.getpid() or (owner and _start_time(owner) is not None):
+            continue
+        for line in ledger.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            pgid, start = int(entry.get("pgid", 0)), entry.get("start")
+            if pgid > 1 and start is not None and _start_time(pgid) == start:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+                    killed.append(pgid)
+        with contextlib.suppress(OSError):
+            ledger.unlink()
+    return killed
