@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -137,3 +138,18 @@ async def test_an_opened_card_always_gets_its_diagnostics_even_none(
     await wait_for(lambda: uri in client.diagnostics, what="a publish for the opened card")
     assert diags(client, uri) == []
     assert await lens_titles(client, uri) == ["▶ Run card"]
+
+
+async def test_the_cards_folder_deleted_and_made_again_is_watched_again(
+    client: LanguageClient,
+) -> None:
+    project = project_of(client)
+    first = project.write_card("first", UNKNOWN_STATE).as_uri()
+    await wait_for(lambda: diags(client, first), what="the first card")
+    shutil.rmtree(project.root / "cards")
+    await wait_for(lambda: not diags(client, first), what="the deleted card to lose its problems")
+
+    (project.root / "cards").mkdir()
+    second = project.write_card("second", UNKNOWN_STATE).as_uri()
+    [problem] = await wait_for(lambda: diags(client, second), what="a card in the new folder")
+    assert problem.range.start.line == 2

@@ -17,6 +17,9 @@ from watchfiles import Change, awatch
 
 log = logging.getLogger("cardrunner.lsp.watcher")
 
+RESCAN_DELAY = 0.2
+"""Seconds after a watch restarts before the folder is read again (awatch has no 'ready')."""
+
 OnChanges = Callable[[set[Path], set[Path]], Awaitable[None]]
 """Called with (changed or added card paths, deleted card paths)."""
 
@@ -31,6 +34,7 @@ class CardWatcher:
         self._is_card = is_card
         self._on_changes = on_changes
         self._task: asyncio.Task[None] | None = None
+        self._rescans: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
 
     def start(self) -> None:
@@ -41,6 +45,8 @@ class CardWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        for task in self._rescans:
+            task.cancel()
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -52,10 +58,14 @@ class CardWatcher:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _run(self, stop: asyncio.Event) -> None:
+        restarted = False
         while not stop.is_set():
             folder = self._cards_dir()
             try:
                 if folder.is_dir():
+                    if restarted:  # cards written while the watcher was being set up again
+                        self._rescan_soon()
+                    restarted = True
                     await self._watch(folder, stop, recursive=True)
                 else:
                     await self._wait_for_folder(folder, stop)
@@ -64,6 +74,15 @@ class CardWatcher:
             except Exception as exc:
                 log.warning("watching %s failed: %r; retrying", folder, exc)
                 await asyncio.sleep(1)  # back off before watching again
+
+    def _rescan_soon(self) -> None:
+        async def rescan() -> None:
+            await asyncio.sleep(RESCAN_DELAY)
+            await self._on_changes(set(), set())
+
+        task = asyncio.create_task(rescan())
+        self._rescans.add(task)
+        task.add_done_callback(self._rescans.discard)
 
     async def _watch(self, folder: Path, stop: asyncio.Event, recursive: bool) -> None:
         async for changes in awatch(folder, stop_event=stop, step=10, recursive=recursive):
