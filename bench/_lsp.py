@@ -162,6 +162,21 @@ class LspProcess:
                 result = {"success": True}
             self._send({"id": message["id"], "result": result})
 
+    async def warmed_up(self, within: float = 90.0) -> bool:
+        """Wait for `cardrunner lsp`'s background import of anthropic/mcp to end (it logs
+        "warmed up …"): until then that thread competes for the GIL and skews any timing."""
+        try:
+            await self.wait_for(
+                lambda r: (
+                    r.method == "window/logMessage"
+                    and "warmed up" in str(r.params.get("message", ""))
+                ),
+                within,
+            )
+        except TimeoutError:
+            return False
+        return True
+
     def rss_kib(self) -> int:
         """VmRSS of the server process, in KiB."""
         assert self.proc is not None

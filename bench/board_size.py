@@ -6,8 +6,8 @@ For boards of 10, 100 and 1,000 cards (a git repository each), one `cardrunner l
   tool would); the time until the server publishes diagnostics for it (the card carries a
   deliberate problem, so there are some to publish) and until it sends
   `workspace/codeLens/refresh`.
-Boards are measured in interleaved passes (10, 100, 1000, 10, 100, 1000 …); the figures pool
-the passes. Targets: flat in the board size — the ratios 100/10 and 1000/10.
+The three servers run side by side and take turns request by request (and write by write), so
+each board meets the same moments of a shared machine; two passes with fresh servers, pooled. Targets: flat in the board size — the ratios 100/10 and 1000/10.
 
     .venv/bin/python bench/board_size.py [--passes 2] [--lens 200] [--writes 12]
 """
@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _board import card_text, make_board
@@ -31,43 +32,57 @@ FLAT = 1.5
 """A ratio at most this is reported as flat (timings on a shared 2-core machine scatter)."""
 
 
-async def measure(root: Path, lens_samples: int, writes: int, tag: str) -> dict[str, list[float]]:
+@dataclass
+class Board:
+    size: int
+    root: Path
+    server: LspProcess
+    uri: str = ""
+    figures: dict[str, list[float]] = field(
+        default_factory=lambda: {"lens": [], "diagnostics": [], "refresh": []}
+    )
+
+
+async def open_board(size: int, root: Path) -> Board:
+    """Start a server on the board, wait for its scan and warm-up, open card 0."""
     server = LspProcess([str(VENV_BIN / "cardrunner"), "lsp"], root)
     await server.spawn()
-    out: dict[str, list[float]] = {"lens": [], "diagnostics": [], "refresh": []}
-    try:
-        await server.initialize(root)
-        # the start-up scan ends with a lens refresh
-        await server.wait_for(lambda r: r.method == "workspace/codeLens/refresh", 120)
-        card = root / "cards" / "card-0000.md"
-        uri = card.resolve().as_uri()
-        server.notify("textDocument/didOpen", did_open(uri, card.read_text()))
-        for _ in range(20):  # warm-up
-            await server.timed("textDocument/codeLens", doc(uri))
-        for _ in range(lens_samples):
-            took, lenses = await server.timed("textDocument/codeLens", doc(uri))
-            assert lenses, "the open card has no code lens"
-            out["lens"].append(took)
-        for k in range(writes):
-            path = (root / "cards" / f"new-{tag}-{k:02d}.md").resolve()
-            new_uri = path.as_uri()
-            since = len(server.received)
-            written = time.perf_counter()
-            path.write_text(card_text(9000 + k, state="Bogus"))
+    await server.initialize(root)
+    # the start-up scan ends with a lens refresh
+    await server.wait_for(lambda r: r.method == "workspace/codeLens/refresh", 120)
+    if not await server.warmed_up():
+        print("   (the server never said it had warmed up; measuring anyway)")
+    card = root / "cards" / "card-0000.md"
+    board = Board(size, root, server, card.resolve().as_uri())
+    server.notify("textDocument/didOpen", did_open(board.uri, card.read_text()))
+    for _ in range(20):  # warm-up
+        await server.timed("textDocument/codeLens", doc(board.uri))
+    return board
 
-            def diagnostics_for(r: Received, u: str = new_uri) -> bool:
-                return r.method == "textDocument/publishDiagnostics" and r.params["uri"] == u
 
-            diag = await server.wait_for(diagnostics_for, 30, since)
-            assert diag.params["diagnostics"], "the card's problem was not reported"
-            refresh = await server.wait_for(
-                lambda r: r.method == "workspace/codeLens/refresh", 30, since
-            )
-            out["diagnostics"].append(diag.time - written)
-            out["refresh"].append(refresh.time - written)
-    finally:
-        await server.close()
-    return out
+async def lens(board: Board) -> None:
+    took, lenses = await board.server.timed("textDocument/codeLens", doc(board.uri))
+    assert lenses, "the open card has no code lens"
+    board.figures["lens"].append(took)
+
+
+async def write_card(board: Board, name: str) -> None:
+    """Write a new card outside the editor; time its diagnostics and the lens refresh."""
+    server = board.server
+    path = (board.root / "cards" / f"{name}.md").resolve()
+    new_uri = path.as_uri()
+    since = len(server.received)
+    written = time.perf_counter()
+    path.write_text(card_text(9000, state="Bogus"))
+
+    def diagnostics_for(r: Received) -> bool:
+        return r.method == "textDocument/publishDiagnostics" and r.params["uri"] == new_uri
+
+    diag = await server.wait_for(diagnostics_for, 30, since)
+    assert diag.params["diagnostics"], "the card's problem was not reported"
+    refresh = await server.wait_for(lambda r: r.method == "workspace/codeLens/refresh", 30, since)
+    board.figures["diagnostics"].append(diag.time - written)
+    board.figures["refresh"].append(refresh.time - written)
 
 
 async def main() -> int:
@@ -86,10 +101,22 @@ async def main() -> int:
             roots[n] = Path(tmp) / f"board-{n}"
             make_board(roots[n], n)
         for p in range(args.passes):
-            for n in SIZES:
-                got = await measure(roots[n], args.lens, args.writes, f"p{p}")
-                for key, values in got.items():
-                    results[n][key] += values
+            # the three servers run side by side and take turns request by request, so every
+            # board meets the same moments of a busy machine
+            boards = [await open_board(n, roots[n]) for n in SIZES]
+            try:
+                for _ in range(args.lens):
+                    for board in boards:
+                        await lens(board)
+                for k in range(args.writes):
+                    for board in boards:
+                        await write_card(board, f"new-{p}-{k:02d}")
+            finally:
+                for board in boards:
+                    await board.server.close()
+            for board in boards:
+                for key, values in board.figures.items():
+                    results[board.size][key] += values
     rows: dict[str, Callable[[int], float]] = {
         "code lens p99": lambda n: percentile(results[n]["lens"], 99),
         "code lens p50": lambda n: median(results[n]["lens"]),

@@ -105,6 +105,8 @@ async def main() -> int:
                 ),
                 30,
             )
+            if not await server.warmed_up():
+                print("   (the server never said it had warmed up; measuring anyway)")
             await sample(server, watched, methods, 30)  # warm-up
             idle: dict[str, list[float]] = {m: [] for m in methods}
             busy: dict[str, list[float]] = {m: [] for m in methods}
