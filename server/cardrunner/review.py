@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from cardrunner.events import ReviewDecided, ReviewRequested
+from cardrunner.redact import redact
 from cardrunner.tools.base import FunctionTool, ToolContext, ToolError, ToolResult, schema
 from cardrunner.tools.git import GitRepo
 
@@ -152,8 +153,9 @@ class CommitTool:
             raise ToolError(
                 f"Already committed as {self.committed[:10]}. End with the RESULT line."
             )
-        message = args["message"].strip()
+        message = redact(args["message"].strip())
         diff, files = await self.git.diff(self.base_tree, self.write_paths)
+        diff = redact(diff)
         if not files:
             raise ToolError(
                 "Nothing changed in the write area since the run started; nothing to commit."

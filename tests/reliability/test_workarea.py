@@ -1,0 +1,350 @@
+"""Never lose work: restore on cancel and reject, isolated worktrees, a full disk, secrets, a
+crashing loop, and a user editing a file the run is writing."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cardrunner.events import Event, Notice, RunFinished, ToolStarted
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.review import (
+    Approver,
+    AutoApprover,
+    ReviewDecision,
+    ReviewRequest,
+    ScriptedApprover,
+)
+from cardrunner.runlog import RunLog, log_record, read_log
+from cardrunner.runner import RunOptions, run_card
+from cardrunner.settings import load_settings
+from cardrunner.tools.process import live_process_groups
+
+from ..e2e.project import CALC, FIXED, final, fix_transcript, git, make_project, turn, use
+
+HANG = 'test = ["python", "-c", "import time; time.sleep(60)"]\n'
+
+
+def meta(card: Path) -> dict[str, Any]:
+    return yaml.safe_load(card.read_text().split("---")[1])
+
+
+def options(
+    root: Path, steps: list[Any], approver: Approver | None = None, **overrides: Any
+) -> RunOptions:
+    settings, problems = load_settings(root, overrides or None)
+    assert not problems, problems
+    return RunOptions(
+        root=root,
+        card_path=root / "cards/fix-add.md",
+        settings=settings,
+        model=ScriptedModel(steps),
+        approver=approver or AutoApprover(),
+    )
+
+
+async def collect(opts: RunOptions) -> list[Event]:
+    events = [e async for e in run_card(opts)]
+    assert isinstance(events[-1], RunFinished)
+    return events
+
+
+async def cancel_at(opts: RunOptions, tool: str) -> list[Event]:
+    """Run until `tool` starts, then cancel the consumer's task, as an editor's Cancel does."""
+    seen: list[Event] = []
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in run_card(opts):
+            seen.append(event)
+            if isinstance(event, ToolStarted) and event.name == tool:
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 30)
+    task.cancel()
+    await asyncio.wait_for(task, 30)
+    return seen
+
+
+WRITE_TWO = [
+    turn(use("write_file", path="src/calc.py", content=FIXED)),
+    turn(use("write_file", path="src/new.py", content="NEW = 1\n")),
+]
+
+
+async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_the_work_back(
+    tmp_path: Path,
+) -> None:
+    card = make_project(tmp_path, extra_toml="")
+    (tmp_path / "cardrunner.toml").write_text(
+        (tmp_path / "cardrunner.toml")
+        .read_text()
+        .replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n', HANG
+        )
+    )
+    git(tmp_path, "commit", "-qam", "slow tests")
+    (tmp_path / "src" / "data.bin").write_bytes(b"\x00binary\xff")
+    git(tmp_path, "add", "src/data.bin")
+    git(tmp_path, "commit", "-qm", "a binary file")
+    steps = [
+        *WRITE_TWO,
+        turn(use("run_tests")),
+        turn(use("report_criterion", index=0, passed=True, evidence="e")),
+        turn(use("report_criterion", index=1, passed=True, evidence="e")),
+        turn(use("git_commit", message="card: fix")),
+        final(),
+    ]
+    head = git(tmp_path, "rev-parse", "HEAD")
+    before = {
+        p: p.read_bytes()
+        for p in (tmp_path / "src").rglob("*")
+        if p.is_file() and "__pycache__" not in str(p)
+    }
+    events = await cancel_at(options(tmp_path, steps), "run_tests")
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.reason == "cancelled" and result.work_tree
+    after = {
+        p: p.read_bytes()
+        for p in (tmp_path / "src").rglob("*")
+        if p.is_file() and "__pycache__" not in str(p)
+    }
+    assert after == before, "the write area is back to its state at run start"
+    assert git(tmp_path, "rev-parse", "HEAD") == head, "the user's branch did not move"
+    assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
+    assert not live_process_groups()
+    # resume: the run's own changes come back, the conversation goes on
+    from cardrunner.resume import prepare_resume
+
+    opts = options(tmp_path, steps)
+    prepare_resume(opts)
+    opts.settings.commands.test = [sys.executable, "-c", "print('1 passed')"]
+    events = await collect(opts)
+    assert events[-1].status == "done", events[-1]
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == [
+        "src/calc.py",
+        "src/new.py",
+    ]
+
+
+async def test_a_rejected_run_restores_the_write_area(tmp_path: Path) -> None:
+    card = make_project(tmp_path)
+    steps = [
+        *WRITE_TWO,
+        turn(use("git_commit", message="card: fix")),
+        final("I give up.\nRESULT: failed: rejected"),
+    ]
+    approver = ScriptedApprover([ReviewDecision("reject", "wrong approach")])
+    events = await collect(options(tmp_path, steps, approver))
+    assert events[-1].reason == "rejected"
+    assert (tmp_path / "src/calc.py").read_text() == CALC and not (tmp_path / "src/new.py").exists()
+    assert meta(card)["reason"] == "rejected"
+    assert any(isinstance(e, Notice) and "restored" in e.message for e in events)
+
+
+class Inspecting:
+    """An approver that looks at both checkouts while the run waits, then decides."""
+
+    def __init__(self, root: Path, before_accept: Any = None) -> None:
+        self.root, self.before_accept = root, before_accept
+        self.seen: dict[str, Any] = {}
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        worktree = self.root / ".cardrunner/worktrees/fix-add"
+        self.seen["user"] = (self.root / "src/calc.py").read_text()
+        self.seen["worktree"] = (worktree / "src/calc.py").read_text()
+        self.seen["branch"] = git(self.root, "branch", "--show-current").strip()
+        if self.before_accept:
+            self.before_accept()
+        return ReviewDecision("accept")
+
+
+async def test_isolation_leaves_the_user_tree_alone_and_brings_a_clean_commit_back(
+    tmp_path: Path,
+) -> None:
+    make_project(tmp_path)
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    approver = Inspecting(tmp_path)
+    events = await collect(options(tmp_path, fix_transcript(), approver, isolation=True))
+    result = events[-1]
+    assert result.status == "done"
+    assert approver.seen == {"user": CALC, "worktree": FIXED, "branch": "main"}
+    assert (tmp_path / "src/calc.py").read_text() == FIXED
+    assert (
+        git(tmp_path, "rev-parse", "HEAD~1").strip() == head
+        and result.commit == git(tmp_path, "rev-parse", "HEAD").strip()
+    )
+    assert git(tmp_path, "rev-parse", "--verify", "cards/fix-add").strip()
+    assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
+
+
+async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Path) -> None:
+    make_project(tmp_path)
+
+    def user_commits_meanwhile() -> None:
+        (tmp_path / "src/calc.py").write_text("def add(a, b):\n    return sum([a, b])\n")
+        git(tmp_path, "commit", "-qam", "my own fix")
+
+    events = await collect(
+        options(
+            tmp_path, fix_transcript(), Inspecting(tmp_path, user_commits_meanwhile), isolation=True
+        )
+    )
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    assert any("stays on cards/fix-add" in n for n in notes), notes
+    assert (tmp_path / "src/calc.py").read_text() == "def add(a, b):\n    return sum([a, b])\n"
+    assert git(tmp_path, "log", "-1", "--format=%s").strip() == "my own fix"
+    assert git(tmp_path, "show", "cards/fix-add:src/calc.py") == FIXED
+    assert not git(tmp_path, "status", "--porcelain", "--", "src").strip()
+
+
+async def test_isolated_cancel_removes_the_worktree(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    (tmp_path / "cardrunner.toml").write_text(
+        (tmp_path / "cardrunner.toml")
+        .read_text()
+        .replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n', HANG
+        )
+    )
+    git(tmp_path, "commit", "-qam", "slow tests")
+    steps = [*WRITE_TWO, turn(use("run_tests")), final()]
+    events = await cancel_at(options(tmp_path, steps, isolation=True), "run_tests")
+    assert events[-1].reason == "cancelled"
+    assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
+    assert (tmp_path / "src/calc.py").read_text() == CALC
+    assert not live_process_groups()
+
+
+async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    other = (
+        (tmp_path / "cards/fix-add.md")
+        .read_text()
+        .replace("Adding two numbers subtracts them", "A second card")
+    )
+    (tmp_path / "cards/second.md").write_text(other)
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "second card")
+    second = [
+        turn(use("write_file", path="src/extra.py", content="X = 2\n")),
+        turn(
+            use("report_criterion", index=0, passed=True, evidence="e"),
+            use("report_criterion", index=1, passed=True, evidence="e"),
+        ),
+        turn(use("git_commit", message="card: second")),
+        final(),
+    ]
+    one = options(tmp_path, fix_transcript(), isolation=True)
+    two = options(tmp_path, second, isolation=True)
+    two.card_path = tmp_path / "cards/second.md"
+    first, last = await asyncio.gather(collect(one), collect(two))
+    assert first[-1].status == last[-1].status == "done"
+    assert (tmp_path / "src/calc.py").read_text() == FIXED and (
+        tmp_path / "src/extra.py"
+    ).read_text() == "X = 2\n"
+    assert len(git(tmp_path, "log", "--format=%s").splitlines()) == 4
+
+
+async def test_a_full_disk_stops_the_run_with_a_clear_reason_and_keeps_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    card = make_project(tmp_path)
+    original, writes = RunLog.write, [0]
+
+    def failing(self: RunLog, event: Event) -> None:
+        writes[0] += log_record(event) is not None
+        if writes[0] > 7:  # after the write_file of round 3 was logged
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(self, event)
+
+    monkeypatch.setattr(RunLog, "write", failing)
+    events = await collect(options(tmp_path, fix_transcript()))
+    result = events[-1]
+    assert result.reason == "interrupted" and "No space left on device" in result.detail
+    assert (tmp_path / "src/calc.py").read_text() == FIXED, (
+        "what the run wrote is kept for a resume"
+    )
+    assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "interrupted")
+    log = next((tmp_path / ".cardrunner/runs").glob("*.jsonl"))
+    assert [r["type"] for r in read_log(log)][0] == "start"
+
+
+async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-ant-api03-THISISASECRETKEY1234567890"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    make_project(tmp_path)
+    steps = [
+        turn(use("write_file", path="src/calc.py", content=FIXED + f"KEY = '{secret}'\n")),
+        turn(
+            use("report_criterion", index=0, passed=True, evidence=f"checked with {secret}"),
+            use("report_criterion", index=1, passed=True, evidence="ok"),
+        ),
+        turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
+        final(f"done with {secret}\nRESULT: done"),
+    ]
+    approver = AutoApprover()
+    events = await collect(options(tmp_path, steps, approver))
+    assert events[-1].status == "done"
+    assert secret not in approver.requests[0].diff and secret not in approver.requests[0].message
+    assert secret not in git(tmp_path, "log", "-1", "--format=%B")
+    log = next((tmp_path / ".cardrunner/runs").glob("*.jsonl")).read_text()
+    assert secret not in log and "[redacted]" in log
+
+
+async def test_a_crashing_loop_still_stops_the_app_and_ends_resumable(tmp_path: Path) -> None:
+    card = make_project(tmp_path, extra_toml="")
+    toml = (
+        (tmp_path / "cardrunner.toml")
+        .read_text()
+        .replace(
+            "timeout_seconds",
+            'app = ["python", "-c", "import time; time.sleep(60)"]\ntimeout_seconds',
+        )
+    )
+    (tmp_path / "cardrunner.toml").write_text(toml)
+    git(tmp_path, "commit", "-qam", "an app")
+
+    def crash(body: dict[str, Any], index: int) -> dict[str, Any]:
+        raise RuntimeError("the model adapter broke")
+
+    events = await collect(options(tmp_path, [turn(use("start_app")), crash]))
+    assert events[-1].reason == "interrupted" and "the model adapter broke" in events[-1].detail
+    assert not live_process_groups(), "the app was stopped"
+    assert meta(card)["reason"] == "interrupted"
+
+
+async def test_a_user_edit_during_the_run_is_kept_and_reported(tmp_path: Path) -> None:
+    make_project(tmp_path)
+
+    def user_edits(body: dict[str, Any], index: int) -> dict[str, Any]:
+        (tmp_path / "src/calc.py").write_text("# the user's careful edit\n" + FIXED)
+        return turn(use("write_file", path="src/calc.py", content=FIXED + "# model again\n"))
+
+    steps = [
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        user_edits,
+        final("RESULT: failed: the user is editing the same file"),
+    ]
+    events = await collect(options(tmp_path, steps))
+    conflict = [
+        e
+        for e in events
+        if getattr(e, "name", "") == "write_file" and getattr(e, "is_error", False)
+    ]
+    assert conflict and "changed outside this run" in conflict[0].result
+    assert (tmp_path / "src/calc.py").read_text().startswith("# the user's careful edit")
+
+
+def test_nothing_outlives_the_tests() -> None:
+    subprocess.run(["true"], check=True)
+    assert not live_process_groups()
