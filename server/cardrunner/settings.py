@@ -292,25 +292,26 @@ def load_settings(
         data = _deep_merge(data, _read_toml(own, problems))
         sources.append("cardrunner.toml")
     file = " + ".join(sources) or "settings"
-    for server in (data.get("mcp") or {}).values():
+    raw_mcp = data.get("mcp")
+    mcp: dict[str, Any] = raw_mcp if isinstance(raw_mcp, dict) else {}  # else validation says so
+    for server in mcp.values():
         if isinstance(server, dict):
             server.setdefault("source", sources[-1] if sources else "settings")
-    from_json = _read_mcp_json(root, problems)
-    raw_mcp = data.get("mcp")
-    mcp: dict[str, Any] = raw_mcp if isinstance(raw_mcp, dict) else {}
-    for name, spec in from_json.items():
+    for name, spec in _read_mcp_json(root, problems).items():
         if name in mcp:
+            existing = mcp[name]
+            where = existing.get("source", file) if isinstance(existing, dict) else file
             problems.append(
                 SettingsProblem(
                     file=".mcp.json",
                     key=f"mcpServers.{name}",
                     message=f"server name {name!r} is also defined as [mcp.{name}] in "
-                    f"{mcp[name].get('source', file)}; rename one of them",
+                    f"{where}; rename one of them",
                 )
             )
             continue
         mcp[name] = spec
-    if mcp:
+    if mcp and (raw_mcp is None or isinstance(raw_mcp, dict)):
         data["mcp"] = mcp
     settings = _validate(data, file, problems)
     if overrides:

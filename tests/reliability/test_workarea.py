@@ -274,7 +274,7 @@ async def test_a_full_disk_stops_the_run_with_a_clear_reason_and_keeps_the_work(
     )
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "interrupted")
     log = next((tmp_path / ".cardrunner/runs").glob("*.jsonl"))
-    assert [r["type"] for r in read_log(log)][0] == "start"
+    assert next(r["type"] for r in read_log(log)) == "start"
 
 
 async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(

@@ -1,0 +1,90 @@
+"""Processes a dead cardrunner left behind are found and stopped by the next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..e2e.project import cli, final, git, make_project, turn, use, write_transcript
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(
+        (e / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        for e in Path("/proc").iterdir()
+        if e.name.isdigit() and _pgrp(e) == pgid
+    )
+
+
+def _pgrp(entry: Path) -> int:
+    try:
+        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def test_the_next_run_sweeps_what_a_killed_one_left(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
+            'test = ["python", "-c", "import time; time.sleep(120)"]',
+        )
+    )
+    git(tmp_path, "commit", "-qam", "slow tests")
+    transcript = write_transcript(
+        tmp_path.parent / f"{tmp_path.name}.json",
+        [turn(use("run_tests")), final("RESULT: failed: slow")],
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cardrunner",
+            "run",
+            "cards/fix-add.md",
+            "--replay",
+            str(transcript),
+            "--yes",
+        ],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ledger = tmp_path / ".cardrunner/processes" / f"{proc.pid}.jsonl"
+    deadline = time.monotonic() + 60
+    while not (ledger.exists() and ledger.read_text().strip()):
+        assert time.monotonic() < deadline, "the run never started its tests"
+        time.sleep(0.05)
+    pgid = json.loads(ledger.read_text().splitlines()[0])["pgid"]
+    assert group_alive(pgid)
+    os.kill(proc.pid, signal.SIGKILL)  # the runner dies; its test process lives on in its own group
+    proc.wait(10)
+    assert group_alive(pgid)
+    again = cli(
+        tmp_path,
+        "run",
+        "cards/fix-add.md",
+        "--replay",
+        str(transcript),
+        "--resume",
+        "--yes",
+        timeout=60,
+    )
+    assert "stopped 1 process group(s) left by a cardrunner that died" in again.stderr, again.stderr
+    deadline = time.monotonic() + 10
+    while group_alive(pgid):
+        assert time.monotonic() < deadline, "the leftover test process was not stopped"
+        time.sleep(0.05)
+    assert not ledger.exists()
