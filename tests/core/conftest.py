@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from cardrunner.events import Event, RunFinished
 from cardrunner.limits import Guards
 from cardrunner.loop import Loop

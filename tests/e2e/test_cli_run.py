@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from cardrunner.events import Event, RunFinished, RunStarted, Usage
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
@@ -24,7 +25,6 @@ from cardrunner.runs import (
     replay_path,
 )
 from cardrunner.settings import load_settings
-
 from tests.e2e.lsp_helpers import (
     GOOD_APP,
     Project,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cardrunner.events import RunFinished
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.review import AutoApprover

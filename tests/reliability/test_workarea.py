@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from cardrunner.events import Event, Notice, RunFinished, ToolStarted
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.review import (
