@@ -56,7 +56,7 @@ async def test_off_means_off(make_loop: LoopFactory) -> None:
 
 
 async def test_wrap_up_notice_once_at_80_percent(make_loop: LoopFactory) -> None:
-    loop, model = make_loop(many(10), limits=Limits(max_rounds=10))
+    loop, _ = make_loop(many(10), limits=Limits(max_rounds=10))
     events, result = await drain(loop)
     notices = [e for e in events if isinstance(e, ToolFinished) and "80%" in e.result]
     assert len(notices) == 1 and notices[0].round == 8

@@ -3,6 +3,7 @@ confirmed through the UI server (not by reading files), and `cardrunner demo` wo
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,9 @@ async def play(root: Path, card: str) -> RunFinished:
     settings, problems = load_settings(root)
     assert problems == []
     model = ScriptedModel.from_file(transcript_for(card))
-    options = RunOptions(root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover())
+    options = RunOptions(
+        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+    )
     events = [e async for e in run_card(options)]
     model.assert_complete()
     result = events[-1]
@@ -35,8 +38,6 @@ async def play(root: Path, card: str) -> RunFinished:
 
 @pytest.fixture(scope="module")
 def fixed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import asyncio
-
     root = create_workspace(tmp_path_factory.mktemp("demo") / "repo")
     for card in CARDS:
         result = asyncio.run(play(root, card))
@@ -46,7 +47,9 @@ def fixed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
-    log = subprocess.run(["git", "log", "--format=%s"], cwd=fixed_repo, capture_output=True, text=True, check=True)
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=fixed_repo, capture_output=True, text=True, check=True
+    )
     subjects = log.stdout.splitlines()
     assert subjects[:3] == [
         "card: Refuse invalid quantities and prices",
@@ -94,8 +97,12 @@ async def test_invalid_values_are_refused_with_a_message(fixed_repo: Path) -> No
 async def test_a_transcript_that_no_longer_fits_fails_honestly(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "repo")
     app = root / "invoice" / "app.py"
-    app.write_text(app.read_text().replace('f"Total: ', 'f"Grand total: '))  # not what the transcript reads
-    subprocess.run(["git", "commit", "-qam", "relabel the total"], cwd=root, check=True)
+    app.write_text(
+        app.read_text().replace('f"Total: ', 'f"Grand total: ')
+    )  # not what the transcript reads
+    await asyncio.to_thread(
+        subprocess.run, ["git", "commit", "-qam", "relabel"], cwd=root, check=True
+    )
     result = await play_allowing_leftovers(root, CARDS[0])
     assert result.status == "failed" and result.reason == "model_failed"
     assert "no longer fits" in result.detail
@@ -104,7 +111,9 @@ async def test_a_transcript_that_no_longer_fits_fails_honestly(tmp_path: Path) -
 async def play_allowing_leftovers(root: Path, card: str) -> RunFinished:
     settings, _ = load_settings(root)
     model = ScriptedModel.from_file(transcript_for(card))
-    options = RunOptions(root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover())
+    options = RunOptions(
+        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+    )
     events = [e async for e in run_card(options)]
     assert isinstance(events[-1], RunFinished)
     return events[-1]
@@ -114,7 +123,12 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     proc = subprocess.run(
         [sys.executable, "-m", "cardrunner", "demo", str(tmp_path / "demo")],
-        capture_output=True, text=True, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(" done ") == 3
