@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import pytest
 import yaml
+
 from cardrunner.cardfile import split_lines
 from cardrunner.cards import (
     CARD_STATES,

@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from cardrunner.cardfile import RUN_KEYS, find_front_matter, line_starts, split_lines
-from cardrunner.cards import CARD_STATES, card_edits, parse_card, update_card_text
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
+from cardrunner.cardfile import RUN_KEYS, find_front_matter, line_starts, split_lines
+from cardrunner.cards import CARD_STATES, card_edits, parse_card, update_card_text
 
 PATH = Path("cards/p.md")
 

@@ -15,10 +15,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from cardrunner.cards import load_card
 from cardrunner.demo import CARDS, WORKSPACE, DemoError, create_workspace
 from cardrunner.settings import load_settings
-
 from tests.uiserver.support import FIXES, Ui, ui_server
 
 FIXED_FILES = {

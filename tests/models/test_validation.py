@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from cardrunner.models.validation import (
     ConversationChecker,
     cache_breakpoints,

@@ -15,6 +15,7 @@ import anthropic
 import httpx2
 import pytest
 from anthropic import AsyncAnthropic
+
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cardrunner.testing.fake_cache import PromptCache, estimate_tokens
 from cardrunner.testing.fake_script import Fault, ResponseBuilder, load_transcript
 

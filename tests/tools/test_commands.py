@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from cardrunner.events import BuildChecked, Event
 from cardrunner.settings import Commands
 from cardrunner.tools.base import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool

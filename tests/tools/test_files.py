@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from cardrunner.events import Event
 from cardrunner.tools.base import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
 from cardrunner.tools.files import PathGuard, file_tools

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from cardrunner.tools.git import GitError, GitRepo
 
 BINARY = bytes(range(256)) * 4

@@ -12,10 +12,11 @@ import os
 from pathlib import Path
 
 import pytest
-from cardrunner.tools.base import ToolError
-from cardrunner.tools.files import PathGuard, is_forbidden_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from cardrunner.tools.base import ToolError
+from cardrunner.tools.files import PathGuard, is_forbidden_name
 
 
 def independent_realpath(path: str, hops: int = 0) -> str | None:

@@ -15,8 +15,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from cardrunner.demo import APP
 from mcp import Client, StdioServerParameters
+
+from cardrunner.demo import APP
 
 FIXES = Path(__file__).parent.parent / "demo" / "fixes"
 TOOLS = {

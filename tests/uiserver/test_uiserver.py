@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from cardrunner.demo import APP, create_workspace
 from mcp import Client
 
+from cardrunner.demo import APP, create_workspace
 from tests.uiserver.support import TOOLS, driver_pid, text, ui_server, ui_servers, wait_gone
 
 
