@@ -30,9 +30,7 @@ import * as api from "./vscodeapi";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
-
 const RESTART_DEBOUNCE_MS = 750;
-
 
 type Handler = (params: unknown) => void;
 
@@ -177,8 +175,11 @@ export class ServerClient implements vscode.Disposable {
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
     // Registered before start, so it replaces the language client's own handler.
-    client.onRequest(ShowMessageRequest.type, (params) =>
-      this.hooks.showMessageRequest?.(params) ?? api.showMessageRequest(params.type, params.message, params.actions ?? []),
+    client.onRequest(
+      ShowMessageRequest.type,
+      (params) =>
+        this.hooks.showMessageRequest?.(params) ??
+        api.showMessageRequest(params.type, params.message, params.actions ?? []),
     );
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {

@@ -80,7 +80,9 @@ export function registerCommands(
     forward(ClientCommand.cancelRun, ServerCommand.cancelRun),
     resume,
     showLog,
-    api.registerCommand(ClientCommand.review, (arg?: unknown) => review.review(typeof arg === "string" ? arg : undefined)),
+    api.registerCommand(ClientCommand.review, (arg?: unknown) =>
+      review.review(typeof arg === "string" ? arg : undefined),
+    ),
     api.registerCommand(ClientCommand.showOutput, () => log.show()),
   ];
 }

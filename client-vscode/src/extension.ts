@@ -29,11 +29,23 @@ export function activate(context: vscode.ExtensionContext): void {
   });
 
   client.hooks = review.hooks();
-  client.onStateChange((state, detail) => status.setServerState(state, detail));
+  client.onStateChange((state, detail) => {
+    status.setServerState(state, detail);
+    if (state === "stopped" || state === "failed") {
+      status.update([]); // the runs were the old process's; a new one reports its own
+    }
+  });
   client.onNotification(RunStatusMethod, (params) => review.onTransitions(status.update(parseRunStatus(params))));
   client.onNotification(ReviewRequestedMethod, (params) => review.onReviewRequested(params));
 
-  context.subscriptions.push(log, keys, client, review, status, ...registerCommands(client, review, () => status.current, log));
+  context.subscriptions.push(
+    log,
+    keys,
+    client,
+    review,
+    status,
+    ...registerCommands(client, review, () => status.current, log),
+  );
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
   // Not awaited: activation must not wait for a server that may take seconds (or never answer).
   void startWhenRelevant(client, context);

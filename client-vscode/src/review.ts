@@ -11,14 +11,7 @@ import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import {
-  acceptArguments,
-  diffPlan,
-  isReviewQuestion,
-  isRunDiff,
-  rejectArguments,
-  type DiffEntry,
-} from "./reviewPlan";
+import { acceptArguments, diffPlan, isReviewQuestion, isRunDiff, rejectArguments, type DiffEntry } from "./reviewPlan";
 import type { Transition } from "./runView";
 import * as api from "./vscodeapi";
 
@@ -60,10 +53,15 @@ export class ReviewController implements vscode.Disposable {
         return false;
       },
       executeCommand: (command, args) => {
+        const uri = typeof args[0] === "string" ? args[0] : undefined;
+        if (uri && (command === ServerCommand.acceptChanges || command === ServerCommand.rejectChanges)) {
+          this.pending.delete(uri); // decided by a lens or code action
+          void this.closeDiffs(uri);
+          return false;
+        }
         if (command !== ServerCommand.showDiff) {
           return false;
         }
-        const uri = typeof args[0] === "string" ? args[0] : undefined;
         if (uri && this.pending.has(uri)) {
           void this.review(uri);
           return true;
@@ -101,12 +99,17 @@ export class ReviewController implements vscode.Disposable {
     });
   }
 
-  /** Forget reviews decided elsewhere (a lens, another window) or whose run ended. */
+  /**
+   * Forget the reviews of runs that ended. (Not on leaving the review state: that news travels in
+   * `runStatus`, which may arrive after the *next* `reviewRequested` of the same run; decisions
+   * made in this window are seen directly, in `hooks().executeCommand` and `decide`.)
+   */
   onTransitions(changes: Transition[]): void {
     for (const { kind, run } of changes) {
       const review = this.pending.get(run.uri);
-      if (review && (kind === "leftReview" || kind === "ended") && (!review.runId || review.runId === run.runId)) {
+      if (review && kind === "ended" && (!review.runId || review.runId === run.runId)) {
         this.pending.delete(run.uri);
+        void this.closeDiffs(run.uri);
       }
     }
   }
@@ -225,8 +228,16 @@ export class ReviewController implements vscode.Disposable {
 
   private async decide(review: ReviewRequestedParams, kept: string[]): Promise<void> {
     const total = review.files.length;
-    const accept = { label: "$(check) Accept & commit", description: `${kept.length} of ${total} files`, action: "accept" };
-    const reject = { label: "$(close) Reject with a reason…", description: "the reason goes back to the model", action: "reject" };
+    const accept = {
+      label: "$(check) Accept & commit",
+      description: `${kept.length} of ${total} files`,
+      action: "accept",
+    };
+    const reject = {
+      label: "$(close) Reject with a reason…",
+      description: "the reason goes back to the model",
+      action: "reject",
+    };
     const whole = { label: "$(file-code) Open the whole diff", description: review.diffPath, action: "diff" };
     const items = review.diffPath ? [accept, reject, whole] : [accept, reject];
     const choice = await api.showQuickPick(items, { title: `Review "${review.title}"`, ignoreFocusOut: true });

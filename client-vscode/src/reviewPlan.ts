@@ -70,7 +70,10 @@ export function rejectArguments(uri: string, reason: string | undefined): [strin
  */
 export function parseGrant(input: string): ResumeGrant | undefined {
   const grant: ResumeGrant = {};
-  for (const token of input.trim().split(/[\s,]+/).filter((t) => t !== "")) {
+  for (const token of input
+    .trim()
+    .split(/[\s,]+/)
+    .filter((t) => t !== "")) {
     const usd = /^\$(\d+(?:\.\d+)?)$/.exec(token);
     if (usd?.[1] !== undefined && grant.grantCostUsd === undefined) {
       grant.grantCostUsd = Number(usd[1]);

@@ -35,7 +35,8 @@ function plural(n: number, word: string): string {
 function furthest(runs: RunInfo[]): RunInfo | undefined {
   const share = (r: RunInfo): number => (r.maxRounds > 0 ? r.round / r.maxRounds : 0);
   return runs.reduce<RunInfo | undefined>(
-    (best, r) => (best === undefined || share(r) > share(best) || (share(r) === share(best) && r.round > best.round) ? r : best),
+    (best, r) =>
+      best === undefined || share(r) > share(best) || (share(r) === share(best) && r.round > best.round) ? r : best,
     undefined,
   );
 }

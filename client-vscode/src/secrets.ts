@@ -67,7 +67,9 @@ export class ApiKeyStore implements vscode.Disposable {
   async clear(): Promise<void> {
     await this.secrets.delete(SECRET_KEY);
     this.log.info("API key removed from secret storage.");
-    void api.showInfo("cardrunner: API key cleared. The server now uses ANTHROPIC_API_KEY from the environment, if set.");
+    void api.showInfo(
+      "cardrunner: API key cleared. The server now uses ANTHROPIC_API_KEY from the environment, if set.",
+    );
   }
 
   dispose(): void {

@@ -135,7 +135,9 @@ export function describeStartError(error: string): string {
   if (/EACCES/.test(error)) {
     return `the command is not executable (${error})`;
   }
-  if (/connection got disposed|connection got closed|Connection to server got closed|Server process exited/i.test(error)) {
+  if (
+    /connection got disposed|connection got closed|Connection to server got closed|Server process exited/i.test(error)
+  ) {
     return "the server process exited during start-up; its error output is in the cardrunner output";
   }
   return error;
@@ -154,7 +156,7 @@ export function startFailureMessage(res: Resolution, error?: string): string {
     lines.push(`Tried: ${res.tried.join("; ")}.`);
   }
   lines.push(
-    'Fix: install cardrunner (e.g. `uv sync` or `pip install -e .` in a .venv), or set ' +
+    "Fix: install cardrunner (e.g. `uv sync` or `pip install -e .` in a .venv), or set " +
       '"cardrunner.server.command" to the command that starts it, e.g. ' +
       '["/path/to/.venv/bin/python", "-m", "cardrunner", "lsp"].',
   );

@@ -45,10 +45,7 @@ function isUnset(value: unknown): boolean {
 
 function validNumber(value: unknown, kind: "int" | "float"): value is number {
   return (
-    typeof value === "number" &&
-    Number.isFinite(value) &&
-    value >= 0 &&
-    (kind === "float" || Number.isInteger(value))
+    typeof value === "number" && Number.isFinite(value) && value >= 0 && (kind === "float" || Number.isInteger(value))
   );
 }
 

@@ -54,7 +54,11 @@ export class StatusView implements vscode.Disposable {
       case "failed":
         item.text = "cardrunner: not running";
         item.severity = api.Severity.error;
-        this.language.command = { title: "Set server command", command: "workbench.action.openSettings", arguments: ["cardrunner.server.command"] };
+        this.language.command = {
+          title: "Set server command",
+          command: "workbench.action.openSettings",
+          arguments: ["cardrunner.server.command"],
+        };
         break;
     }
     if (state !== "failed") {
@@ -95,7 +99,8 @@ export class StatusView implements vscode.Disposable {
   private async notifyEnded(run: RunInfo): Promise<void> {
     const message = endedMessage(run);
     const buttons = run.logPath ? ["Show log"] : [];
-    const pick = run.state === "done" ? await api.showInfo(message, ...buttons) : await api.showWarning(message, ...buttons);
+    const pick =
+      run.state === "done" ? await api.showInfo(message, ...buttons) : await api.showWarning(message, ...buttons);
     if (pick === "Show log") {
       this.actions.showLog(run);
     }

@@ -28,9 +28,7 @@ export function readSetting(key: string): unknown {
   return vscode.workspace.getConfiguration("cardrunner", folder?.uri).get<unknown>(key);
 }
 
-export function onDidChangeConfiguration(
-  listener: (e: vscode.ConfigurationChangeEvent) => void,
-): vscode.Disposable {
+export function onDidChangeConfiguration(listener: (e: vscode.ConfigurationChangeEvent) => void): vscode.Disposable {
   return vscode.workspace.onDidChangeConfiguration(listener);
 }
 
@@ -84,7 +82,11 @@ export async function showMessageRequest<T extends { title: string }>(
   actions: T[],
 ): Promise<T | null> {
   const show =
-    type === 1 ? vscode.window.showErrorMessage : type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    type === 1
+      ? vscode.window.showErrorMessage
+      : type === 2
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
   return (await show<T>(message, ...actions)) ?? null;
 }
 
@@ -179,10 +181,7 @@ export async function closeDiffEditors(uris: ReadonlySet<string>): Promise<void>
 }
 
 /** Serve read-only documents of a URI scheme (used for the empty side of a diff). */
-export function registerContentProvider(
-  scheme: string,
-  provide: (uri: vscode.Uri) => string,
-): vscode.Disposable {
+export function registerContentProvider(scheme: string, provide: (uri: vscode.Uri) => string): vscode.Disposable {
   return vscode.workspace.registerTextDocumentContentProvider(scheme, {
     provideTextDocumentContent: (uri) => provide(uri),
   });

@@ -95,14 +95,18 @@ export async function startFakeApi({ python, transcriptFile, violationsFile, req
 /** Start code-server on `port` for `workspace`; resolves when /healthz answers. */
 export async function startCodeServer({ codeServer, port, workspace, userDataDir, extensionsDir, env, logDir }) {
   const args = [
-    "--bind-addr", `127.0.0.1:${port}`,
-    "--auth", "none",
+    "--bind-addr",
+    `127.0.0.1:${port}`,
+    "--auth",
+    "none",
     "--disable-telemetry",
     "--disable-update-check",
     "--disable-workspace-trust",
     "--disable-getting-started-override",
-    "--user-data-dir", userDataDir,
-    "--extensions-dir", extensionsDir,
+    "--user-data-dir",
+    userDataDir,
+    "--extensions-dir",
+    extensionsDir,
     workspace,
   ];
   const child = start("code-server", codeServer, args, { env, logDir });

@@ -13,7 +13,17 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
-import { CARD_PATH, changedFiles, commitMessage, commits, createWorkspace, gitShow, REJECT_REASON, SOURCE_AFTER, transcript } from "./workspace.mjs";
+import {
+  CARD_PATH,
+  changedFiles,
+  commitMessage,
+  commits,
+  createWorkspace,
+  gitShow,
+  REJECT_REASON,
+  SOURCE_AFTER,
+  transcript,
+} from "./workspace.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -49,8 +59,7 @@ rmSync(opt.artifacts, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 
 async function prepare() {
-  const serverCommand =
-    opt.server === "fake" ? [opt.python, FAKE_SERVER] : [opt.python, "-m", "cardrunner", "lsp"];
+  const serverCommand = opt.server === "fake" ? [opt.python, FAKE_SERVER] : [opt.python, "-m", "cardrunner", "lsp"];
   createWorkspace(ws, { serverCommand, vscodeSettings: { "cardrunner.limits.maxRounds": 12 } });
   const transcriptFile = path.join(tmp, "transcript.json");
   writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
@@ -78,7 +87,11 @@ async function prepare() {
     CARDRUNNER_FAKE_LSP_RECORD: recordFile,
   };
   step(`installing ${opt.vsix}`);
-  await run(opt["code-server"], ["--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, "--install-extension", opt.vsix], { env });
+  await run(
+    opt["code-server"],
+    ["--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, "--install-extension", opt.vsix],
+    { env },
+  );
   return { transcriptFile, userDataDir, extensionsDir, env };
 }
 
@@ -89,7 +102,15 @@ async function startServices({ transcriptFile, userDataDir, extensionsDir, env }
   step(`fake Messages API at ${api.url}`);
   const port = await freePort();
   const serverEnv = { ...env, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-test" };
-  await startCodeServer({ codeServer: opt["code-server"], port, workspace: ws, userDataDir, extensionsDir, env: serverEnv, logDir });
+  await startCodeServer({
+    codeServer: opt["code-server"],
+    port,
+    workspace: ws,
+    userDataDir,
+    extensionsDir,
+    env: serverEnv,
+    logDir,
+  });
   step(`code-server on port ${port}`);
   return { port, violationsFile };
 }
@@ -146,7 +167,10 @@ async function review(wb, decision) {
   await wb.shot(`review-diff-and-files-${decision}`);
   if (decision === "drop") {
     await wb.pickQuickItem(files, "NOTES.md");
-    await waitFor(`${DROPPED} unpicked`, async () => (await files.locator(".monaco-list-row[aria-checked=false]").count()) === 1);
+    await waitFor(
+      `${DROPPED} unpicked`,
+      async () => (await files.locator(".monaco-list-row[aria-checked=false]").count()) === 1,
+    );
     await wb.shot("review-file-dropped");
   }
   await wb.page.keyboard.press("Enter");
@@ -172,9 +196,16 @@ async function review(wb, decision) {
 
 /** The rejection reason went back to the model as the result of its git_commit call. */
 function checkRejectionReachedModel(requestsFile) {
-  const bodies = readFileSync(requestsFile, "utf-8").split("\n").filter((l) => l).map((l) => JSON.parse(l).body);
-  const results = bodies.flatMap((b) => (b?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])));
-  const carried = results.some((block) => block.type === "tool_result" && JSON.stringify(block.content).includes(REJECT_REASON));
+  const bodies = readFileSync(requestsFile, "utf-8")
+    .split("\n")
+    .filter((l) => l)
+    .map((l) => JSON.parse(l).body);
+  const results = bodies.flatMap((b) =>
+    (b?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])),
+  );
+  const carried = results.some(
+    (block) => block.type === "tool_result" && JSON.stringify(block.content).includes(REJECT_REASON),
+  );
   if (!carried) {
     throw new Error("no tool_result sent to the model carries the rejection reason");
   }
@@ -184,7 +215,10 @@ function checkRejectionReachedModel(requestsFile) {
 /** The commands the fake server received, in order. */
 function recorded() {
   return existsSync(recordFile)
-    ? readFileSync(recordFile, "utf-8").split("\n").filter((l) => l).map((l) => JSON.parse(l))
+    ? readFileSync(recordFile, "utf-8")
+        .split("\n")
+        .filter((l) => l)
+        .map((l) => JSON.parse(l))
     : [];
 }
 
@@ -225,8 +259,9 @@ async function settingsChanges() {
   step("settings change pushed in the server's shape");
   const command = [...settings["cardrunner.server.command"], "--restarted"];
   writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.server.command": command }, null, 2));
-  await waitFor("the server to restart after cardrunner.server.command changed", () =>
-    recorded().filter((c) => c.command === "initialize").length === 2,
+  await waitFor(
+    "the server to restart after cardrunner.server.command changed",
+    () => recorded().filter((c) => c.command === "initialize").length === 2,
   );
   step("server restarted after cardrunner.server.command changed");
 }
@@ -247,7 +282,9 @@ async function fullRun(wb, violationsFile) {
     checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
   }
 
-  const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], { timeoutMs: 120_000 });
+  const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], {
+    timeoutMs: 120_000,
+  });
   step(`commit ${done.sha.slice(0, 8)} "${done.subject}": ${changedFiles(ws, done.sha).join(", ")}`);
   if (gitShow(ws, done.sha, "src/greet.py").trim() !== SOURCE_AFTER.trim()) {
     throw new Error("the commit does not hold the model's change to src/greet.py");
@@ -269,7 +306,12 @@ async function fullRun(wb, violationsFile) {
     timeoutMs: 60_000,
   });
   await wb.shot("card-done");
-  if ((await wb.page.locator(".tabs-container .tab").filter({ hasText: /\.diff$/ }).count()) > 0) {
+  if (
+    (await wb.page
+      .locator(".tabs-container .tab")
+      .filter({ hasText: /\.diff$/ })
+      .count()) > 0
+  ) {
     throw new Error("the server's .diff document was opened next to the native diff editors");
   }
   if (opt.server === "fake") {

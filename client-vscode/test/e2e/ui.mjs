@@ -50,12 +50,18 @@ export class Workbench {
 
   /** Open a workspace file by its relative path through Quick Open (Ctrl+P). */
   async openFile(rel) {
-    await this.page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+    await this.page
+      .locator(".monaco-workbench")
+      .click({ position: { x: 700, y: 400 } })
+      .catch(() => undefined);
     await this.page.keyboard.press("Control+P");
     const input = this.page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible", timeout: 15_000 });
     await input.fill(rel);
-    const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: path.basename(rel) }).first();
+    const row = this.page
+      .locator(".quick-input-widget .monaco-list-row")
+      .filter({ hasText: path.basename(rel) })
+      .first();
     await row.click({ timeout: 15_000 });
     const tab = this.page.locator(".tabs-container .tab.active").filter({ hasText: path.basename(rel) });
     await tab.waitFor({ timeout: 15_000 });
@@ -107,7 +113,9 @@ export class Workbench {
 
   /** The visible text of the active (non-diff) editor. */
   async activeEditorText() {
-    const lines = this.page.locator(".editor-group-container.active .editor-instance .monaco-editor .view-lines").first();
+    const lines = this.page
+      .locator(".editor-group-container.active .editor-instance .monaco-editor .view-lines")
+      .first();
     return normalise(await lines.innerText());
   }
 

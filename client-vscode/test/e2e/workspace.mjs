@@ -94,7 +94,9 @@ export function transcript() {
         "The reviewer wants the message to say what changed and how it was checked.",
       ),
       {
-        content: [{ type: "text", text: "The greeting now ends with an exclamation mark; the test passes.\n\nRESULT: done" }],
+        content: [
+          { type: "text", text: "The greeting now ends with an exclamation mark; the test passes.\n\nRESULT: done" },
+        ],
         stop_reason: "end_turn",
       },
     ],
@@ -153,5 +155,7 @@ export function commitMessage(root, rev) {
 
 /** The files a commit touched. */
 export function changedFiles(root, rev) {
-  return git(root, "show", "--name-only", "--format=", rev).split("\n").filter((f) => f !== "");
+  return git(root, "show", "--name-only", "--format=", rev)
+    .split("\n")
+    .filter((f) => f !== "");
 }

@@ -35,7 +35,15 @@ describe("diffPlan", () => {
 
 describe("acceptArguments", () => {
   it("is just the uri when every file is kept", () => {
-    assert.deepEqual(acceptArguments("file:///c.md", FILES, FILES.map((f) => f.path), "ignored"), ["file:///c.md"]);
+    assert.deepEqual(
+      acceptArguments(
+        "file:///c.md",
+        FILES,
+        FILES.map((f) => f.path),
+        "ignored",
+      ),
+      ["file:///c.md"],
+    );
   });
 
   it("lists dropped files, in review order, with the reason", () => {

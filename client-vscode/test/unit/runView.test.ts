@@ -65,7 +65,10 @@ describe("runLine and endedMessage", () => {
       runLine(run({ round: 7, tokens: 31_200, costUsd: 0.18, tool: "build_app" })),
       "A — running · round 7/60 · 31.2k tok · $0.18 · build_app",
     );
-    assert.equal(runLine(run({ state: "failed", round: 60, reason: "max_rounds" })), "A — failed · 60 rounds · 0 tok · $0.00 · max_rounds");
+    assert.equal(
+      runLine(run({ state: "failed", round: 60, reason: "max_rounds" })),
+      "A — failed · 60 rounds · 0 tok · $0.00 · max_rounds",
+    );
   });
 
   it("gives the short commit of a done run", () => {
@@ -73,19 +76,28 @@ describe("runLine and endedMessage", () => {
       endedMessage(run({ state: "done", round: 5, costUsd: 0.2, commit: "0123456789abcdef" })),
       "✓ A: done · commit 01234567 · 5 rounds · $0.20",
     );
-    assert.equal(endedMessage(run({ state: "failed", round: 1, reason: "cancelled" })), "✗ A: failed: cancelled · 1 round · $0.00");
+    assert.equal(
+      endedMessage(run({ state: "failed", round: 1, reason: "cancelled" })),
+      "✗ A: failed: cancelled · 1 round · $0.00",
+    );
   });
 });
 
 describe("transitions", () => {
   it("reports a run entering review, leaving it, and ending", () => {
     const a = run({});
-    assert.deepEqual(transitions([a], [{ ...a, state: "review" }]).map((t) => t.kind), ["enteredReview"]);
-    assert.deepEqual(transitions([{ ...a, state: "review" }], [a]).map((t) => t.kind), ["leftReview"]);
-    assert.deepEqual(transitions([{ ...a, state: "review" }], [{ ...a, state: "done" }]).map((t) => t.kind), [
-      "leftReview",
-      "ended",
-    ]);
+    assert.deepEqual(
+      transitions([a], [{ ...a, state: "review" }]).map((t) => t.kind),
+      ["enteredReview"],
+    );
+    assert.deepEqual(
+      transitions([{ ...a, state: "review" }], [a]).map((t) => t.kind),
+      ["leftReview"],
+    );
+    assert.deepEqual(
+      transitions([{ ...a, state: "review" }], [{ ...a, state: "done" }]).map((t) => t.kind),
+      ["leftReview", "ended"],
+    );
   });
 
   it("reports nothing for unchanged states or for runs first seen already ended", () => {
@@ -98,6 +110,9 @@ describe("transitions", () => {
     const old = run({ runId: "r1", state: "failed" });
     const fresh = run({ runId: "r2", state: "running" });
     assert.deepEqual(transitions([old], [old, fresh]), []);
-    assert.deepEqual(transitions([old, fresh], [old, { ...fresh, state: "failed" }]).map((t) => t.run.runId), ["r2"]);
+    assert.deepEqual(
+      transitions([old, fresh], [old, { ...fresh, state: "failed" }]).map((t) => t.run.runId),
+      ["r2"],
+    );
   });
 });

@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
-import { describeStartError, formatArgv, resolveServerCommand, startFailureMessage, type Probe } from "../../src/serverCommand";
+import {
+  describeStartError,
+  formatArgv,
+  resolveServerCommand,
+  startFailureMessage,
+  type Probe,
+} from "../../src/serverCommand";
 
 /** A probe over an imaginary machine: the listed files exist, the listed tools are on PATH. */
 function fakeProbe(over: {
@@ -30,14 +36,26 @@ function fakeProbe(over: {
 describe("resolveServerCommand", () => {
   it("uses the setting first, as given", async () => {
     const res = await resolveServerCommand(
-      fakeProbe({ setting: ["/py", "-m", "cardrunner", "lsp"], onPath: { uv: "/bin/uv" }, files: ["/ws/pyproject.toml"] }),
+      fakeProbe({
+        setting: ["/py", "-m", "cardrunner", "lsp"],
+        onPath: { uv: "/bin/uv" },
+        files: ["/ws/pyproject.toml"],
+      }),
     );
-    assert.deepEqual(res.found, { command: "/py", args: ["-m", "cardrunner", "lsp"], source: "setting cardrunner.server.command" });
+    assert.deepEqual(res.found, {
+      command: "/py",
+      args: ["-m", "cardrunner", "lsp"],
+      source: "setting cardrunner.server.command",
+    });
   });
 
   it("uses uv when uv is on PATH and the workspace has a pyproject.toml or uv.lock", async () => {
     const res = await resolveServerCommand(fakeProbe({ onPath: { uv: "/bin/uv" }, files: ["/ws/uv.lock"] }));
-    assert.deepEqual(res.found, { command: "/bin/uv", args: ["run", "cardrunner", "lsp"], source: "uv and uv.lock found" });
+    assert.deepEqual(res.found, {
+      command: "/bin/uv",
+      args: ["run", "cardrunner", "lsp"],
+      source: "uv and uv.lock found",
+    });
   });
 
   it("falls back to .venv when uv is missing", async () => {
@@ -48,7 +66,9 @@ describe("resolveServerCommand", () => {
   });
 
   it("uses the Python extension's interpreter only when cardrunner is installed in it", async () => {
-    const without = await resolveServerCommand(fakeProbe({ interpreter: "/usr/bin/python3", onPath: { cardrunner: "/u/bin/cardrunner" } }));
+    const without = await resolveServerCommand(
+      fakeProbe({ interpreter: "/usr/bin/python3", onPath: { cardrunner: "/u/bin/cardrunner" } }),
+    );
     assert.deepEqual(without.found, { command: "/u/bin/cardrunner", args: ["lsp"], source: "cardrunner on PATH" });
     assert.match(without.tried.join("\n"), /cardrunner is not installed in that interpreter/);
 
@@ -69,10 +89,16 @@ describe("resolveServerCommand", () => {
 
   it("names the command that ran and its error when a found command fails", () => {
     const message = startFailureMessage(
-      { found: { command: "/p y/python", args: ["-m", "cardrunner", "lsp"], source: "the workspace's .venv" }, tried: [] },
+      {
+        found: { command: "/p y/python", args: ["-m", "cardrunner", "lsp"], source: "the workspace's .venv" },
+        tried: [],
+      },
       "spawn ENOENT",
     );
-    assert.match(message, /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: the command was not found \(spawn ENOENT\)/);
+    assert.match(
+      message,
+      /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: the command was not found \(spawn ENOENT\)/,
+    );
   });
 
   it("explains a server that died during start-up instead of quoting the connection error", () => {
@@ -84,7 +110,10 @@ describe("resolveServerCommand", () => {
   });
 
   it("uses the Windows venv layout on win32", async () => {
-    const probe = { ...fakeProbe({ files: ["C:\\ws\\.venv\\Scripts\\python.exe"], folder: "C:\\ws" }), platform: "win32" };
+    const probe = {
+      ...fakeProbe({ files: ["C:\\ws\\.venv\\Scripts\\python.exe"], folder: "C:\\ws" }),
+      platform: "win32",
+    };
     const res = await resolveServerCommand(probe);
     assert.equal(res.found?.command, "C:\\ws\\.venv\\Scripts\\python.exe");
   });

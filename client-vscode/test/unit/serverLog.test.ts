@@ -23,7 +23,10 @@ describe("StderrClassifier", () => {
   });
 
   it("treats unknown output before any logging line as an error", () => {
-    assert.deepEqual(new StderrClassifier().classify("Segmentation fault"), { level: "error", text: "Segmentation fault" });
+    assert.deepEqual(new StderrClassifier().classify("Segmentation fault"), {
+      level: "error",
+      text: "Segmentation fault",
+    });
   });
 
   it("does not mistake a word like INFORMATION for a level", () => {
