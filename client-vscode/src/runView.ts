@@ -23,8 +23,11 @@ export function formatCost(usd: number): string {
   return `$${Math.max(0, usd).toFixed(2)}`;
 }
 
-/** "round 7/60", or "round 7" when the round limit is off (0). */
+/** "round 7/60", "round 7" when the round limit is off (0), "starting" before the first round. */
 export function formatRound(run: Pick<RunInfo, "round" | "maxRounds">): string {
+  if (run.round <= 0) {
+    return "starting";
+  }
   return run.maxRounds > 0 ? `round ${run.round}/${run.maxRounds}` : `round ${run.round}`;
 }
 

@@ -269,7 +269,7 @@ async function settingsChanges() {
 async function fullRun(wb, violationsFile) {
   await wb.lens("Run card").click();
   step("clicked ▶ Run card");
-  const status = wb.statusItem(/round \d+|to review/);
+  const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
   await status.waitFor({ timeout: 60_000 });
   step(`status bar: ${(await status.textContent())?.trim()}`);
   await wb.shot("status-bar-running");

@@ -16,7 +16,8 @@ cd "$CLIENT"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
   npm ci --no-audit --no-fund
 fi
-echo "== client-vscode unit tests"
+echo "== client-vscode formatting and unit tests"
+npm run --silent format:check
 npm test --silent
 echo "== package the VSIX"
 npm run --silent package >/dev/null

@@ -50,6 +50,10 @@ describe("statusText", () => {
     assert.equal(statusText([run({ round: 4, maxRounds: 0, costUsd: 0.01 })]), "$(sync~spin) 1 card · round 4 · $0.01");
   });
 
+  it("says 'starting' before the first round", () => {
+    assert.equal(statusText([run({ round: 0, maxRounds: 0 })]), "$(sync~spin) 1 card · starting · $0.00");
+  });
+
   it("counts cards waiting for review", () => {
     assert.equal(statusText([run({ state: "review" })]), "$(eye) 1 card to review");
     assert.equal(
