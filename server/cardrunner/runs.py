@@ -1,8 +1,9 @@
-"""Runs in the background: one asyncio task per card, several cards at once.
+"""Runs in the background: one task per card, several cards at once.
 
 The language server must stay responsive while cards run, and it must always be able to say what
 each run is doing (lenses, progress, diagnostics, status). `RunManager` owns the tasks, picks the
-model for a run (a replayed transcript or the Messages API), folds every event into a `RunView`
+model for a run (a replayed transcript or the Messages API), runs it (optionally on a loop in
+a thread of its own, so the editor's loop stays free), folds every event into a `RunView`
 — the run's live state — and hands each event to one listener. It knows nothing of LSP: the
 language server is only one listener, and a test can be another.
 """
@@ -10,151 +11,44 @@ language server is only one listener, and a test can be another.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
-import inspect
 import logging
 import os
-import re
-import unicodedata
+import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
-from cardrunner.events import (
-    BuildChecked,
-    CriterionReported,
-    Event,
-    Problem,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from cardrunner.events import Event, RunFinished, RunStarted
 from cardrunner.models.base import Model
-from cardrunner.review import Approver
+from cardrunner.review import Approver, ReviewDecision, ReviewRequest
 from cardrunner.runlog import runs_dir
 from cardrunner.runner import CardStore, DiskCardStore, RunOptions, run_card
+from cardrunner.runview import Criterion, RunState, RunView, card_slug
 from cardrunner.settings import Settings
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "MISSING_KEY",
+    "Criterion",
+    "ResumeGrant",
+    "RunListener",
+    "RunLoop",
+    "RunManager",
+    "RunRefused",
+    "RunState",
+    "RunView",
+    "card_slug",
+    "choose_model",
+    "replay_path",
+]
 
-RunState = Literal["running", "review", "done", "failed"]
+log = logging.getLogger(__name__)
 
 
 class RunRefused(Exception):
     """A run cannot start (already running, no API key, resume unavailable …); str() says why."""
-
-
-@dataclass
-class Criterion:
-    """One acceptance criterion as the run sees it: pending until the model reports on it."""
-
-    text: str
-    status: Literal["pending", "verified", "failed"] = "pending"
-    evidence: str = ""
-
-
-@dataclass
-class RunView:
-    """The live state of one run, folded from its events; what every view of a run shows."""
-
-    card_path: Path
-    run_id: str
-    title: str
-    state: RunState = "running"
-    round: int = 0
-    max_rounds: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-    tool: str | None = None
-    reason: str | None = None
-    detail: str = ""
-    commit: str | None = None
-    log_path: Path | None = None
-    criteria: list[Criterion] = field(default_factory=list)
-    problems: dict[str, list[Problem]] = field(default_factory=dict)
-    """Build/test problems by path relative to the root; replaced at each build."""
-    last_round_text: str = ""
-
-    @property
-    def live(self) -> bool:
-        return self.state in ("running", "review")
-
-    def summary(self) -> str:
-        """`round 7/60 · 31.2k tok · $0.18 · build_app` — the one line every view shows."""
-        limit = f"/{self.max_rounds}" if self.max_rounds else ""
-        parts = [
-            f"round {self.round}{limit}",
-            f"{_tokens(self.tokens)} tok",
-            f"${self.cost_usd:.2f}",
-        ]
-        if self.tool:
-            parts.append(self.tool)
-        return " · ".join(parts)
-
-    def apply(self, event: Event) -> None:
-        """Fold one event into the view."""
-        match event:
-            case RunStarted():
-                self.run_id, self.title = event.run_id, event.title
-                self.max_rounds = int(event.limits.get("max_rounds") or 0)
-                self.criteria = [Criterion(text) for text in event.criteria]
-                self.round = event.resumed_from_round
-            case RoundStarted():
-                self.round, self.max_rounds = event.round, event.max_rounds
-            case RoundFinished():
-                self.round = event.round
-                self.tokens, self.cost_usd = event.total_usage.total, event.total_cost_usd
-                self.last_round_text = event.text
-            case ToolStarted():
-                self.tool = event.name
-            case ToolFinished():
-                self.tool = None
-            case CriterionReported() if 0 <= event.index < len(self.criteria):
-                status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
-                self.criteria[event.index] = Criterion(
-                    self.criteria[event.index].text, status, event.evidence
-                )
-            case BuildChecked():
-                self.problems = {}
-                for problem in event.problems:
-                    self.problems.setdefault(problem.path, []).append(problem)
-            case ReviewRequested():
-                self.state = "review"
-            case ReviewDecided():
-                self.state = "running"
-                self.commit = event.commit or self.commit
-            case RunFinished():
-                self.state = "done" if event.status == "done" else "failed"
-                self.reason, self.detail = event.reason, event.detail
-                self.commit = event.commit or self.commit
-                self.tokens = (
-                    event.input_tokens
-                    + event.output_tokens
-                    + event.cache_read_input_tokens
-                    + event.cache_creation_input_tokens
-                )
-                self.cost_usd, self.round, self.tool = event.cost_usd, event.rounds, None
-                self.problems = {}
-            case _:
-                pass
-
-
-def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
-
-
-def card_slug(path: Path) -> str:
-    """The same slug `Card.slug` gives, without reading the card (for the run id up front)."""
-    ascii_stem = unicodedata.normalize("NFKD", path.stem).encode("ascii", "ignore")
-    return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
 
 
 @dataclass(frozen=True)
@@ -208,8 +102,46 @@ def choose_model(settings: Settings, root: Path, card_path: Path, env: Mapping[s
     return AnthropicModel(settings.model, settings.options)
 
 
+class RunLoop:
+    """An event loop in a thread of its own, where runs execute.
+
+    A run does real work between its awaits (JSON of long conversations, the run log, request
+    checks); on the editor's loop that work would delay every lens and keystroke. Runs on this
+    loop leave the editor's loop free; only events, reviews and card writes cross over."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="runs", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+
+
+class _OnLoop:
+    """Calls an async `review`/`update` of an object that lives on another loop."""
+
+    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._target, self._loop = target, loop
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        coro = getattr(self._target, name)(*args, **kwargs)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        return cast(ReviewDecision, await self._call("review", request))
+
+    async def update(self, path: Path, **fields: Any) -> None:
+        await self._call("update", path, **fields)
+
+
 class RunManager:
-    """One task per card; one run per card at a time; any number of cards at once."""
+    """One task per card; one run per card at a time; any number of cards at once.
+
+    Views, the listener, the approver and the card store belong to the loop that calls
+    `start` (the editor's). With `runs_loop` the runs themselves execute there instead."""
 
     def __init__(
         self,
@@ -219,6 +151,7 @@ class RunManager:
         approver: Callable[[RunView], Approver],
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
+        runs_loop: RunLoop | None = None,
     ) -> None:
         self.root = root
         self._settings = settings
@@ -226,8 +159,14 @@ class RunManager:
         self._approver = approver
         self._store = card_store or DiskCardStore()
         self._env = env if env is not None else os.environ
+        self._runs_loop = runs_loop
         self._views: dict[Path, RunView] = {}
-        self._tasks: dict[Path, asyncio.Task[None]] = {}
+        self._done: dict[Path, asyncio.Future[None]] = {}
+        self._cancel: dict[Path, Callable[[], object]] = {}
+        # Touched only on the loop the runs execute on:
+        self._run_tasks: dict[Path, asyncio.Task[Any]] = {}
+        self._cancel_early: set[Path] = set()
+        self._keep: set[asyncio.Task[None]] = set()
 
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
     # resolved paths (the views call them on every event, and resolving costs a syscall a part).
@@ -237,8 +176,8 @@ class RunManager:
         return self._views.get(card_path)
 
     def is_live(self, card_path: Path) -> bool:
-        task = self._tasks.get(card_path)
-        return task is not None and not task.done()
+        done = self._done.get(card_path)
+        return done is not None and not done.done()
 
     def views(self) -> list[RunView]:
         return list(self._views.values())
@@ -256,31 +195,49 @@ class RunManager:
         view = RunView(card_path=path, run_id=self._new_id(path), title=path.stem)
         view.log_path = runs_dir(self.root) / f"{view.run_id}.jsonl"
         self._views[path] = view
-        task = asyncio.create_task(self._drive(view, settings, resume), name=f"run {view.run_id}")
-        self._tasks[path] = task
+        home = asyncio.get_running_loop()
+        done: asyncio.Future[None] = home.create_future()
+        drive = self._drive(view, settings, resume, home, done)
+        # The task is never cancelled before it starts (its `finally` must run): a cancel goes
+        # through the runs loop, after the task's first step, or is remembered until then.
+        if self._runs_loop is None:
+            self._keep.add(asyncio.create_task(drive, name=f"run {view.run_id}"))
+            self._cancel[path] = lambda: home.call_soon(self._cancel_here, path)
+        else:
+            runs = self._runs_loop.loop
+            asyncio.run_coroutine_threadsafe(drive, runs)
+            self._cancel[path] = lambda: runs.call_soon_threadsafe(self._cancel_here, path)
+        self._done[path] = done
         return view
+
+    def _cancel_here(self, path: Path) -> None:
+        """On the loop the run executes on: cancel its task, or remember to at its start."""
+        task = self._run_tasks.get(path)
+        if task is not None:
+            task.cancel()
+        else:
+            self._cancel_early.add(path)
 
     def cancel(self, card_path: Path) -> bool:
         """Cancel the card's run; the runner ends it `Failed`/`cancelled`. False if none runs."""
-        task = self._tasks.get(card_path)
-        if task is None or task.done():
+        if not self.is_live(card_path):
             return False
-        task.cancel()
+        self._cancel[card_path]()
         return True
 
     async def wait(self, card_path: Path) -> None:
         """Wait until the card's current run (if any) has ended (`card_path` resolved)."""
-        task = self._tasks.get(card_path)
-        if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
+        done = self._done.get(card_path)
+        if done is not None:
+            await asyncio.gather(done, return_exceptions=True)
 
     async def aclose(self, seconds: float = 10.0) -> None:
         """Cancel every run and wait (bounded) until they have written their results."""
-        tasks = [t for t in self._tasks.values() if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=seconds)
+        live = [path for path in self._done if self.is_live(path)]
+        for path in live:
+            self._cancel[path]()
+        if live:
+            await asyncio.wait([self._done[p] for p in live], timeout=seconds)
 
     def _new_id(self, path: Path) -> str:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -292,43 +249,77 @@ class RunManager:
             run_id = f"{base}-{n}"
         return run_id
 
-    async def _drive(self, view: RunView, settings: Settings, resume: ResumeGrant | None) -> None:
+    async def _drive(
+        self,
+        view: RunView,
+        settings: Settings,
+        resume: ResumeGrant | None,
+        home: asyncio.AbstractEventLoop,
+        done: asyncio.Future[None],
+    ) -> None:
+        """One run, start to end, on the runs loop; every event is handed to the home loop."""
+        path = view.card_path
+        task = asyncio.current_task()
+        assert task is not None
+        self._run_tasks[path] = task
+
+        def emit(event: Event) -> None:
+            if asyncio.get_running_loop() is home:
+                self._emit(view, event)
+            else:
+                home.call_soon_threadsafe(self._emit, view, event)
+
         ended = False
         try:
-            options = await self._options(view, settings, resume)
+            if path in self._cancel_early:
+                self._cancel_early.discard(path)
+                raise asyncio.CancelledError
+            options = await self._options(view, settings, resume, home)
             async for event in run_card(options):
-                self._emit(view, event)
+                emit(event)
                 ended = ended or isinstance(event, RunFinished)
         except RunRefused as exc:
-            self._emit(view, _failure(view, "config_error", str(exc)))
+            emit(_failure(view, "config_error", str(exc)))
             ended = True
         except asyncio.CancelledError:
             # Cancelled before the runner could turn it into a result (while preparing).
-            self._emit(view, _failure(view, "cancelled", "the run was cancelled before it started"))
+            emit(_failure(view, "cancelled", "the run was cancelled before it started"))
             ended = True
         except Exception as exc:
             log.exception("run %s crashed", view.run_id)
-            self._emit(view, _failure(view, "interrupted", f"{type(exc).__name__}: {exc}"))
+            emit(_failure(view, "interrupted", f"{type(exc).__name__}: {exc}"))
             ended = True
         finally:
             if not ended:
-                self._emit(view, _failure(view, "interrupted", "the run ended without a result"))
-            with contextlib.suppress(Exception):
-                self._listener.run_ended(view)
+                emit(_failure(view, "interrupted", "the run ended without a result"))
+            self._run_tasks.pop(path, None)
+            self._keep.discard(task)  # type: ignore[arg-type]
+            if asyncio.get_running_loop() is home:
+                self._ended(view, done)
+            else:
+                home.call_soon_threadsafe(self._ended, view, done)
 
     async def _options(
-        self, view: RunView, settings: Settings, resume: ResumeGrant | None
+        self,
+        view: RunView,
+        settings: Settings,
+        resume: ResumeGrant | None,
+        home: asyncio.AbstractEventLoop,
     ) -> RunOptions:
         model = await asyncio.to_thread(
             choose_model, settings, self.root, view.card_path, self._env
         )
+        approver, store = self._approver(view), self._store
+        if asyncio.get_running_loop() is not home:  # they talk to the editor: on its loop
+            approver = _OnLoop(approver, home)
+            store = _OnLoop(store, home)
         options = RunOptions(
             root=self.root,
             card_path=view.card_path,
             settings=settings,
             model=model,
-            approver=self._approver(view),
-            card_store=self._store,
+            approver=approver,
+            card_store=store,
             run_id=view.run_id,
         )
         if resume is not None:
@@ -344,19 +335,25 @@ class RunManager:
         except Exception:
             log.exception("a run listener failed on %s", event.type)
 
+    def _ended(self, view: RunView, done: asyncio.Future[None]) -> None:
+        try:
+            self._listener.run_ended(view)
+        except Exception:
+            log.exception("a run listener failed at the end of %s", view.run_id)
+        finally:
+            if not done.done():
+                done.set_result(None)
+
 
 async def _prepare_resume(options: RunOptions, grant: ResumeGrant) -> None:
     try:
         from cardrunner.resume import prepare_resume  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
         raise RunRefused(f"resume is not available: {exc}") from exc
-    try:
-        if inspect.iscoroutinefunction(prepare_resume):
-            await prepare_resume(options, grant_rounds=grant.rounds, grant_cost=grant.cost_usd)
-        else:
-            await asyncio.to_thread(
-                prepare_resume, options, grant_rounds=grant.rounds, grant_cost=grant.cost_usd
-            )
+    try:  # reads the run log: off the loop
+        await asyncio.to_thread(
+            prepare_resume, options, grant_rounds=grant.rounds, grant_cost=grant.cost_usd
+        )
     except ValueError as exc:
         raise RunRefused(f"cannot resume: {exc}") from exc
 

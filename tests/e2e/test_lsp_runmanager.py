@@ -18,6 +18,7 @@ from cardrunner.models.scripted import ScriptedModel
 from cardrunner.review import AutoApprover
 from cardrunner.runs import (
     MISSING_KEY,
+    RunLoop,
     RunManager,
     RunRefused,
     RunView,
@@ -156,3 +157,66 @@ async def test_shutdown_cancels_every_run(project: Project) -> None:
     await runs.aclose()
     assert {v.reason for v in runs.views()} == {"cancelled"}
     assert not processes_with(project.marker)
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+async def test_cancel_right_after_start_still_ends_the_run(
+    project: Project, threaded: bool
+) -> None:
+    recorder = Recorder()
+    runs_loop = RunLoop() if threaded else None
+    settings, _ = load_settings(project.root)
+    runs = RunManager(
+        project.root,
+        lambda: settings,
+        recorder,
+        lambda view: AutoApprover(),
+        env={},
+        runs_loop=runs_loop,
+    )
+    try:
+        card = project.write_card("slow")
+        project.transcript("slow", slow_transcript())
+        view = runs.start(card)
+        assert runs.cancel(card)  # before the run's task has taken a single step
+        await asyncio.wait_for(runs.wait(card.resolve()), 10)
+        assert view.state == "failed" and view.reason == "cancelled"
+        assert recorder.ended == [view] and not runs.is_live(card)
+    finally:
+        if runs_loop is not None:
+            runs_loop.close()
+
+
+async def test_on_a_runs_loop_events_reach_the_listener_on_the_callers_loop(
+    project: Project,
+) -> None:
+    home = asyncio.get_running_loop()
+    threads: set[bool] = set()
+
+    class OnHome(Recorder):
+        def run_event(self, view: RunView, event: Event) -> None:
+            threads.add(asyncio.get_running_loop() is home)
+            super().run_event(view, event)
+
+    recorder, runs_loop = OnHome(), RunLoop()
+    settings, _ = load_settings(project.root)
+    approver = AutoApprover()
+    runs = RunManager(
+        project.root, lambda: settings, recorder, lambda v: approver, runs_loop=runs_loop
+    )
+    try:
+        card = project.write_card("greeting")
+        project.transcript(
+            "greeting",
+            [
+                turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
+                turn(tool("git_commit", message="card: greeting")),
+                final("RESULT: failed: no evidence on purpose"),
+            ],
+        )
+        view = runs.start(card)
+        await asyncio.wait_for(runs.wait(card.resolve()), 30)
+        assert threads == {True} and view.state == "failed" and view.commit
+        assert len(approver.requests) == 1  # the approver was called across the loops
+    finally:
+        runs_loop.close()

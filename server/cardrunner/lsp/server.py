@@ -47,7 +47,7 @@ from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.settings import SettingsFeature
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.lsp.features.watcher import CardWatcher
-from cardrunner.runs import ResumeGrant, RunManager, RunView
+from cardrunner.runs import ResumeGrant, RunLoop, RunManager, RunView
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -67,12 +67,14 @@ class CardServer(LanguageServer):
         self.store = DiagnosticsStore(self._publish)
         self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root, self.index.uri)
         self.card_store = EditorCardStore(self.client, self.index)
+        self.runs_loop = RunLoop()  # runs work on their own loop; this one answers the editor
         self.runs = RunManager(
             self.root,
             lambda: self.settings.settings,
             self,
             self.reviews.approver,
             self.card_store,
+            runs_loop=self.runs_loop,
         )
         self.diagnostics = CardDiagnostics(
             self.index, self.store, self.runs.get, self.runs.is_live, lambda: self.root
@@ -121,6 +123,7 @@ class CardServer(LanguageServer):
         await self.watcher.aclose()
         await self.runs.aclose()
         await self.run_progress.aclose()
+        await asyncio.to_thread(self.runs_loop.close)
 
     async def rescan(self) -> None:
         """Read every card again; cards that are gone (or no longer cards) lose their views."""
