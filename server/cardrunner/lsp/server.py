@@ -88,6 +88,7 @@ class CardServer(LanguageServer):
 
     def initialize(self, params: types.InitializeParams) -> None:
         self.modules_at_initialize = {name: name in sys.modules for name in HEAVY_MODULES}
+        self.log_handler.loop = asyncio.get_running_loop()  # records from other threads hop here
         folders = params.workspace_folders or []
         uri = folders[0].uri if folders else params.root_uri
         path = uri_to_path(uri) if uri else (Path(params.root_path) if params.root_path else None)
@@ -98,7 +99,6 @@ class CardServer(LanguageServer):
 
     async def startup(self) -> None:
         """After `initialized`: settings, every card's diagnostics, the watcher, the warm-up."""
-        self.log_handler.loop = asyncio.get_running_loop()
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
         await self.settings.reload()
         await self.rescan()

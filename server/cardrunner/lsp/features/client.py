@@ -149,12 +149,16 @@ class ClientLogHandler(logging.Handler):
             kind = types.MessageType.Error
         params = types.LogMessageParams(type=kind, message=self.format(record))
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # a worker thread: the transport belongs to the loop thread
-            if self.loop is not None and not self.loop.is_closed():
-                self.loop.call_soon_threadsafe(self._send, params)
-            return
-        self._send(params)
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None and running is self.loop:
+            self._send(params)
+        elif self.loop is not None and not self.loop.is_closed():
+            # A worker thread or the runs' loop: the transport belongs to the server's loop.
+            self.loop.call_soon_threadsafe(self._send, params)
+        elif running is not None:  # before `initialized`: only the server's loop exists
+            self._send(params)
 
     def _send(self, params: types.LogMessageParams) -> None:
         with contextlib.suppress(Exception):  # the client is gone; stderr has the record
