@@ -16,6 +16,8 @@ from pytest_lsp import LanguageClient
 from tests.e2e.lsp_helpers import (
     ACCEPT,
     GOOD_APP,
+    REJECT,
+    SHOW_DIFF,
     command,
     diag_codes,
     editor_of,
@@ -200,3 +202,43 @@ async def test_clients_without_progress_or_show_document_still_finish(
         assert result["token"] is None and editor.shown == [] and editor.edits == []
         assert editor.lens_refreshes == 0
         assert front_matter(card.read_text())["state"] == "Done"  # no applyEdit: on disk
+
+
+async def test_the_question_shows_the_diff_then_rejects_then_accepts(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("asked", title="Asked twice")
+    project.transcript(
+        "asked",
+        [
+            turn(
+                tool("write_file", path="src/app.py", content=GOOD_APP),
+                tool("report_criterion", index=0, passed=True, evidence="says hello"),
+                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+            ),
+            turn(tool("git_commit", message="card: asked\n\nFirst.")),
+            turn(tool("git_commit", message="card: asked\n\nSecond.")),
+            final(),
+        ],
+    )
+    editor.answers = [SHOW_DIFF, REJECT, ACCEPT]
+    uri = editor.open(card)
+    result = await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", 30, "done")
+
+    assert len(editor.questions) == 3  # asked, diff shown, asked again; then the second review
+    assert editor.questions[0].actions and [a.title for a in editor.questions[0].actions] == [
+        ACCEPT,
+        REJECT,
+        SHOW_DIFF,
+    ]
+    diff_uri = Path(editor.reviews[0]["diffPath"]).as_uri()
+    assert editor.shown.count(diff_uri) >= 2  # opened at review, and again on "Show diff"
+    commits = [
+        r
+        for r in project.log_lines(result["runId"])
+        if r["type"] == "tool" and r["data"]["name"] == "git_commit"
+    ]
+    assert "rejected in the editor" in commits[0]["data"]["result"]
+    assert git(project.root, "log", "-1", "--format=%s") == "card: asked\n"
