@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
 import {
+  CANCEL_CARD_PATH,
   CARD_PATH,
   changedFiles,
   commitMessage,
@@ -266,6 +267,27 @@ async function settingsChanges() {
   step("server restarted after cardrunner.server.command changed");
 }
 
+/** ■ Cancel on a run whose model call hangs: the run ends failed (cancelled) at once. */
+async function cancelRun(wb) {
+  await wb.openFile(CANCEL_CARD_PATH);
+  const run = wb.lens("Run card");
+  await run.waitFor({ timeout: 60_000 });
+  await run.click();
+  const cancel = wb.lens("Cancel");
+  await cancel.waitFor({ timeout: 60_000 });
+  await wb.shot("cancel-lens");
+  await cancel.click();
+  step("clicked ■ Cancel");
+  const ended = wb.notification(/failed: cancelled/);
+  await ended.waitFor({ timeout: 60_000 });
+  step(`notification: ${await wb.notificationMessage(ended)}`);
+  await waitFor("the cancelled card to show state: Failed", async () =>
+    /state: Failed/.test(await wb.activeEditorText()),
+  );
+  await waitFor("the lenses to offer Resume", () => wb.lens("Resume").isVisible(), { timeoutMs: 30_000 });
+  await wb.shot("card-cancelled");
+}
+
 async function fullRun(wb, violationsFile) {
   await wb.lens("Run card").click();
   step("clicked ▶ Run card");
@@ -317,6 +339,8 @@ async function fullRun(wb, violationsFile) {
   if (opt.server === "fake") {
     checkFakeServerCalls(pathToFileURL(path.join(ws, CARD_PATH)).href);
     await settingsChanges();
+  } else {
+    await cancelRun(wb);
   }
   const violations = JSON.parse(readFileSync(violationsFile, "utf-8"));
   if (violations.length > 0) {

@@ -121,7 +121,9 @@ export class Workbench {
 
   /** Every notification toast's text (for failure reports). */
   async notifications() {
-    return (await this.page.locator(".notification-toast").allTextContents()).map(normalise);
+    return (await this.page.locator(".notification-toast .notification-list-item-message").allTextContents()).map(
+      normalise,
+    );
   }
 
   async statusBarText() {

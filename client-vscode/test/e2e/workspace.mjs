@@ -9,6 +9,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 
 export const CARD_PATH = "cards/greeting.md";
+/** A second card, whose run the e2e cancels while the model "thinks" (the fake API hangs). */
+export const CANCEL_CARD_PATH = "cards/farewell.md";
 export const CARD_TITLE = "Greeting ends with an exclamation mark";
 
 const CARD = `---
@@ -21,6 +23,18 @@ category: Improvement
 ## Acceptance criteria
 
 - \`greet("Ada")\` returns "Hello, Ada!" and the tests pass.
+`;
+
+const CANCEL_CARD = `---
+title: Say goodbye
+state: New
+category: Feature
+---
+Add \`farewell(name)\` next to \`greet\`.
+
+## Acceptance criteria
+
+- \`farewell("Ada")\` returns "Goodbye, Ada!".
 `;
 
 const SOURCE_BEFORE = `def greet(name: str) -> str:
@@ -99,6 +113,8 @@ export function transcript() {
         ],
         stop_reason: "end_turn",
       },
+      // The second card's first model call never gets an answer: the e2e cancels that run.
+      { fault: { kind: "hang" } },
     ],
   };
 }
@@ -116,6 +132,7 @@ function git(root, ...args) {
 /** Create the project (a git repository with one commit) and the editor settings for it. */
 export function createWorkspace(root, { serverCommand, vscodeSettings = {} }) {
   write(root, CARD_PATH, CARD);
+  write(root, CANCEL_CARD_PATH, CANCEL_CARD);
   write(root, "src/greet.py", SOURCE_BEFORE);
   write(root, "tests/test_greet.py", TEST);
   write(root, "cardrunner.toml", CONFIG);
