@@ -246,7 +246,9 @@ def configuration(ls: FakeServer, params: types.DidChangeConfigurationParams) ->
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: FakeServer, params: types.InitializeParams) -> None:
-    _record("initialize", [params.initialization_options])
+    # Only the key's last 4 characters: enough to tell which key the client passed, never the key.
+    key_tail = os.environ.get("ANTHROPIC_API_KEY", "")[-4:]
+    _record("initialize", [params.initialization_options, key_tail])
 
 
 if __name__ == "__main__":

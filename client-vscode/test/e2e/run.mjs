@@ -227,7 +227,7 @@ function recorded() {
 function checkFakeServerCalls(cardUri) {
   const calls = recorded();
   const init = calls.find((c) => c.command === "initialize");
-  const expectedInit = JSON.stringify([{ limits: { max_rounds: 12 } }]);
+  const expectedInit = JSON.stringify([{ limits: { max_rounds: 12 } }, "test"]); // sk-test from the environment
   if (JSON.stringify(init?.arguments) !== expectedInit) {
     throw new Error(`initializationOptions: expected ${expectedInit}, got ${JSON.stringify(init?.arguments)}`);
   }
@@ -265,6 +265,23 @@ async function settingsChanges() {
     () => recorded().filter((c) => c.command === "initialize").length === 2,
   );
   step("server restarted after cardrunner.server.command changed");
+}
+
+/** "Set API key": stored in SecretStorage, passed to a restarted server, never logged. */
+async function apiKey(wb) {
+  const key = "sk-e2e-secret-7f3a";
+  await wb.runCommand("cardrunner: Set API key");
+  const box = await wb.quickInput(/Anthropic API key/);
+  await box.locator("input").fill(key);
+  await wb.page.keyboard.press("Enter");
+  await waitFor("a server started with the stored key", () =>
+    recorded().some((c) => c.command === "initialize" && c.arguments[1] === "7f3a"),
+  );
+  const logs = readLogs(path.join(tmp, "user-data", "logs"), "cardrunner.log");
+  if (logs.includes(key) || readFileSync(recordFile, "utf-8").includes(key)) {
+    throw new Error("the API key was written to a log");
+  }
+  step("API key from SecretStorage reached the restarted server and no log");
 }
 
 /** ■ Cancel on a run whose model call hangs: the run ends failed (cancelled) at once. */
@@ -339,6 +356,7 @@ async function fullRun(wb, violationsFile) {
   if (opt.server === "fake") {
     checkFakeServerCalls(pathToFileURL(path.join(ws, CARD_PATH)).href);
     await settingsChanges();
+    await apiKey(wb);
   } else {
     await cancelRun(wb);
   }
