@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 TOML = """cards = "cards"
-replay = "transcripts"
-require_evidence = false
+{replay}require_evidence = false
 
 [paths]
 read = ["."]
@@ -78,16 +77,24 @@ def git(root: Path, *args: str) -> None:
 
 
 def make_board(
-    root: Path, cards: int, *, runnable: int = 0, rounds: int = 200, max_rounds: int = 1000
+    root: Path,
+    cards: int,
+    *,
+    runnable: int = 0,
+    rounds: int = 200,
+    max_rounds: int = 1000,
+    replay: bool = True,
 ) -> list[Path]:
-    """`cards` cards (`cards/card-0000.md` …); the first `runnable` get a transcript each."""
+    """`cards` cards (`cards/card-0000.md` …); the first `runnable` get a transcript each.
+    `replay=False` leaves the setting out: runs then call the Messages API (`ANTHROPIC_*`)."""
     (root / "src").mkdir(parents=True)
     (root / "cards").mkdir()
     (root / "transcripts").mkdir()
     (root / "src" / "greet.py").write_text('def greet(name):\n    return "Hello"\n')
     (root / "README.md").write_text("# Benchmark board\n")
     (root / ".gitignore").write_text("__pycache__/\n.cardrunner/\n")
-    (root / "cardrunner.toml").write_text(TOML.format(max_rounds=max_rounds))
+    replay_line = 'replay = "transcripts"\n' if replay else ""
+    (root / "cardrunner.toml").write_text(TOML.format(replay=replay_line, max_rounds=max_rounds))
     paths = []
     transcript = json.dumps(instant_transcript(rounds))
     for n in range(cards):

@@ -3,20 +3,25 @@
 One `cardrunner lsp` over stdio on a board of cards; one card is open in the "editor". Idle: its
 `textDocument/codeLens` (and `textDocument/hover`, when the server offers it) are requested back
 to back and timed at the client. Busy: the same, while eight other cards run at once — replayed
-transcripts (the scripted model) with instant tools, so the server is as busy as runs can make
-it (every round: progress, diagnostics, status). Only requests answered while all eight runs are
-still going count. Phases alternate (idle, busy, idle, busy) and the figures pool the phases.
+transcripts (the scripted model, `--model replay`, the default) or the SDK against a fake
+Messages API in another process (`--model api`), with instant tools, 60 rounds a run (the
+default `max_rounds`); a run that ends is started again at once, and only requests during which
+no run ended count. Phases alternate (idle, busy, idle, busy) and the figures pool the phases.
 
-    .venv/bin/python bench/editor_latency.py [--samples 200] [--cycles 2] [--profile]
+    .venv/bin/python bench/editor_latency.py [--samples 600] [--cycles 2] [--model replay|api]
+                                             [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,69 +33,144 @@ TARGET = 1.5
 RUNS = 8
 
 
+def _hover_at(uri: str) -> dict[str, Any]:
+    return position(uri, 1, 3)
+
+
+PARAMS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "textDocument/codeLens": doc,
+    "textDocument/hover": _hover_at,
+}
+
+
 async def sample(
-    server: LspProcess, uri: str, methods: list[str], count: int, until: Any = None
+    server: LspProcess, uri: str, methods: list[str], count: int
 ) -> dict[str, list[float]]:
-    """Back-to-back requests, alternating methods, until `count` each or `until()` is true."""
+    """Back-to-back requests, alternating methods, `count` each."""
     out: dict[str, list[float]] = {m: [] for m in methods}
-    params = {"textDocument/codeLens": doc(uri), "textDocument/hover": position(uri, 1, 3)}
     for _ in range(count):
         for method in methods:
-            if until is not None and until():
-                return out
-            took, _ = await server.timed(method, params[method])
-            if until is None or not until():  # answered while the runs were still going
-                out[method].append(took)
+            took, _ = await server.timed(method, PARAMS[method](uri))
+            out[method].append(took)
     return out
 
 
-def ended_runs(server: LspProcess, tokens: set[Any], since: int) -> int:
-    return sum(
-        1
-        for r in server.received[since:]
-        if r.method == "$/progress"
-        and r.params.get("token") in tokens
-        and r.params.get("value", {}).get("kind") == "end"
-    )
+class Runs:
+    """Keeps `cards` running: a run that ends is started again at once."""
+
+    def __init__(self, server: LspProcess, cards: list[str]) -> None:
+        self.server, self.cards = server, cards
+        self.live: dict[Any, str] = {}  # progress token -> card
+        self.going: set[Any] = set()  # tokens whose run has reported a round
+        self.seen = len(server.received)
+        self.started = 0
+
+    def ended(self) -> list[str]:
+        """Cards whose run ended since the last call (their progress `end` arrived)."""
+        new = self.server.received[self.seen :]
+        self.seen += len(new)
+        out = []
+        for r in new:
+            token = r.params.get("token") if r.method == "$/progress" else None
+            kind = r.params.get("value", {}).get("kind") if token in self.live else None
+            if kind == "report":
+                self.going.add(token)
+            elif kind == "end":
+                out.append(self.live.pop(token))
+                self.going.discard(token)
+        return out
+
+    @property
+    def all_going(self) -> bool:
+        return len(self.going) == len(self.cards)
+
+    async def start(self, cards: list[str]) -> None:
+        for card in cards:
+            try:
+                result = await self.server.request(
+                    "workspace/executeCommand",
+                    {"command": "cardrunner.runCard", "arguments": [card]},
+                )
+            except RuntimeError:  # refused (the last run is still winding down): next time
+                self.seen = min(self.seen, len(self.server.received))
+                continue
+            self.live[result["token"]] = card
+            self.started += 1
+
+    async def top_up(self) -> None:
+        self.ended()
+        idle = [c for c in self.cards if c not in self.live.values()]
+        await self.start(idle)
+
+    async def stop(self) -> None:
+        """Cancel what still runs and wait until every run has ended."""
+        self.ended()
+        for card in list(self.live.values()):
+            with contextlib.suppress(RuntimeError):
+                await self.server.request(
+                    "workspace/executeCommand",
+                    {"command": "cardrunner.cancelRun", "arguments": [card]},
+                )
+        deadline = time.perf_counter() + 120
+        while self.live and time.perf_counter() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await self.server.wait_for(lambda r: r.method == "$/progress", 5, self.seen)
+            self.ended()
 
 
 async def busy_phase(
-    server: LspProcess, uri: str, runs: list[str], methods: list[str], count: int
-) -> dict[str, list[float]]:
-    since = len(server.received)
-    tokens = set()
-    for card in runs:
-        result = await server.request(
-            "workspace/executeCommand", {"command": "cardrunner.runCard", "arguments": [card]}
-        )
-        tokens.add(result["token"])
-    samples = await sample(
-        server, uri, methods, count, until=lambda: ended_runs(server, tokens, since) > 0
-    )
-    # let every run end before the next phase (a run's end is its progress `end`)
-    await server.wait_for(lambda r: ended_runs(server, tokens, since) >= len(tokens), 300, since)
-    return samples
+    server: LspProcess, uri: str, cards: list[str], methods: list[str], count: int
+) -> tuple[dict[str, list[float]], int]:
+    """Samples taken while all of `cards` run; returns them and how many runs were started."""
+    runs = Runs(server, cards)
+    out: dict[str, list[float]] = {m: [] for m in methods}
+    while min(len(v) for v in out.values()) < count:
+        await runs.top_up()
+        if not runs.all_going:  # wait for every run to be past its set-up, playing rounds
+            with contextlib.suppress(TimeoutError):
+                await server.wait_for(lambda r: r.method == "$/progress", 5, runs.seen)
+            continue
+        for method in methods:
+            took, _ = await server.timed(method, PARAMS[method](uri))
+            if not runs.ended():  # no run ended meanwhile: all of them were going throughout
+                out[method].append(took)
+    await runs.stop()
+    return out, runs.started
 
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=200, help="per method and phase")
+    parser.add_argument("--samples", type=int, default=600, help="per method and phase")
     parser.add_argument("--cycles", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=200, help="rounds of each replayed run")
+    parser.add_argument("--rounds", type=int, default=60, help="rounds of each run (max_rounds)")
+    parser.add_argument(
+        "--model",
+        choices=["replay", "api"],
+        default="replay",
+        help="replay: the `replay` setting (scripted model, checks on the server's loop); api: "
+        "the SDK against a fake Messages API in another process",
+    )
     parser.add_argument(
         "--profile", action="store_true", help="run the server under cProfile, print its hot spots"
     )
     args = parser.parse_args()
-    header(f"editor latency: {RUNS} runs going vs idle, {args.cycles} cycles")
+    header(f"editor latency: {RUNS} runs going vs idle, {args.cycles} cycles, model {args.model}")
+    fake: asyncio.subprocess.Process | None = None
+    env = dict(os.environ)
+    if args.model == "api":
+        fake, base_url = await start_fake_api(args.rounds)
+        env |= {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": base_url}
     with tempfile.TemporaryDirectory(prefix="bench-editor-") as tmp:
         root = Path(tmp) / "board"
-        cards = make_board(root, RUNS + 1, runnable=RUNS + 1, rounds=args.rounds)
+        cards = make_board(
+            root, RUNS + 1, runnable=RUNS + 1, rounds=args.rounds, replay=args.model == "replay"
+        )
         watched, runs = cards[-1].as_uri(), [c.as_uri() for c in cards[:RUNS]]
         argv = [str(VENV_BIN / "cardrunner"), "lsp"]
         profile = Path(tmp) / "server.prof"
         if args.profile:
             argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "cardrunner", "lsp"]
-        server = LspProcess(argv, root)
+        server = LspProcess(argv, root, env)
         await server.spawn()
         try:
             init = await server.initialize(root)
@@ -111,13 +191,15 @@ async def main() -> int:
             idle: dict[str, list[float]] = {m: [] for m in methods}
             busy: dict[str, list[float]] = {m: [] for m in methods}
             started = time.perf_counter()
+            run_count = 0
             for _ in range(args.cycles):
                 for m, v in (await sample(server, watched, methods, args.samples)).items():
                     idle[m] += v
-                got = await busy_phase(server, watched, runs, methods, args.samples)
+                got, started_runs = await busy_phase(server, watched, runs, methods, args.samples)
+                run_count += started_runs
                 for m, v in got.items():
                     busy[m] += v
-            print(f"   measured in {time.perf_counter() - started:.0f} s")
+            print(f"   measured in {time.perf_counter() - started:.0f} s; {run_count} runs started")
             warnings = [r for r in server.received if _is_error(r)]
             if warnings:
                 print(
@@ -126,6 +208,9 @@ async def main() -> int:
                 )
         finally:
             await server.close()
+            if fake is not None:
+                await stop_fake_api(fake)
+        print(f"   runs: {run_summary(root)}")
         if args.profile:
             hot_spots(profile)
     ratios = {}
@@ -150,6 +235,49 @@ async def main() -> int:
             f"{verdict(ratio, TARGET)}"
         )
     return 0
+
+
+async def start_fake_api(rounds: int) -> tuple[asyncio.subprocess.Process, str]:
+    fake = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(Path(__file__).with_name("_fake_api_server.py")),
+        "--rounds",
+        str(rounds),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,  # cancelled runs drop streams; violations are counted
+    )
+    assert fake.stdout is not None
+    line = (await asyncio.wait_for(fake.stdout.readline(), 60)).decode()
+    if not line.startswith("READY "):
+        raise SystemExit(f"the fake Messages API did not start: {line!r}")
+    return fake, line.split()[1]
+
+
+async def stop_fake_api(fake: asyncio.subprocess.Process) -> None:
+    assert fake.stdin is not None and fake.stdout is not None
+    fake.stdin.close()
+    rest = (await asyncio.wait_for(fake.stdout.read(), 30)).decode().strip()
+    await fake.wait()
+    print(f"   fake Messages API: {rest}")
+
+
+def run_summary(root: Path) -> str:
+    """What the run logs say: how many runs, how they ended, how many rounds."""
+    import json
+    from collections import Counter
+
+    ends: Counter[str] = Counter()
+    rounds = []
+    for log in sorted((root / ".cardrunner" / "runs").glob("*.jsonl")):
+        for line in log.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("type") == "result":
+                data = record["data"]
+                ends[f"{data['status']} {data.get('reason') or ''}".strip()] += 1
+                rounds.append(data["rounds"])
+    shown = ", ".join(f"{k} ×{v}" for k, v in ends.items()) or "none"
+    return f"{sum(ends.values())} ended ({shown}), rounds median {median(rounds) if rounds else 0}"
 
 
 def hot_spots(profile: Path) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import header, median, percentile, verdict
+
 from cardrunner.compaction import Compactor
 from cardrunner.events import Usage
 from cardrunner.limits import Guards
