@@ -51,6 +51,7 @@ const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 const step = (text) => console.log(`[e2e ${elapsed()}] ${text}`);
 
+const MISSING_PYTHON = "/nonexistent/cardrunner-e2e/bin/python";
 const FAKE_SERVER = path.resolve(import.meta.dirname, "../../../tests/vscode/fake_lsp_server.py");
 const recordFile = path.join(opt.artifacts, "logs", "fake-lsp-commands.jsonl");
 const tmp = mkdtempSync(path.join(tmpdir(), "cardrunner-vscode-e2e-"));
@@ -60,7 +61,14 @@ rmSync(opt.artifacts, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 
 async function prepare() {
-  const serverCommand = opt.server === "fake" ? [opt.python, FAKE_SERVER] : [opt.python, "-m", "cardrunner", "lsp"];
+  const serverCommand = {
+    real: [opt.python, "-m", "cardrunner", "lsp"],
+    fake: [opt.python, FAKE_SERVER],
+    missing: [MISSING_PYTHON, "-m", "cardrunner", "lsp"],
+  }[opt.server];
+  if (!serverCommand) {
+    throw new Error(`--server must be real, fake or missing, not ${opt.server}`);
+  }
   createWorkspace(ws, { serverCommand, vscodeSettings: { "cardrunner.limits.maxRounds": 12 } });
   const transcriptFile = path.join(tmp, "transcript.json");
   writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
@@ -248,6 +256,23 @@ function checkFakeServerCalls(cardUri) {
   step(`server received ${calls.map((c) => c.command).join(", ")}`);
 }
 
+/** A server that cannot start: the error names the command, what went wrong and the fix. */
+async function startFailure(wb) {
+  const toast = wb.notification(/did not start/);
+  await toast.waitFor({ timeout: 60_000 });
+  const message = await wb.notificationMessage(toast);
+  step(`error: ${message}`);
+  for (const part of [MISSING_PYTHON, "the command was not found", "cardrunner.server.command"]) {
+    if (!message.includes(part)) {
+      throw new Error(`the start error should mention "${part}": ${message}`);
+    }
+  }
+  if ((await toast.locator(".monaco-button", { hasText: "Open Settings" }).count()) !== 1) {
+    throw new Error("the start error should offer Open Settings");
+  }
+  await wb.shot("server-start-error");
+}
+
 /** A setting change is pushed in the server's shape; a server.* change restarts the server. */
 async function settingsChanges() {
   const file = path.join(ws, ".vscode", "settings.json");
@@ -379,6 +404,10 @@ async function main() {
     await wb.shot("card-open");
     const outcome = await activation(wb);
     if (opt.until === "activation") {
+      return;
+    }
+    if (opt.server === "missing") {
+      await startFailure(wb);
       return;
     }
     if (outcome !== "lens") {

@@ -36,14 +36,16 @@ e2e() {
     "$@"
 }
 
-# Without --server: the real server (the user's path), then the stand-in (the client's exact
-# messages, dropping a file). With --server real|fake: only that one.
+# Without --server: the real server (the user's path), the stand-in (the client's exact
+# messages, dropping a file), and a server command that does not exist (the start error).
+# With --server real|fake|missing: only that one.
 case " $* " in
   *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
   *)
     passed=0 failed=0
     if e2e --artifacts "$ARTIFACTS" --server real "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    if e2e --artifacts "$ARTIFACTS/missing-server" --server missing "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     echo "vscode-e2e: $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
