@@ -363,6 +363,11 @@ async function fullRun(wb, violationsFile) {
   await ended.waitFor({ timeout: 60_000 });
   step(`notification: ${await wb.notificationMessage(ended)}`);
   await wb.shot("done-notification");
+  await wb.clickNotificationButton(ended, "Show log");
+  const logTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /\.jsonl/ });
+  await logTab.waitFor({ timeout: 30_000 });
+  step(`"Show log" opened ${(await logTab.textContent())?.trim()}`);
+  await wb.shot("run-log");
   const reviewTabs = wb.page.locator(".tabs-container .tab").filter({ hasText: /before ↔ after|new file/ });
   await waitFor("the review's diff editors to close after the decision", async () => (await reviewTabs.count()) === 0);
   await wb.openFile(CARD_PATH);
