@@ -25,7 +25,6 @@ export function activate(context: vscode.ExtensionContext): void {
   const review = new ReviewController(client, log);
   const status = new StatusView({
     showLog: (run) => void openLog(run, client),
-    review: (uri) => void review.review(uri),
   });
 
   client.hooks = review.hooks();

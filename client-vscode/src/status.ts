@@ -16,8 +16,26 @@ import * as api from "./vscodeapi";
 
 export interface StatusActions {
   showLog(run: RunInfo): void;
-  review(uri: string): void;
 }
+
+const SHOW_OUTPUT: vscode.Command = { title: "Show output", command: ClientCommand.showOutput };
+
+/** How the language status item looks in each server state, and what clicking it does. */
+const SERVER_LOOK: Record<ServerState, { text: string; severity: keyof typeof api.Severity; command: vscode.Command }> =
+  {
+    starting: { text: "cardrunner: starting", severity: "information", command: SHOW_OUTPUT },
+    running: { text: "cardrunner", severity: "information", command: SHOW_OUTPUT },
+    stopped: { text: "cardrunner: stopped", severity: "warning", command: SHOW_OUTPUT },
+    failed: {
+      text: "cardrunner: not running",
+      severity: "error",
+      command: {
+        title: "Set server command",
+        command: "workbench.action.openSettings",
+        arguments: ["cardrunner.server.command"],
+      },
+    },
+  };
 
 export class StatusView implements vscode.Disposable {
   private readonly bar = api.createStatusBarItem("cardrunner.runs", "cardrunner runs");
@@ -26,7 +44,6 @@ export class StatusView implements vscode.Disposable {
 
   constructor(private readonly actions: StatusActions) {
     this.language.name = "cardrunner";
-    this.language.command = { title: "Show output", command: ClientCommand.showOutput };
     this.setServerState("starting", "");
   }
 
@@ -36,35 +53,12 @@ export class StatusView implements vscode.Disposable {
   }
 
   setServerState(state: ServerState, detail: string): void {
-    const item = this.language;
-    item.busy = state === "starting";
-    switch (state) {
-      case "starting":
-        item.text = "cardrunner: starting";
-        item.severity = api.Severity.information;
-        break;
-      case "running":
-        item.text = "cardrunner";
-        item.severity = api.Severity.information;
-        break;
-      case "stopped":
-        item.text = "cardrunner: stopped";
-        item.severity = api.Severity.warning;
-        break;
-      case "failed":
-        item.text = "cardrunner: not running";
-        item.severity = api.Severity.error;
-        this.language.command = {
-          title: "Set server command",
-          command: "workbench.action.openSettings",
-          arguments: ["cardrunner.server.command"],
-        };
-        break;
-    }
-    if (state !== "failed") {
-      this.language.command = { title: "Show output", command: ClientCommand.showOutput };
-    }
-    item.detail = detail.length > 120 ? `${detail.slice(0, 117)}…` : detail;
+    const look = SERVER_LOOK[state];
+    this.language.busy = state === "starting";
+    this.language.text = look.text;
+    this.language.severity = api.Severity[look.severity];
+    this.language.command = look.command;
+    this.language.detail = detail.length > 120 ? `${detail.slice(0, 117)}…` : detail;
   }
 
   /** Show a new list of runs; returns what changed since the last one. */
