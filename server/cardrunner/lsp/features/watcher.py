@@ -58,27 +58,35 @@ class CardWatcher:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _run(self, stop: asyncio.Event) -> None:
-        restarted = False
         while not stop.is_set():
             folder = self._cards_dir()
             try:
                 if folder.is_dir():
-                    if restarted:  # cards written while the watcher was being set up again
-                        self._rescan_soon()
-                    restarted = True
+                    # Cards written before the watch is in place (at start, or while it is set
+                    # up again) have no event: read the folder once more when it is.
+                    self._rescan_soon()
                     await self._watch(folder, stop, recursive=True)
                 else:
+                    await self._changed_safely(set(), set())  # the folder went before we looked
                     await self._wait_for_folder(folder, stop)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("watching %s failed: %r; retrying", folder, exc)
                 await asyncio.sleep(1)  # back off before watching again
+            if not stop.is_set():  # however the watch ended, the folder may differ: read it
+                await self._changed_safely(set(), set())
+
+    async def _changed_safely(self, changed: set[Path], deleted: set[Path]) -> None:
+        try:
+            await self._on_changes(changed, deleted)
+        except Exception:
+            log.exception("handling card changes failed")
 
     def _rescan_soon(self) -> None:
         async def rescan() -> None:
             await asyncio.sleep(RESCAN_DELAY)
-            await self._on_changes(set(), set())
+            await self._changed_safely(set(), set())
 
         task = asyncio.create_task(rescan())
         self._rescans.add(task)
@@ -97,10 +105,7 @@ class CardWatcher:
                 else:
                     changed.add(path)
             if changed or deleted:
-                try:
-                    await self._on_changes(changed, deleted - changed)
-                except Exception:
-                    log.exception("handling card changes failed")
+                await self._changed_safely(changed, deleted - changed)
             if not await asyncio.to_thread(folder.is_dir):
                 return  # the folder itself went away: go back to waiting for it
 
@@ -111,5 +116,4 @@ class CardWatcher:
         async for changes in awatch(parent, stop_event=stop, step=10, recursive=False):
             if await asyncio.to_thread(folder.is_dir):
                 log.info("the cards folder %s appeared (%d changes)", folder, len(changes))
-                await self._on_changes(set(), set())
-                return
+                return  # `_run` reads it and watches it
