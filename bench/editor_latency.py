@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,9 @@ async def main() -> int:
                 for m, v in got.items():
                     busy[m] += v
             print(f"   measured in {time.perf_counter() - started:.0f} s; {run_count} runs started")
+            sent = Counter(r.method for r in server.received)
+            top = ", ".join(f"{m} {n:,}" for m, n in sent.most_common(6))
+            print(f"   the server sent {sum(sent.values()):,} messages: {top}")
             warnings = [r for r in server.received if _is_error(r)]
             if warnings:
                 print(
@@ -265,7 +269,6 @@ async def stop_fake_api(fake: asyncio.subprocess.Process) -> None:
 def run_summary(root: Path) -> str:
     """What the run logs say: how many runs, how they ended, how many rounds."""
     import json
-    from collections import Counter
 
     ends: Counter[str] = Counter()
     rounds = []
