@@ -1,0 +1,77 @@
+"""The benchmarks' own helpers do what their figures rely on (no timings are asserted here).
+
+The raw LSP client must frame, match answers to requests, answer server requests and read a
+process's memory; the board must be a committed git workspace whose transcripts the scripted
+model accepts; the statistics and the token formula must be the ones the README states.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+from _board import instant_transcript, make_board  # noqa: E402
+from _common import percentile  # noqa: E402
+from _lsp import LspProcess, position  # noqa: E402
+from token_cost import billed  # noqa: E402
+
+from cardrunner.models.scripted import load_transcript  # noqa: E402
+from cardrunner.testing.fake_script import load_transcript as load_fake_transcript  # noqa: E402
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 50) == 51.0  # rank round(0.5 * 99) = 50 → the 51st value
+    assert percentile(values, 99) == 99.0
+    assert percentile(values, 100) == 100.0
+    assert percentile([3.0], 99) == 3.0
+
+
+def test_billed_input_weights_cache_reads_and_writes() -> None:
+    usage = {
+        "input_tokens": 100,
+        "cache_read_input_tokens": 1000,
+        "cache_creation_input_tokens": 40,
+    }
+    assert billed(usage) == 100 + 100 + 50
+
+
+def test_board_is_a_clean_git_workspace_with_playable_transcripts(tmp_path: Path) -> None:
+    import subprocess
+
+    cards = make_board(tmp_path / "b", 5, runnable=2, rounds=7)
+    assert [c.name for c in cards] == [f"card-{n:04d}.md" for n in range(5)]
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=tmp_path / "b", capture_output=True, text=True
+    )
+    assert status.stdout == ""
+    transcripts = sorted((tmp_path / "b" / "transcripts").glob("*.json"))
+    assert [t.stem for t in transcripts] == ["card-0000", "card-0001"]
+    assert len(load_transcript(transcripts[0])) == 8
+    assert len(load_fake_transcript(transcripts[0])) == 8
+    calls = [s["content"][1]["input"] for s in instant_transcript(7)["responses"][:-1]]
+    assert all(a != b for a, b in itertools.pairwise(calls)), "no repeated call: no stall"
+
+
+@pytest.mark.timeout(60)
+async def test_raw_client_talks_to_the_minimal_server(tmp_path: Path) -> None:
+    server = LspProcess([sys.executable, str(BENCH / "minimal_server.py")], tmp_path)
+    await server.spawn()
+    try:
+        init = await server.initialize(tmp_path)
+        assert init["capabilities"]["hoverProvider"]
+        uri = (tmp_path / "x.md").as_uri()
+        took, hover = await server.timed("textDocument/hover", position(uri, 4, 0))
+        assert hover["contents"] == "line 4" and took > 0
+        with pytest.raises(RuntimeError, match="-32601"):  # MethodNotFound comes back as an error
+            await server.request("bench/nothing", None)
+        assert server.rss_kib() > 1000
+    finally:
+        await server.close()
+    assert server.proc is not None and server.proc.returncode == 0
