@@ -188,6 +188,8 @@ class RunManager:
         if self.is_live(path):
             raise RunRefused(f"{path.name} is already running; cancel it first")
         settings = self._settings()
+        if settings.isolation is None:  # in the editor each card gets its own worktree by default
+            settings = settings.model_copy(update={"isolation": True})
         if resume is not None and importlib.util.find_spec("cardrunner.resume") is None:
             raise RunRefused("resume is not available in this version of cardrunner")
         if replay_path(settings, self.root, path) is None:

@@ -61,6 +61,8 @@ class RunView:
     problems: dict[str, list[Problem]] = field(default_factory=dict)
     """Build/test problems by path relative to the root; replaced at each build."""
     last_round_text: str = ""
+    touched: set[str] = field(default_factory=set)
+    """Files this run has written (paths as the model gave them), for overlap warnings."""
 
     @property
     def live(self) -> bool:
@@ -96,6 +98,9 @@ class RunView:
                 self.tool = event.name
             case ToolFinished():
                 self.tool = None
+                path = event.arguments.get("path")
+                if event.name == "write_file" and not event.is_error and isinstance(path, str):
+                    self.touched.add(path)
             case CriterionReported() if 0 <= event.index < len(self.criteria):
                 status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
                 self.criteria[event.index] = Criterion(

@@ -33,6 +33,7 @@ from cardrunner.events import (
     RoundStarted,
     RunFinished,
     RunStarted,
+    ToolFinished,
     ToolStarted,
 )
 from cardrunner.lsp.features import commands
@@ -42,12 +43,14 @@ from cardrunner.lsp.features.cardstore import EditorCardStore
 from cardrunner.lsp.features.client import Client, setup_logging
 from cardrunner.lsp.features.codelens import CardSituation, code_actions, code_lenses
 from cardrunner.lsp.features.diagnostics import DiagnosticsStore
+from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.settings import SettingsFeature
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.lsp.features.watcher import CardWatcher
 from cardrunner.runs import ResumeGrant, RunLoop, RunManager, RunView
+from cardrunner.sweep import open_ledger, sweep
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -98,8 +101,13 @@ class CardServer(LanguageServer):
         self.settings.load_initial()  # a run may be asked for before `initialized` is handled
 
     async def startup(self) -> None:
-        """After `initialized`: settings, every card's diagnostics, the watcher, the warm-up."""
+        """After `initialized`: settings, every card's diagnostics, the watcher, the warm-up,
+        and the processes a previous server that died left behind."""
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
+        swept = await asyncio.to_thread(sweep, self.root)
+        if swept:
+            log.warning("stopped %d process group(s) left by a server that died", len(swept))
+        open_ledger(self.root)
         await self.settings.reload()
         await self.rescan()
         self.watcher.start()
@@ -151,7 +159,15 @@ class CardServer(LanguageServer):
     # --- runs -------------------------------------------------------------------------------
 
     def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
+        busy = [v for v in self.runs.views() if v.live and v.touched and v.card_path != path]
         view = self.runs.start(path, resume)
+        for other in busy:
+            self.client.show_message(
+                f"cardrunner: {other.title} is still running and has changed "
+                f"{', '.join(sorted(other.touched)[:8])}; if {view.title} changes them too, "
+                "review both diffs with care (their commits may not apply cleanly together).",
+                types.MessageType.Warning,
+            )
         entry = self.index.get(path)
         if entry is not None and entry.card is not None:
             view.title = entry.card.title
@@ -209,6 +225,8 @@ class CardServer(LanguageServer):
                 self.run_progress.report(view)
             case BuildChecked():
                 self.diagnostics.build(view)
+            case ToolFinished(name="write_file", is_error=False):
+                self._warn_overlap(view, str(event.arguments.get("path")))
             case Notice(level="warning"):
                 self.client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
             case Notice():
@@ -225,6 +243,15 @@ class CardServer(LanguageServer):
         if isinstance(event, RunStarted | ReviewRequested | ReviewDecided | RunFinished):
             self.client.refresh_code_lenses()
         self.status.changed()
+
+    def _warn_overlap(self, view: RunView, path: str) -> None:
+        """Two live runs wrote the same file: say so once, when the second one does."""
+        for other in self.runs.views():
+            if other is not view and other.live and path in other.touched:
+                self.client.show_message(
+                    f"cardrunner: {view.title} and {other.title} both changed {path}",
+                    types.MessageType.Warning,
+                )
 
     def run_ended(self, view: RunView) -> None:
         self.run_progress.end(view)
@@ -330,6 +357,13 @@ def _register_views(server: CardServer) -> None:
             await ls.index.read(path)
         only = list(params.context.only) if params.context.only else None
         return code_actions(path, ls.situation(path), only)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: CardServer, params: types.HoverParams) -> types.Hover | None:
+        path = ls.index.remember_uri(params.text_document.uri)
+        if path is None or not ls.index.is_card(path):
+            return None
+        return hover(ls.situation(path), params.position.line)
 
 
 def serve() -> None:

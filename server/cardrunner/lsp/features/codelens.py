@@ -1,7 +1,7 @@
 """The choices a card offers now, as code lenses on its first line.
 
-Idle: "▶ Run card", "Resume" when the last run stopped for a resumable reason, "Show last log"
-when there is one. Running: "■ Cancel" and a live summary. Awaiting review: "Review changes",
+Idle: "▶ Run card", "Resume" when the last run stopped for a resumable reason ("Grant +20
+rounds" / "Grant +$1" when a budget stopped it), "Show last log" when there is one. Running: "■ Cancel" and a live summary. Awaiting review: "Review changes",
 "✓ Accept & commit", "✗ Reject". `card_choices` is shared with the code actions, so an editor
 without lenses offers exactly the same things.
 """
@@ -50,6 +50,32 @@ def resumable(situation: CardSituation) -> bool:
     return card.state == "Failed" and reason in RESUMABLE_REASONS
 
 
+def last_reason(situation: CardSituation) -> str | None:
+    """Why the card's last run stopped (None while unknown or after success)."""
+    if situation.view is not None and situation.view.state == "failed":
+        return situation.view.reason
+    card = situation.entry.card if situation.entry else None
+    if card is None:
+        return None
+    last = card.runs[-1] if card.runs else None
+    return (last or {}).get("reason") or card.reason
+
+
+GRANT_ROUNDS, GRANT_COST_USD = 20, 1.0
+
+
+def resume_choices(uri: str, reason: str | None) -> list[types.Command]:
+    """A budget-stopped card offers more of that budget; any other resumable stop just resumes."""
+    if reason == "max_rounds":
+        grant: dict[str, float] = {"grantRounds": GRANT_ROUNDS}
+        title = f"Grant +{GRANT_ROUNDS} rounds"
+    elif reason == "max_cost":
+        grant, title = {"grantCostUsd": GRANT_COST_USD}, f"Grant +${GRANT_COST_USD:g}"
+    else:
+        return [types.Command(title="Resume", command=RESUME, arguments=[uri])]
+    return [types.Command(title=title, command=RESUME, arguments=[uri, grant])]
+
+
 def has_log(situation: CardSituation) -> bool:
     if situation.view is not None and situation.view.log_path is not None:
         return True
@@ -76,7 +102,7 @@ def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
         return [cmd("Show last log", SHOW_LOG)] if has_log(situation) else []
     out = [cmd("▶ Run card", RUN)]
     if resumable(situation):
-        out.append(cmd("Resume", RESUME))
+        out += resume_choices(uri, last_reason(situation))
     if has_log(situation):
         out.append(cmd("Show last log", SHOW_LOG))
     return out

@@ -1,0 +1,47 @@
+"""Hover on a card: what the run knows about the line under the cursor.
+
+On the title: the card's state and its current or last run (rounds, tokens, cost, commit). On an
+acceptance criterion: pending, verified with the evidence, or failed with why. Elsewhere nothing,
+so the editor's own Markdown hover is not crowded out.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from cardrunner.lsp.features.codelens import CardSituation
+
+
+def hover(situation: CardSituation, line: int) -> types.Hover | None:
+    card = situation.entry.card if situation.entry else None
+    if card is None:
+        return None
+    view = situation.view
+    if line == card.title_line:
+        text = f"**{card.title}** — {card.state}"
+        if view is not None:
+            text += f"\n\nrun `{view.run_id}`: {view.state} · {view.summary()}"
+            if view.reason:
+                text += f"\n\nreason: `{view.reason}` {view.detail}"
+            if view.commit:
+                text += f"\n\ncommit `{view.commit[:10]}`"
+        elif card.runs:
+            last = card.runs[-1]
+            text += (
+                f"\n\nlast run `{last.get('id')}`: {last.get('result')}"
+                f"{' (' + str(last.get('reason')) + ')' if last.get('reason') else ''} · "
+                f"{last.get('rounds')} rounds · {last.get('tokens')} tok · ${last.get('cost_usd')}"
+            )
+        return _markdown(text)
+    if line in card.criteria_lines:
+        index = card.criteria_lines.index(line)
+        if view is None or index >= len(view.criteria):
+            return _markdown(f"criterion {index}: not checked by a run yet")
+        c = view.criteria[index]
+        detail = f": {c.evidence}" if c.evidence else ""
+        return _markdown(f"criterion {index}: **{c.status}**{detail}")
+    return None
+
+
+def _markdown(text: str) -> types.Hover:
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
