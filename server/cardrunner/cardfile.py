@@ -198,7 +198,10 @@ def _check(
     if not isinstance(data, dict):
         raise ValueError("cannot update this card's front matter without breaking it")
     expected = {k: v for k, v in old.items() if k not in ("state", "reason", "runs")}
-    problems = [k for k in expected if normalized(data.get(k)) != normalized(expected[k])]
+    try:
+        problems = [k for k in expected if normalized(data.get(k)) != normalized(expected[k])]
+    except RecursionError:  # absurdly deep nesting cannot be compared, so it is not rewritten
+        raise ValueError("cannot update this card: its front matter is nested too deeply") from None
     if state is not None and data.get("state") != state:
         problems.append("state")
     if (reason is False and "reason" in data) or (
@@ -209,7 +212,13 @@ def _check(
         runs, before = data.get("runs"), old.get("runs")
         count = len(before) if isinstance(before, list) else 0
         want = normalized(dict(run_entry(run)))
-        if not isinstance(runs, list) or len(runs) != count + 1 or normalized(runs[-1]) != want:
+        try:
+            same = (
+                isinstance(runs, list) and len(runs) == count + 1 and normalized(runs[-1]) == want
+            )
+        except RecursionError:
+            same = False
+        if not same:
             problems.append("runs")
     if problems:
         raise ValueError(f"cannot update this card without changing {', '.join(problems)}")
