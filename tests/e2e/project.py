@@ -52,7 +52,9 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-def make_project(root: Path, *, timeout: float = 120, extra_toml: str = "", top_toml: str = "") -> Path:
+def make_project(
+    root: Path, *, timeout: float = 120, extra_toml: str = "", top_toml: str = ""
+) -> Path:
     """Create the project and commit it; returns the card's path."""
     (root / "src").mkdir(parents=True)
     (root / "tests").mkdir()
