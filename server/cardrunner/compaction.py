@@ -27,6 +27,10 @@ def estimate_tokens(messages: list[Message], extra: int = 0) -> int:
     return extra + math.ceil(len(json.dumps([m.wire() for m in messages], ensure_ascii=False)) / 4)
 
 
+def _message_tokens(message: Message) -> int:
+    return math.ceil(len(json.dumps(message.wire(), ensure_ascii=False)) / 4)
+
+
 def _calls(messages: list[Message]) -> dict[str, Block]:
     return {
         b["id"]: b
@@ -60,11 +64,26 @@ class Compactor:
         self.keep = keep
         self.overhead = overhead
         """Tokens of system prompt and tools, sent with every request."""
+        self._sizes: dict[int, tuple[Message, int]] = {}
+
+    def _estimate(self, messages: list[Message]) -> int:
+        """`estimate_tokens`, remembering each message's size: the loop only appends messages,
+        so a round costs the new messages, not the whole history (compaction clears the memo)."""
+        sizes = self._sizes
+        total = self.overhead
+        for m in messages:
+            size = sizes.get(id(m))
+            if size is None or size[0] is not m:
+                size = (m, _message_tokens(m))
+                sizes[id(m)] = size
+            total += size[1]
+        return total
 
     def compact(self, messages: list[Message]) -> Iterator[Compacted]:
-        before = estimate_tokens(messages, self.overhead)
+        before = self._estimate(messages)
         if before <= self.threshold:
             return
+        self._sizes.clear()
         ids = self._stub_candidates(messages)
         if ids:
             dropped = self.apply_stubs(messages, ids)

@@ -109,12 +109,24 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
     return text[: limit - len(note)] + note
 
 
-def _validation_error(tool_schema: dict[str, Any], arguments: Any) -> str | None:
-    import jsonschema  # lazy: only needed once a run has started
+_validators: dict[int, tuple[dict[str, Any], Any]] = {}
 
+
+def _validator(tool_schema: dict[str, Any]) -> Any:
+    """One compiled validator per schema object (building one costs far more than using it)."""
+    cached = _validators.get(id(tool_schema))
+    if cached is None or cached[0] is not tool_schema:
+        import jsonschema  # lazy: only needed once a run has started
+
+        cached = (tool_schema, jsonschema.Draft202012Validator(tool_schema))
+        _validators[id(tool_schema)] = cached
+    return cached[1]
+
+
+def _validation_error(tool_schema: dict[str, Any], arguments: Any) -> str | None:
     if not isinstance(arguments, dict):
         return f"arguments must be a JSON object, got {type(arguments).__name__}"
-    validator = jsonschema.Draft202012Validator(tool_schema)
+    validator = _validator(tool_schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None
