@@ -64,26 +64,27 @@ class Compactor:
         self.keep = keep
         self.overhead = overhead
         """Tokens of system prompt and tools, sent with every request."""
-        self._sizes: dict[int, tuple[Message, int]] = {}
+        self._count, self._total = 0, overhead
+        self._last: Message | None = None
 
     def _estimate(self, messages: list[Message]) -> int:
-        """`estimate_tokens`, remembering each message's size: the loop only appends messages,
-        so a round costs the new messages, not the whole history (compaction clears the memo)."""
-        sizes = self._sizes
-        total = self.overhead
-        for m in messages:
-            size = sizes.get(id(m))
-            if size is None or size[0] is not m:
-                size = (m, _message_tokens(m))
-                sizes[id(m)] = size
-            total += size[1]
-        return total
+        """`estimate_tokens`, kept as a running total: the loop only appends messages, so a
+        round costs its new messages, not the whole history. Anything else (a shorter list, a
+        different last message, a compaction) starts the count again."""
+        n = self._count
+        if n > len(messages) or (n and messages[n - 1] is not self._last):
+            n, self._total = 0, self.overhead
+        for m in messages[n:]:
+            self._total += _message_tokens(m)
+        self._count = len(messages)
+        self._last = messages[-1] if messages else None
+        return self._total
 
     def compact(self, messages: list[Message]) -> Iterator[Compacted]:
         before = self._estimate(messages)
         if before <= self.threshold:
             return
-        self._sizes.clear()
+        self._count = 0
         ids = self._stub_candidates(messages)
         if ids:
             dropped = self.apply_stubs(messages, ids)
