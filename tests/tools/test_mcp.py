@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_support import context, free_port, http_server, recorded_pids, server_spec, wait_gone
+
 from cardrunner.events import Event, Notice
 from cardrunner.settings import McpServer, has_clash, load_settings
 from cardrunner.tools import mcp_transport
 from cardrunner.tools.base import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.tools.mcp import BASE_ENV, McpHub, McpStartError
-from mcp_support import context, free_port, http_server, recorded_pids, server_spec, wait_gone
 
 
 @pytest.fixture

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_support import context, processes_with_arg, wait_gone
+
 from cardrunner.settings import McpServer
 from cardrunner.tools.base import ToolPool
 from cardrunner.tools.mcp import McpHub
-from mcp_support import context, processes_with_arg, wait_gone
 
 GIT_TOOLS = {
     "git_status", "git_diff_unstaged", "git_diff_staged", "git_diff", "git_commit", "git_add",

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_support import processes_with_arg, wait_gone
+
 from cardrunner.events import RunFinished, RunStarted
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.review import AutoApprover
 from cardrunner.runner import RunOptions, run_card
 from cardrunner.settings import load_settings
-from mcp_support import processes_with_arg, wait_gone
 
 CARD = """---
 title: Look at the repository
