@@ -189,6 +189,11 @@ async def main() -> int:
             if not await server.warmed_up():
                 print("   (the server never said it had warmed up; measuring anyway)")
             await sample(server, watched, methods, 30)  # warm-up
+            if "textDocument/hover" in methods:
+                answer = await server.request(
+                    "textDocument/hover", PARAMS["textDocument/hover"](watched)
+                )
+                print(f"   hover on the title line answers: {str(answer)[:100]}")
             idle: dict[str, list[float]] = {m: [] for m in methods}
             busy: dict[str, list[float]] = {m: [] for m in methods}
             started = time.perf_counter()
