@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from cardrunner.tools.process import note_group
+
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream, Process
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -125,6 +127,7 @@ class StdioProcess:
             self._process = await anyio.open_process(
                 self.argv, env=self.env, cwd=self.cwd, stderr=err, start_new_session=True
             )
+        note_group(self._process.pid)  # so a sweep finds it if this process dies
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
