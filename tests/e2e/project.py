@@ -143,3 +143,30 @@ def log_records(root: Path) -> list[dict[str, Any]]:
     logs = sorted((root / ".cardrunner" / "runs").glob("*.jsonl"))
     assert logs, "no run log written"
     return [json.loads(line) for line in logs[-1].read_text().splitlines()]
+
+
+def slow_tests(root: Path, marker: str) -> Path:
+    """Make `run_tests` sleep for two minutes (its command line carries `marker`) and commit
+    that; returns a transcript that calls it once and then gives up."""
+    toml = root / "cardrunner.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
+            f'test = ["python", "-c", "import time; time.sleep(120)  # {marker}"]',
+        )
+    )
+    git(root, "commit", "-qam", "slow tests")
+    steps = [turn(use("run_tests")), final("RESULT: failed: slow")]
+    return write_transcript(root.parent / f"{root.name}-slow.json", steps)
+
+
+def start_cli(root: Path, *args: str) -> subprocess.Popen[str]:
+    """`cardrunner` as a background process (for tests that signal or kill it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "cardrunner", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-from .project import cli, final, git, make_project, turn, use, write_transcript
+from tests.e2e.lsp_helpers import processes_with
+
+from .project import cli, make_project, slow_tests, start_cli
 
 
 def test_check_prints_every_problem_with_its_line_and_exits_1(tmp_path: Path) -> None:
@@ -32,38 +32,11 @@ def test_check_prints_every_problem_with_its_line_and_exits_1(tmp_path: Path) ->
 
 def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     card = make_project(tmp_path)
-    toml = tmp_path / "cardrunner.toml"
     marker = f"ctrl-c-{os.getpid()}-{tmp_path.name}"
-    toml.write_text(
-        toml.read_text().replace(
-            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
-            f'test = ["python", "-c", "import time; time.sleep(120)  # {marker}"]',
-        )
-    )
-    git(tmp_path, "commit", "-qam", "slow tests")
-    transcript = write_transcript(
-        tmp_path.parent / f"{tmp_path.name}.json",
-        [turn(use("run_tests")), final("RESULT: failed: slow")],
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cardrunner",
-            "run",
-            "cards/fix-add.md",
-            "--replay",
-            str(transcript),
-            "--yes",
-        ],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    transcript = slow_tests(tmp_path, marker)
+    proc = start_cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
     deadline = time.monotonic() + 60
-    while not sleeping(marker):
+    while not processes_with(marker):
         assert time.monotonic() < deadline and proc.poll() is None, "the tests never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -73,19 +46,8 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     meta = yaml.safe_load(card.read_text().split("---")[1])
     assert (meta["state"], meta["reason"]) == ("Failed", "cancelled")
     deadline = time.monotonic() + 10
-    while sleeping(marker):
+    while processes_with(marker):
         assert time.monotonic() < deadline, "the test command outlived the run"
         time.sleep(0.05)
     log = next((tmp_path / ".cardrunner/runs").glob("*.jsonl")).read_text().splitlines()
     assert '"type":"result"' in log[-1]
-
-
-def sleeping(marker: str) -> bool:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    return True
-            except OSError:
-                continue
-    return False

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from ..e2e.project import cli, final, git, make_project, turn, use, write_transcript
+from ..e2e.project import cli, make_project, slow_tests, start_cli
 
 
 def group_alive(pgid: int) -> bool:
@@ -34,34 +32,8 @@ def _pgrp(entry: Path) -> int:
 
 def test_the_next_run_sweeps_what_a_killed_one_left(tmp_path: Path) -> None:
     make_project(tmp_path)
-    toml = tmp_path / "cardrunner.toml"
-    toml.write_text(
-        toml.read_text().replace(
-            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
-            'test = ["python", "-c", "import time; time.sleep(120)"]',
-        )
-    )
-    git(tmp_path, "commit", "-qam", "slow tests")
-    transcript = write_transcript(
-        tmp_path.parent / f"{tmp_path.name}.json",
-        [turn(use("run_tests")), final("RESULT: failed: slow")],
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cardrunner",
-            "run",
-            "cards/fix-add.md",
-            "--replay",
-            str(transcript),
-            "--yes",
-        ],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    transcript = slow_tests(tmp_path, f"sweep-{tmp_path.name}")
+    proc = start_cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
     ledger = tmp_path / ".cardrunner/processes" / f"{proc.pid}.jsonl"
     deadline = time.monotonic() + 60
     while not (ledger.exists() and ledger.read_text().strip()):
