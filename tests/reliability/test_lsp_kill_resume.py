@@ -1,0 +1,123 @@
+"""The language server killed with SIGKILL at a random round, ten times: the card shows as
+interrupted in the next server, its Resume lens continues the run from the log, and the final
+diff on the user's branch is the one an uninterrupted run makes. Nothing is left running."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cardrunner.testing.fake_api import FakeMessagesAPI
+from cardrunner.testing.fake_script import Fault
+
+from ..e2e.project import FIXED, fix_transcript, git, make_project
+from .test_kill_resume import fresh_ids, git_diff_of_fix, processes_under, tool_lines
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _lsp import LspProcess
+
+KILLS = 10
+
+
+async def serve(root: Path, api: FakeMessagesAPI) -> LspProcess:
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": "sk-test",
+    }
+    server = LspProcess([sys.executable, "-m", "cardrunner", "lsp"], cwd=root, env=env)
+    await server.spawn()
+    await server.initialize(root)
+    return server
+
+
+async def until(predicate: Any, within: float, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.02)
+
+
+def state(card: Path) -> str:
+    return str(yaml.safe_load(card.read_text().split("---")[1])["state"])
+
+
+async def accept_reviews(server: LspProcess, uri: str) -> None:
+    """Be the user: accept every review the server asks for (the question is answered null)."""
+    seen = 0
+    while True:
+        item = await server.wait_for(lambda r: r.method == "cardrunner/reviewRequested", 120, seen)
+        seen = server.received.index(item) + 1
+        await server.request(
+            "workspace/executeCommand", {"command": "cardrunner.acceptChanges", "arguments": [uri]}
+        )
+
+
+async def test_sigkill_of_the_language_server_then_resume_in_the_next(tmp_path: Path) -> None:
+    steps = fix_transcript()
+    calls_per_round = [sum(b["type"] == "tool_use" for b in s["content"]) for s in steps]
+    rng = random.Random(1129)
+    for attempt in range(KILLS):
+        root = tmp_path / f"k{attempt}"
+        card = make_project(root)
+        uri = card.as_uri()
+        start = git(root, "rev-parse", "HEAD").strip()
+        kill_after = rng.randint(1, len(steps) - 2)
+        async with FakeMessagesAPI([Fault.delay(0.3, then=s) for s in steps]) as api:
+            server = await serve(root, api)
+            reviewer = asyncio.create_task(accept_reviews(server, uri))
+            await server.request(
+                "workspace/executeCommand", {"command": "cardrunner.runCard", "arguments": [uri]}
+            )
+            done_calls = sum(calls_per_round[:kill_after])
+            await until(lambda r=root, n=done_calls: tool_lines(r) >= n, 60, "rounds")
+            assert server.proc is not None
+            server.proc.kill()
+            await server.proc.wait()
+            reviewer.cancel()
+            assert not api.violations
+        assert state(card) == "In Work"
+        async with FakeMessagesAPI(fresh_ids(steps[kill_after:]), check_history=False) as api:
+            server = await serve(root, api)
+            reviewer = asyncio.create_task(accept_reviews(server, uri))
+            try:
+                interrupted = await server.wait_for(
+                    lambda r, u=uri: (
+                        r.method == "textDocument/publishDiagnostics"
+                        and r.params["uri"] == u
+                        and any("interrupted" in d["message"] for d in r.params["diagnostics"])
+                    ),
+                    60,
+                )
+                assert interrupted
+                lenses = await server.request(
+                    "textDocument/codeLens", {"textDocument": {"uri": uri}}
+                )
+                resume = next(
+                    lens["command"] for lens in lenses if lens["command"]["title"] == "Resume"
+                )
+                await server.request(
+                    "workspace/executeCommand",
+                    {"command": resume["command"], "arguments": resume["arguments"]},
+                )
+                await until(
+                    lambda c=card: state(c) == "Done",
+                    90,
+                    f"the resumed run (killed after {kill_after})",
+                )
+                api.assert_complete()
+            finally:
+                reviewer.cancel()
+                await server.close()
+        assert git(root, "diff", start, "HEAD", "--", "src") == git_diff_of_fix(root, start)
+        assert (root / "src/calc.py").read_text() == FIXED
+        runs = yaml.safe_load(card.read_text().split("---")[1])["runs"]
+        assert runs[-1]["result"] == "done"
+        await until(lambda r=root: not processes_under(r), 15, "processes of the run to end")
