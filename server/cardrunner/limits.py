@@ -133,17 +133,20 @@ class Guards:
         if not shares or max(shares.values()) < WRAP_UP_SHARE:
             return None
         self._wrap_up_sent = True
-        lim = self.limits
-        left = []
-        if lim.max_rounds:
-            left.append(f"{lim.max_rounds - self.rounds} rounds")
-        if lim.max_tokens:
-            left.append(f"{max(0, lim.max_tokens - self.usage.total):,} tokens")
-        if lim.max_cost_usd:
-            left.append(f"${max(0.0, lim.max_cost_usd - self.cost_usd):.2f}")
-        if lim.max_wall_seconds:
-            left.append(f"{max(0.0, lim.max_wall_seconds - self.elapsed):.0f} s")
         return (
-            f"[cardrunner: over 80% of the budget is used; left: {', '.join(left)}. "
+            f"[cardrunner: over 80% of the budget is used; left: {self.left()}. "
             "Finish now: verify, commit, and end with the RESULT line.]"
         )
+
+    def left(self) -> str:
+        """What remains of each active budget, in words (for the model)."""
+        lim, parts = self.limits, []
+        if lim.max_rounds:
+            parts.append(f"{max(0, lim.max_rounds - self.rounds)} rounds")
+        if lim.max_tokens:
+            parts.append(f"{max(0, lim.max_tokens - self.usage.total):,} tokens")
+        if lim.max_cost_usd:
+            parts.append(f"${max(0.0, lim.max_cost_usd - self.cost_usd):.2f}")
+        if lim.max_wall_seconds:
+            parts.append(f"{max(0.0, lim.max_wall_seconds - self.elapsed):.0f} s")
+        return ", ".join(parts) or "unlimited"

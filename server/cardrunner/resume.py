@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.compaction import Compactor
 from cardrunner.events import RESUMABLE_REASONS, Usage
+from cardrunner.limits import Guards
 from cardrunner.models.base import Block, Message
 from cardrunner.runlog import read_log, runs_dir
 from cardrunner.settings import Limits
@@ -155,15 +156,18 @@ def _seconds_between(a: str, b: str) -> float:
 
 
 def resume_note(state: ResumeState, limits: Limits) -> str:
-    left = []
-    if limits.max_rounds:
-        left.append(f"{limits.max_rounds - state.rounds} rounds")
-    if limits.max_cost_usd:
-        left.append(f"${limits.max_cost_usd - state.cost_usd:.2f}")
+    budget = Guards(
+        limits,
+        None,
+        rounds=state.rounds,
+        usage=state.usage,
+        cost_usd=state.cost_usd,
+        wall_offset=state.elapsed,
+    )
     return (
         f"[cardrunner: this run was resumed after it stopped ({state.previous_reason}). Anything "
         "you started is no longer running: start the app again before checking it live. "
-        f"Budget left: {', '.join(left) or 'unlimited'}.]"
+        f"Budget left: {budget.left()}.]"
     )
 
 
