@@ -234,6 +234,16 @@ class RunFinished(_Event):
     work_tree: str | None = None
     """When the write area was restored at the end: the run's changes as a git tree (resume)."""
 
+    @property
+    def total_tokens(self) -> int:
+        """Every token of the run, cached or not (what the token budget counts)."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
+
 
 Event = Annotated[
     RunStarted

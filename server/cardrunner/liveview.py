@@ -129,9 +129,7 @@ def summary(r: RunFinished, seconds: float) -> str:
         if r.status == "done"
         else f"■ FAILED: {r.reason}" + (f" — {r.detail}" if r.detail else "")
     )
-    tokens = (
-        r.input_tokens + r.output_tokens + r.cache_read_input_tokens + r.cache_creation_input_tokens
-    )
+    tokens = r.total_tokens
     tail = f" · commit {r.commit[:10]}" if r.commit else ""
     return (
         f"{head}\n  {r.rounds} rounds · {r.tool_calls} tool calls · {tokens:,} tokens "

@@ -313,10 +313,7 @@ async def _write_result(o: RunOptions, run: _Run, result: RunFinished) -> None:
         "result": result.status,
         "reason": result.reason,
         "rounds": result.rounds,
-        "tokens": result.input_tokens
-        + result.output_tokens
-        + result.cache_read_input_tokens
-        + result.cache_creation_input_tokens,
+        "tokens": result.total_tokens,
         "cost_usd": round(result.cost_usd, 4),
         "commit": result.commit,
         "log": _rel(run.log.path, o.root),

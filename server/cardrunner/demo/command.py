@@ -64,12 +64,7 @@ async def _run_one(root: Path, card: str, yes: bool) -> Row:
         view.show(event)
         if event.type == "result":
             result = "done" if event.status == "done" else f"failed: {event.reason}"
-            tokens = (
-                event.input_tokens
-                + event.output_tokens
-                + event.cache_read_input_tokens
-                + event.cache_creation_input_tokens
-            )
+            tokens = event.total_tokens
             row = Row(
                 Path(card).stem,
                 result,
