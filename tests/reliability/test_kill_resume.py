@@ -17,6 +17,7 @@ import yaml
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
+from tests.e2e.lsp_helpers import processes_with
 
 from ..e2e.project import FIXED, cli, fix_transcript, git, make_project
 
@@ -40,17 +41,8 @@ def tool_lines(root: Path) -> int:
 
 
 def processes_under(path: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if str(path).encode() in (entry / "cmdline").read_bytes():
-                    stat = (entry / "stat").read_text()
-                    if stat.rsplit(")", 1)[1].split()[0] != "Z":
-                        found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    """Live processes whose command line names `path` (the run's workspace)."""
+    return processes_with(str(path))
 
 
 def test_sigkill_then_resume_ends_with_the_uninterrupted_diff(tmp_path: Path) -> None:
