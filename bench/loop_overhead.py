@@ -1,6 +1,6 @@
 """Time per round of our loop against the plain loop, with a zero-latency model and a no-op tool.
 
-Our side is `cardrunner.loop.Loop` as the runner assembles it — guards on, the compactor
+Our side is `cardrunner.agent.loop.Loop` as the runner assembles it — guards on, the compactor
 estimating every round, the tool gate (`ToolPool.execute`: schema validation, time-out,
 truncation), typed events consumed and written to a JSONL run log in a temp folder. The plain side
 is the reference articles' ~30-line `while True` loop. Both call the same canned model (no
@@ -26,14 +26,15 @@ from typing import Any
 
 from _common import header, median, percentile, verdict
 
-from cardrunner.compaction import Compactor
-from cardrunner.events import Usage
-from cardrunner.limits import Guards
-from cardrunner.loop import Loop
-from cardrunner.models.base import Message, ModelRequest, ModelResponse
-from cardrunner.runlog import RunLog
-from cardrunner.settings import Limits, ModelOptions, Settings
-from cardrunner.tools.base import FunctionTool, ToolContext, ToolPool, ToolResult, schema
+from cardrunner.agent.compaction import Compactor
+from cardrunner.agent.events import Usage
+from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
+from cardrunner.agent.limits import Guards
+from cardrunner.agent.loop import Loop
+from cardrunner.agent.model import Message, ModelRequest, ModelResponse
+from cardrunner.config.settings import Limits, ModelOptions, Settings
+from cardrunner.run.log import RunLog
+from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
 
 TARGET = 1.3

@@ -7,7 +7,7 @@ tokens = input + 0.1 × cache_read + 1.25 × cache_write, summed over the rounds
 decisions are the transcript's, and the script asserts that both loops made the same tool calls.
 
 Transcripts: `server/cardrunner/demo/transcripts/*.json` on the demo workspace; when there are
-none yet, the tiny project of `tests/e2e/project.py` with its `fix_transcript()`.
+none yet, the tiny project of `tests/support/project.py` with its `fix_transcript()`.
 
     .venv/bin/python bench/token_cost.py
 """
@@ -75,7 +75,7 @@ def cases() -> list[Case]:
         return out
     from tests.e2e.project import fix_transcript, make_project
 
-    print("   (no demo transcripts yet: using tests/e2e/project.py's fix_transcript)")
+    print("   (no demo transcripts yet: using tests/support/project.py's fix_transcript)")
     return [Case("tiny-project fix-add", fix_transcript(), make_project)]
 
 
@@ -90,11 +90,12 @@ def _key(name: str, arguments: Any) -> str:
 
 
 async def ours(case: Case, dest: Path) -> Tally:
-    from cardrunner.events import RunFinished, ToolStarted
+    from cardrunner.agent.events import RunFinished, ToolStarted
+    from cardrunner.agent.review import AutoApprover
+    from cardrunner.config.settings import load_settings
     from cardrunner.models.anthropic import AnthropicModel
-    from cardrunner.review import AutoApprover
-    from cardrunner.runner import RunOptions, run_card
-    from cardrunner.settings import load_settings
+    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.session import run_card
     from cardrunner.testing.fake_api import FakeMessagesAPI
 
     card = case.make(dest)
@@ -115,12 +116,13 @@ async def ours(case: Case, dest: Path) -> Tally:
 
 async def plain(case: Case, dest: Path) -> Tally:
     """The loop as the articles write it; the tools are the runner's own `ToolPool`."""
+    from cardrunner.agent.gate import ToolContext
+    from cardrunner.agent.review import AutoApprover
+    from cardrunner.config.settings import load_settings
     from cardrunner.models.scripted import ScriptedModel
-    from cardrunner.review import AutoApprover
-    from cardrunner.runner import RunOptions, _prepare
-    from cardrunner.settings import load_settings
+    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.session import _prepare
     from cardrunner.testing.fake_api import FakeMessagesAPI
-    from cardrunner.tools.base import ToolContext
 
     card = case.make(dest)
     settings, _ = load_settings(dest)

@@ -5,7 +5,7 @@ it says. The tool results are produced live when it is played, so playing a tran
 fixes the app; each step that reports evidence `expect`s the values it reports to be in the tool
 results it answers, so if the code no longer fits, the replay fails honestly instead of lying.
 
-The fixes are the files kept under tests/demo/fixes/ (the UI-server tests check them). Run
+The fixes are the files kept under tests/support/demo_fixes/ (the UI-server tests check them). Run
 `python scripts/make_demo_transcripts.py` after changing the demo app, its tests or the fixes.
 """
 
@@ -18,12 +18,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cardrunner.tools.base import ToolContext
+from cardrunner.agent.gate import ToolContext
 from cardrunner.tools.files import PathGuard, file_tools
 
 REPO = Path(__file__).resolve().parent.parent
 WORKSPACE = REPO / "server/cardrunner/demo/workspace"
-FIXES = REPO / "tests/demo/fixes"
+FIXES = REPO / "tests/support/demo_fixes"
 OUT = REPO / "server/cardrunner/demo/transcripts"
 
 

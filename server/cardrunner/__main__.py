@@ -2,6 +2,6 @@
 
 import sys
 
-from cardrunner.cli import main
+from cardrunner.cli.main import main
 
 sys.exit(main())

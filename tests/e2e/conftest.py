@@ -18,7 +18,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.e2e.lsp_helpers import Editor, Project, make_project, server_config
+from tests.support.lsp import Editor, Project, make_project, server_config
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.lsp_helpers import processes_with
-
-from .project import cli, make_project, slow_tests, start_cli
+from tests.support.lsp import processes_with
+from tests.support.project import cli, make_project, slow_tests, start_cli
 
 
 def test_check_prints_every_problem_with_its_line_and_exits_1(tmp_path: Path) -> None:

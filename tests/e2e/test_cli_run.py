@@ -10,8 +10,7 @@ import yaml
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
-
-from .project import (
+from tests.support.project import (
     FIXED,
     cli,
     final,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.e2e.lsp_helpers import (
+from tests.support.lsp import (
     command,
     diag_codes,
     editor_of,

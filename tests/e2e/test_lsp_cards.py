@@ -8,7 +8,7 @@ import shutil
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.e2e.lsp_helpers import (
+from tests.support.lsp import (
     CARD,
     command,
     diags,

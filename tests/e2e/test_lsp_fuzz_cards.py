@@ -9,8 +9,8 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from cardrunner.cards import parse_card
-from tests.e2e.lsp_helpers import CARD, editor_of, project_of, wait_for
+from cardrunner.card.card import parse_card
+from tests.support.lsp import CARD, editor_of, project_of, wait_for
 
 EDITS = 1000
 NOISE = [

@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.e2e.lsp_helpers import (
+from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,
     REJECT,

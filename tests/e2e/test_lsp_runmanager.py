@@ -12,21 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.events import Event, RunFinished, RunStarted, Usage
+from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.settings import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.review import AutoApprover
-from cardrunner.runs import (
-    MISSING_KEY,
-    RunLoop,
-    RunManager,
-    RunRefused,
-    RunView,
-    choose_model,
-    replay_path,
-)
-from cardrunner.settings import load_settings
-from tests.e2e.lsp_helpers import (
+from cardrunner.run.manager import RunLoop, RunManager
+from cardrunner.run.prepare import MISSING_KEY, RunRefused, choose_model, replay_path
+from cardrunner.run.view import RunView
+from tests.support.lsp import (
     GOOD_APP,
     Project,
     final,

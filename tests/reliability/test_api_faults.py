@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from cardrunner.events import RunFinished
+from cardrunner.agent.events import RunFinished
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.settings import load_settings
 from cardrunner.models.anthropic import AnthropicModel
-from cardrunner.review import AutoApprover
-from cardrunner.runlog import read_log
-from cardrunner.runner import RunOptions, run_card
-from cardrunner.settings import load_settings
+from cardrunner.run.log import read_log
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import run_card
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
-
-from ..e2e.project import final, make_project, turn, use
+from tests.support.project import final, make_project, turn, use
 
 ROUNDS = 20
 FAULTS: dict[str, Any] = {

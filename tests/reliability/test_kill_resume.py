@@ -17,9 +17,8 @@ import yaml
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
-from tests.e2e.lsp_helpers import processes_with
-
-from ..e2e.project import FIXED, cli, fix_transcript, git, make_project
+from tests.support.lsp import processes_with
+from tests.support.project import FIXED, cli, fix_transcript, git, make_project
 
 KILLS = 10
 

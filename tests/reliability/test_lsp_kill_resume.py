@@ -15,9 +15,13 @@ import yaml
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
-
-from ..e2e.project import FIXED, fix_transcript, git, make_project
-from .test_kill_resume import fresh_ids, git_diff_of_fix, processes_under, tool_lines
+from tests.reliability.test_kill_resume import (
+    fresh_ids,
+    git_diff_of_fix,
+    processes_under,
+    tool_lines,
+)
+from tests.support.project import FIXED, fix_transcript, git, make_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _lsp import LspProcess

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardrunner.settings import Settings, load_settings
+from cardrunner.config.settings import Settings, load_settings
 
 KEYS = [
     "model",

@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from ..e2e.project import cli, make_project, slow_tests, start_cli
+from tests.support.project import cli, make_project, slow_tests, start_cli
 
 
 def group_alive(pgid: int) -> bool:

@@ -13,21 +13,21 @@ from typing import Any
 import pytest
 import yaml
 
-from cardrunner.events import Event, Notice, RunFinished, ToolStarted
-from cardrunner.models.scripted import ScriptedModel
-from cardrunner.review import (
+from cardrunner.agent.events import Event, Notice, RunFinished, ToolStarted
+from cardrunner.agent.review import (
     Approver,
     AutoApprover,
     ReviewDecision,
     ReviewRequest,
     ScriptedApprover,
 )
-from cardrunner.runlog import RunLog, log_record, read_log
-from cardrunner.runner import RunOptions, run_card
-from cardrunner.settings import load_settings
+from cardrunner.config.settings import load_settings
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.log import RunLog, log_record, read_log
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import run_card
 from cardrunner.tools.process import live_process_groups
-
-from ..e2e.project import CALC, FIXED, final, fix_transcript, git, make_project, turn, use
+from tests.support.project import CALC, FIXED, final, fix_transcript, git, make_project, turn, use
 
 HANG = 'test = ["python", "-c", "import time; time.sleep(60)"]\n'
 
@@ -122,7 +122,7 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
     assert not live_process_groups()
     # resume: the run's own changes come back, the conversation goes on
-    from cardrunner.resume import prepare_resume
+    from cardrunner.run.resume import prepare_resume
 
     opts = options(tmp_path, steps)
     prepare_resume(opts)

@@ -3,7 +3,7 @@
 //
 // Usage (run.sh passes these): node run.mjs --vsix F --python P --code-server B --playwright D
 //   --chromium C [--artifacts DIR] [--until activation|full] [--keep]
-// `--server fake` uses tests/vscode/fake_lsp_server.py instead of `cardrunner lsp`: the editor side
+// `--server fake` uses client-vscode/test/fake_lsp_server.py instead of `cardrunner lsp`: the editor side
 // alone, including dropping a file from the commit. `--until activation` stops once the extension is shown to start the server (useful while the
 // server lacks features). Screenshots and logs land in the artifacts folder at every step.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, cpSync, writeFileSync, mkdirSync } from "node:fs";
@@ -52,7 +52,7 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 const step = (text) => console.log(`[e2e ${elapsed()}] ${text}`);
 
 const MISSING_PYTHON = "/nonexistent/cardrunner-e2e/bin/python";
-const FAKE_SERVER = path.resolve(import.meta.dirname, "../../../tests/vscode/fake_lsp_server.py");
+const FAKE_SERVER = path.resolve(import.meta.dirname, "../../../client-vscode/test/fake_lsp_server.py");
 const recordFile = path.join(opt.artifacts, "logs", "fake-lsp-commands.jsonl");
 const tmp = mkdtempSync(path.join(tmpdir(), "cardrunner-vscode-e2e-"));
 const ws = path.join(tmp, "workspace");

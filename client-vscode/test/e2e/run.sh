@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the VS Code end-to-end test: install what it needs (once), run the extension's
 # unit tests, build and package it, then drive it in code-server: against `cardrunner lsp`, then
-# against the stand-in server tests/vscode/fake_lsp_server.py. Extra arguments go to run.mjs
+# against the stand-in server client-vscode/test/fake_lsp_server.py. Extra arguments go to run.mjs
 # (`--server real|fake` for one of them, `--until activation`, `--keep`). Environment:
 #   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
 #   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)

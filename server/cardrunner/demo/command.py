@@ -43,11 +43,13 @@ def transcript_for(card: str) -> Path:
 
 
 async def _run_one(root: Path, card: str, yes: bool) -> Row:
-    from cardrunner.liveview import LiveView
+    from cardrunner.agent.review import Approver, AutoApprover
+    from cardrunner.config.settings import load_settings
     from cardrunner.models.scripted import ScriptedModel
-    from cardrunner.review import Approver, AutoApprover, TerminalApprover
-    from cardrunner.runner import RunOptions, run_card
-    from cardrunner.settings import load_settings
+    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.session import run_card
+    from cardrunner.terminal.approver import TerminalApprover
+    from cardrunner.terminal.liveview import LiveView
 
     settings, problems = load_settings(root)
     if problems:

@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cardrunner import __version__
-from cardrunner.events import (
+from cardrunner.agent.events import (
     BuildChecked,
     Event,
     Notice,
@@ -36,21 +36,23 @@ from cardrunner.events import (
     ToolFinished,
     ToolStarted,
 )
+from cardrunner.lsp.core.cardstore import EditorCardStore
+from cardrunner.lsp.core.client import Client, setup_logging
+from cardrunner.lsp.core.config import SettingsFeature
+from cardrunner.lsp.core.diagnostics import DiagnosticsStore
+from cardrunner.lsp.core.index import CardIndex, uri_to_path
+from cardrunner.lsp.core.watcher import CardWatcher
 from cardrunner.lsp.features import commands
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
-from cardrunner.lsp.features.cards import CardIndex, uri_to_path
-from cardrunner.lsp.features.cardstore import EditorCardStore
-from cardrunner.lsp.features.client import Client, setup_logging
 from cardrunner.lsp.features.codelens import CardSituation, code_actions, code_lenses
-from cardrunner.lsp.features.diagnostics import DiagnosticsStore
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
-from cardrunner.lsp.features.settings import SettingsFeature
 from cardrunner.lsp.features.status import RunStatus
-from cardrunner.lsp.features.watcher import CardWatcher
-from cardrunner.runs import ResumeGrant, RunLoop, RunManager, RunView
-from cardrunner.sweep import open_ledger, sweep
+from cardrunner.run.manager import RunLoop, RunManager
+from cardrunner.run.prepare import ResumeGrant
+from cardrunner.run.sweep import open_ledger, sweep
+from cardrunner.run.view import RunView
 
 log = logging.getLogger("cardrunner.lsp")
 

@@ -12,10 +12,11 @@ import asyncio
 import random
 from typing import Any
 
-from cardrunner.events import Usage
-from cardrunner.models.base import ModelError, ModelRequest, ModelResponse, build_body
-from cardrunner.redact import redact
-from cardrunner.settings import ModelOptions
+from cardrunner.agent.events import Usage
+from cardrunner.agent.model import ModelError, ModelRequest, ModelResponse
+from cardrunner.config.secrets import redact
+from cardrunner.config.settings import ModelOptions
+from cardrunner.models.body import build_body
 
 
 def has_credentials(env: dict[str, str]) -> bool:

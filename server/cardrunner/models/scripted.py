@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cardrunner.events import Usage
-from cardrunner.models.base import Block, ModelRequest, ModelResponse, build_body
+from cardrunner.agent.events import Usage
+from cardrunner.agent.model import Block, ModelRequest, ModelResponse
+from cardrunner.models.body import build_body
 from cardrunner.models.edits import EditError, apply_edit
 
 Responder = Callable[[dict[str, Any], int], dict[str, Any]]
@@ -82,7 +83,7 @@ class ScriptedModel:
         self._ids = itertools.count(1)
         self.requests: list[dict[str, Any]] = []
         self._handed_out: set[str] = set()
-        from cardrunner.testing.fake_cache import PromptCache
+        from cardrunner.models.cache import PromptCache
 
         self._cache = PromptCache()
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cardrunner.models.cache import PromptCache, estimate_tokens
 from cardrunner.models.validation import ConversationChecker, validate_request
-from cardrunner.testing.fake_cache import PromptCache, estimate_tokens
 from cardrunner.testing.fake_replies import error_reply, send_json, send_stream, wait_closing
 from cardrunner.testing.fake_script import (
     FILLER,

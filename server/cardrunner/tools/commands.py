@@ -15,9 +15,10 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from cardrunner.events import BuildChecked, Problem
-from cardrunner.settings import Commands
-from cardrunner.tools.base import MAX_RESULT_CHARS, FunctionTool, Tool, ToolContext, ToolError
+from cardrunner.agent.events import BuildChecked, Problem
+from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.config.settings import Commands
+from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.process import (
     AppProcess,

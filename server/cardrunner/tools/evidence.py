@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardrunner.events import CriterionReported
-from cardrunner.tools.base import FunctionTool, ToolContext, ToolError, ToolResult, schema
+from cardrunner.agent.events import CriterionReported
+from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.tools.base import FunctionTool, schema
 
 
 @dataclass

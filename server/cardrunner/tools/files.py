@@ -19,7 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cardrunner.tools.base import MAX_RESULT_CHARS, FunctionTool, Tool, ToolContext, ToolError
+from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
 
 _HIDDEN_BY_HFS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardrunner.tools.base import ToolError
+from cardrunner.agent.gate import ToolError
 
 _REPO_LOCATION_VARS = frozenset(
     {

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardrunner.tools.base import ToolError
+from cardrunner.agent.gate import ToolError
 
 KILL_GRACE_SECONDS = 2.0
 """How long a group may take to exit after SIGTERM before it gets SIGKILL."""

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cardrunner.cardfile import split_lines
-from cardrunner.lsp.features.cards import CardEntry, CardIndex
-from cardrunner.lsp.features.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
-from cardrunner.runs import RunView
+from cardrunner.card.writeback import split_lines
+from cardrunner.lsp.core.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
+from cardrunner.lsp.core.index import CardEntry, CardIndex
+from cardrunner.run.view import RunView
 
 SOURCE = "cardrunner"
 S = types.DiagnosticSeverity

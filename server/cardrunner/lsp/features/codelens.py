@@ -13,9 +13,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cardrunner.events import RESUMABLE_REASONS
-from cardrunner.lsp.features.cards import CardEntry
-from cardrunner.runs import RunView
+from cardrunner.agent.events import RESUMABLE_REASONS
+from cardrunner.lsp.core.index import CardEntry
+from cardrunner.run.view import RunView
 
 RUN, CANCEL, RESUME = "cardrunner.runCard", "cardrunner.cancelRun", "cardrunner.resumeRun"
 ACCEPT, REJECT = "cardrunner.acceptChanges", "cardrunner.rejectChanges"

@@ -12,20 +12,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from cardrunner.lsp.features.cards import uri_to_path
-from cardrunner.lsp.features.review import DEFAULT_REJECT_REASON
-from cardrunner.review import ReviewDecision
-from cardrunner.runs import ResumeGrant, RunRefused
-
-if TYPE_CHECKING:
-    from cardrunner.lsp.server import CardServer
+from cardrunner.agent.review import ReviewDecision
+from cardrunner.lsp.core.client import Client
+from cardrunner.lsp.core.config import SettingsFeature
+from cardrunner.lsp.core.index import CardIndex, uri_to_path
+from cardrunner.lsp.features.review import DEFAULT_REJECT_REASON, ReviewHub
+from cardrunner.run.manager import RunManager
+from cardrunner.run.prepare import ResumeGrant, RunRefused
 
 log = logging.getLogger("cardrunner.lsp.commands")
 
@@ -39,11 +39,30 @@ def spawn(coro: Coroutine[Any, Any, Any]) -> None:
     task.add_done_callback(_tasks.discard)
 
 
+class CommandHost(Protocol):
+    """What the commands need of the server (the server itself, in production)."""
+
+    client: Client
+    index: CardIndex
+    settings: SettingsFeature
+    reviews: ReviewHub
+    runs: RunManager
+    modules_at_initialize: dict[str, bool]
+
+    def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]: ...
+
+    def default_grant(self, path: Path) -> ResumeGrant: ...
+
+    def last_log(self, path: Path) -> Path | None: ...
+
+    def command(self, command_name: str) -> Callable[[Any], Any]: ...
+
+
 class CommandError(Exception):
     """A command cannot do what was asked; the message is shown to the user."""
 
 
-def _card(server: CardServer, args: Sequence[Any]) -> Path:
+def _card(server: CommandHost, args: Sequence[Any]) -> Path:
     if not args or not isinstance(args[0], str):
         raise CommandError("expected the card's URI as the first argument")
     path = uri_to_path(args[0])
@@ -64,7 +83,7 @@ def _options(args: Sequence[Any], index: int = 1) -> dict[str, Any]:
 class Commands:
     """Each public method is one command; `register` wires them to the server."""
 
-    def __init__(self, server: CardServer) -> None:
+    def __init__(self, server: CommandHost) -> None:
         self.s = server
 
     def run_card(self, args: Sequence[Any]) -> dict[str, Any]:
@@ -147,16 +166,16 @@ COMMANDS = {
 }
 
 
-def register(server: CardServer) -> None:
+def register(server: CommandHost) -> None:
     """Register every command as a sync handler with raw JSON arguments."""
     commands = Commands(server)
     for name, method in COMMANDS.items():
         server.command(name)(_handler(server, commands, method))
 
 
-def _handler(server: CardServer, commands: Commands, method: Any) -> Any:
+def _handler(server: CommandHost, commands: Commands, method: Any) -> Any:
     # pygls passes the server as `ls` and spreads the JSON arguments into `*args`; the
-    # annotations must resolve at runtime (pygls reads them), hence no CardServer here.
+    # annotations must resolve at runtime (pygls reads them), hence no CommandHost here.
     def handler(ls: Any, *args: Any) -> Any:
         try:
             return method(commands, args)

@@ -17,8 +17,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from cardrunner.lsp.features.client import Client
-from cardrunner.runs import RunView
+from cardrunner.lsp.core.client import Client
+from cardrunner.run.view import RunView
 
 log = logging.getLogger("cardrunner.lsp.progress")
 

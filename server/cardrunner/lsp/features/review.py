@@ -20,10 +20,10 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from cardrunner.lsp.features.client import Client
-from cardrunner.review import ReviewDecision, ReviewRequest
-from cardrunner.runlog import runs_dir
-from cardrunner.runs import RunView
+from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.lsp.core.client import Client
+from cardrunner.run.log import runs_dir
+from cardrunner.run.view import RunView
 
 log = logging.getLogger("cardrunner.lsp.review")
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cardrunner.lsp.features.client import Client
-from cardrunner.runs import RunView
+from cardrunner.lsp.core.client import Client
+from cardrunner.run.view import RunView
 
 RUN_STATUS = "cardrunner/runStatus"
 DEBOUNCE = 0.05

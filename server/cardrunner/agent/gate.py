@@ -1,0 +1,167 @@
+"""What every tool is, built-in or from an MCP server, and the one gate they all pass through.
+
+A tool is a name, a description, a JSON schema and an async `call`. The gate (`ToolPool.execute`)
+is the only place that validates arguments, applies time-outs, turns every failure into an
+`is_error` result the model can act on, and cuts output to the size the model should see. Built-in
+and MCP tools therefore look and behave exactly alike to the model and to the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cardrunner.agent.events import Event
+
+MAX_RESULT_CHARS = 4000
+"""Tool output longer than this is cut; every later round would pay for it again."""
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+"""What the Messages API accepts as a tool name."""
+
+
+class ToolError(Exception):
+    """An expected failure: its message goes to the model as an `is_error` result."""
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image a tool produced, passed to the model as image content (base64)."""
+
+    media_type: str
+    data: str
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one call, as plain text for the model."""
+
+    text: str
+    is_error: bool = False
+    images: list[Image] = field(default_factory=list)
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use besides its arguments: the round, and a way to emit events."""
+
+    round: int
+    emit: Callable[[Event], None]
+
+
+class Tool(Protocol):
+    """One callable capability. Raise `ToolError` for failures the model should read."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    """Cut `text` to `limit` characters with a note that tells the model how to ask for less."""
+    if len(text) <= limit:
+        return text
+    note = (
+        f"\n[output cut: showed {limit} of {len(text)} characters. Ask for less: a narrower "
+        "folder, a single file, or a more specific element id.]"
+    )
+    return text[: limit - len(note)] + note
+
+
+_validators: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def _validator(tool_schema: dict[str, Any]) -> Any:
+    """One compiled validator per schema object (building one costs far more than using it)."""
+    cached = _validators.get(id(tool_schema))
+    if cached is None or cached[0] is not tool_schema:
+        import jsonschema  # lazy: only needed once a run has started
+
+        cached = (tool_schema, jsonschema.Draft202012Validator(tool_schema))
+        _validators[id(tool_schema)] = cached
+    return cached[1]
+
+
+def _validation_error(tool_schema: dict[str, Any], arguments: Any) -> str | None:
+    if not isinstance(arguments, dict):
+        return f"arguments must be a JSON object, got {type(arguments).__name__}"
+    validator = _validator(tool_schema)
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    parts = []
+    for err in errors[:5]:
+        where = "/".join(str(p) for p in err.path) or "(arguments)"
+        parts.append(f"{where}: {err.message}")
+    return "; ".join(parts)
+
+
+class ToolPool:
+    """All tools of one run by name; the single gate every call goes through."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> bool:
+        """Add `tool` unless the name is taken (built-ins are added first, so they win)."""
+        if tool.name in self._tools:
+            return False
+        self._tools[tool.name] = tool
+        return True
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """Tool definitions in the shape the Messages API takes."""
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in self._tools.values()
+        ]
+
+    async def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
+        """Run one call. Never raises (except cancellation): every failure becomes `is_error`."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools))
+            return ToolResult(f"Unknown tool {name!r}. Available tools: {known}", is_error=True)
+        problem = _validation_error(tool.input_schema, arguments)
+        if problem is not None:
+            return ToolResult(
+                f"Invalid arguments for {name}: {problem}. Expected schema: "
+                f"{json.dumps(tool.input_schema, separators=(',', ':'))}",
+                is_error=True,
+            )
+        try:
+            result = await asyncio.wait_for(tool.call(arguments, ctx), timeout=tool.timeout)
+        except TimeoutError:
+            return ToolResult(
+                f"{name} did not finish within {tool.timeout:g} s and was stopped.", is_error=True
+            )
+        except ToolError as exc:
+            return ToolResult(str(exc) or f"{name} failed", is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a crashing tool must not end the run
+            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return ToolResult(truncate(result.text), result.is_error, result.images)

@@ -1,0 +1,152 @@
+"""Budgets and guards: what stops a run that would not stop by itself.
+
+One object, checked before every model call (rounds, tokens, cost, wall time) and after every tool
+call (consecutive errors, stalls). "0 or None means off". Each limit ends the run with its own
+reason from the fixed list, and the detail says the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cardrunner.agent.events import FailureReason, Usage
+from cardrunner.config.settings import Limits, Price
+
+STALL_REPEATS = 3
+WRAP_UP_SHARE = 0.8
+
+
+@dataclass
+class Stop:
+    """Why a run must end now."""
+
+    reason: FailureReason
+    detail: str
+
+
+def cost_of(usage: Usage, price: Price | None) -> float:
+    """USD for `usage` at `price` (per million tokens); 0 when the model has no price."""
+    if price is None:
+        return 0.0
+    return (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_read_input_tokens * price.cache_read
+        + usage.cache_creation_input_tokens * price.cache_write
+    ) / 1_000_000
+
+
+@dataclass
+class Guards:
+    """Counts one run's consumption and decides when it must stop."""
+
+    limits: Limits
+    price: Price | None
+    clock: Callable[[], float] = time.monotonic
+    rounds: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    consecutive_errors: int = 0
+    wall_offset: float = 0.0
+    _started: float = field(default=0.0, init=False)
+    _recent_calls: list[str] = field(default_factory=list, init=False)
+    _recent_errors: list[str] = field(default_factory=list, init=False)
+    _wrap_up_sent: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self._started = self.clock()
+
+    @property
+    def elapsed(self) -> float:
+        return self.wall_offset + self.clock() - self._started
+
+    def check_before_request(self) -> Stop | None:
+        """Called before every model call: is any budget spent?"""
+        lim = self.limits
+        if lim.max_rounds and self.rounds >= lim.max_rounds:
+            return Stop("max_rounds", f"used all {lim.max_rounds} rounds")
+        if lim.max_tokens and self.usage.total >= lim.max_tokens:
+            return Stop("max_tokens", f"used {self.usage.total:,} of {lim.max_tokens:,} tokens")
+        if lim.max_cost_usd and self.cost_usd >= lim.max_cost_usd:
+            return Stop("max_cost", f"spent ${self.cost_usd:.2f} of ${lim.max_cost_usd:.2f}")
+        if lim.max_wall_seconds and self.elapsed >= lim.max_wall_seconds:
+            return Stop("max_wall", f"ran {self.elapsed:.0f} s of {lim.max_wall_seconds:.0f} s")
+        return None
+
+    def add_round(self, usage: Usage) -> float:
+        """Count one model response; returns its cost."""
+        self.rounds += 1
+        self.usage = self.usage + usage
+        cost = cost_of(usage, self.price)
+        self.cost_usd += cost
+        return cost
+
+    def after_tool(self, name: str, arguments: object, result: str, is_error: bool) -> Stop | None:
+        """Called after every tool call: stalled, or too many errors in a row?"""
+        self.tool_calls += 1
+        call = name + json.dumps(arguments, sort_keys=True, default=str)
+        self._recent_calls = [*self._recent_calls[-(STALL_REPEATS - 1) :], call]
+        if len(self._recent_calls) == STALL_REPEATS and len(set(self._recent_calls)) == 1:
+            return Stop(
+                "stalled",
+                f"{name} was called {STALL_REPEATS} times in a row with the same arguments",
+            )
+        if not is_error:
+            self.consecutive_errors = 0
+            self._recent_errors = []
+            return None
+        self.consecutive_errors += 1
+        self._recent_errors = [*self._recent_errors[-(STALL_REPEATS - 1) :], result]
+        if len(self._recent_errors) == STALL_REPEATS and len(set(self._recent_errors)) == 1:
+            return Stop("stalled", f"the same error {STALL_REPEATS} times: {result[:200]}")
+        limit = self.limits.max_consecutive_tool_errors
+        if limit and self.consecutive_errors >= limit:
+            return Stop(
+                "tool_errors",
+                f"{self.consecutive_errors} tool errors in a row; last: {result[:200]}",
+            )
+        return None
+
+    def shares_used(self) -> dict[str, float]:
+        """The share of each active budget used so far (0..1+)."""
+        lim = self.limits
+        shares: dict[str, float] = {}
+        if lim.max_rounds:
+            shares["rounds"] = self.rounds / lim.max_rounds
+        if lim.max_tokens:
+            shares["tokens"] = self.usage.total / lim.max_tokens
+        if lim.max_cost_usd:
+            shares["cost"] = self.cost_usd / lim.max_cost_usd
+        if lim.max_wall_seconds:
+            shares["time"] = self.elapsed / lim.max_wall_seconds
+        return shares
+
+    def wrap_up_notice(self) -> str | None:
+        """Once, when 80 % of any budget is used: one line for the model saying what is left."""
+        if self._wrap_up_sent:
+            return None
+        shares = self.shares_used()
+        if not shares or max(shares.values()) < WRAP_UP_SHARE:
+            return None
+        self._wrap_up_sent = True
+        return (
+            f"[cardrunner: over 80% of the budget is used; left: {self.left()}. "
+            "Finish now: verify, commit, and end with the RESULT line.]"
+        )
+
+    def left(self) -> str:
+        """What remains of each active budget, in words (for the model)."""
+        lim, parts = self.limits, []
+        if lim.max_rounds:
+            parts.append(f"{max(0, lim.max_rounds - self.rounds)} rounds")
+        if lim.max_tokens:
+            parts.append(f"{max(0, lim.max_tokens - self.usage.total):,} tokens")
+        if lim.max_cost_usd:
+            parts.append(f"${max(0.0, lim.max_cost_usd - self.cost_usd):.2f}")
+        if lim.max_wall_seconds:
+            parts.append(f"{max(0.0, lim.max_wall_seconds - self.elapsed):.0f} s")
+        return ", ".join(parts) or "unlimited"

@@ -1,0 +1,65 @@
+"""The model port: one request in, one response out.
+
+`Conversation` holds the messages exactly as they were sent and received (assistant content is
+never re-serialised or edited, so thinking blocks and their signatures survive). `build_body`
+turns a request into the Messages API body — the only place that decides cache breakpoints and
+what is sent, shared by the real model and the scripted one so tests check the real shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cardrunner.agent.events import Usage
+
+Block = dict[str, Any]
+"""A content block in wire format. Kept as data on purpose: it must round-trip byte-exact."""
+
+
+@dataclass
+class Message:
+    role: str
+    content: list[Block]
+
+    def wire(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass
+class ModelRequest:
+    """What the loop asks: the model sees the system prompt, the tools and the conversation."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    messages: list[Message]
+    max_tokens: int
+    thinking: str = "adaptive"
+    effort: str | None = None
+    cache: bool = True
+
+
+@dataclass
+class ModelResponse:
+    """One assistant turn exactly as received, with its usage."""
+
+    content: list[Block]
+    stop_reason: str | None
+    usage: Usage
+    model: str = ""
+    id: str = ""
+    body: dict[str, Any] = field(default_factory=dict)
+    """The request body that produced it (for logs and tests)."""
+
+
+class ModelError(Exception):
+    """The model could not answer (after the SDK's own retries): the run ends `api_error`."""
+
+
+class Model(Protocol):
+    """The one port through which the loop reaches a language model."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def respond(self, request: ModelRequest) -> ModelResponse: ...

@@ -1,0 +1,68 @@
+"""Review before commit: the diff of everything the run changed goes to an approver first.
+
+`git_commit` is the only tool that can commit. It builds the diff against the write area's
+state at run start (files written by the model and files changed by commands alike), emits a
+`ReviewRequested` event and awaits the injected `Approver`: the CLI prompt, the editor, or a
+test fake. Accept commits the allowed paths with trailers; a rejection goes back to the model as
+the tool's result and the run continues. Nothing is committed without an accept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What the user reviews: the model's commit message and the diff since the run started."""
+
+    run_id: str
+    card_title: str
+    card_path: Path
+    root: Path
+    message: str
+    files: list[str]
+    diff: str
+    base_tree: str
+    """The write area at run start, as a git tree id (the "before" side of the diff)."""
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    """accept (optionally dropping some files, with why), reject (with why), or no_commit."""
+
+    decision: Literal["accept", "reject", "no_commit"]
+    reason: str = ""
+    drop: list[str] = field(default_factory=list)
+
+
+class Approver(Protocol):
+    """Whoever decides: the editor, the terminal, or a test."""
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision: ...
+
+
+class AutoApprover:
+    """`--yes` (accept everything) or `--no-commit` (review, then never commit)."""
+
+    def __init__(self, decision: Literal["accept", "no_commit"] = "accept") -> None:
+        self.decision = decision
+        self.requests: list[ReviewRequest] = []
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        self.requests.append(request)
+        return ReviewDecision(self.decision)
+
+
+class ScriptedApprover:
+    """Answers from a list, in order (tests: reject once, then accept)."""
+
+    def __init__(self, decisions: list[ReviewDecision]) -> None:
+        self.decisions = list(decisions)
+        self.requests: list[ReviewRequest] = []
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        self.requests.append(request)
+        return self.decisions.pop(0) if self.decisions else ReviewDecision("accept")

@@ -1,0 +1,165 @@
+"""Cards: the Markdown files in `cards/` that say what to change and how to know it works.
+
+A card is YAML front matter (title, state, category, later reason and runs) and a Markdown body
+whose "Acceptance criteria" list becomes the numbered checklist the model must verify. The parser
+never raises: the language server calls it on every keystroke and shows what it returns as
+diagnostics, so every problem carries the line it is about. Writing back goes through
+`cardfile.update_card_text`, which changes only the targeted values.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from cardrunner.card.parse import CardProblem, read_card
+from cardrunner.card.text import CARD_STATES
+from cardrunner.card.writeback import card_edits, update_card_text
+
+__all__ = [
+    "CARD_STATES",
+    "Card",
+    "CardError",
+    "CardProblem",
+    "card_edits",
+    "find_cards",
+    "load_card",
+    "parse_card",
+    "update_card_text",
+    "write_card",
+]
+
+
+@dataclass(frozen=True)
+class Card:
+    """A parsed card; `criteria[i]` is criterion `i` for the `report_criterion` tool."""
+
+    path: Path
+    title: str
+    state: str
+    category: str | None
+    description: str
+    criteria: list[str]
+    criteria_lines: list[int]
+    title_line: int
+    reason: str | None
+    runs: list[dict[str, Any]]
+    text: str
+
+    @property
+    def slug(self) -> str:
+        """The file stem as lowercase ASCII words joined by dashes (for run ids and branches)."""
+        ascii_stem = unicodedata.normalize("NFKD", self.path.stem).encode("ascii", "ignore")
+        return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
+
+    def prompt(self) -> str:
+        """The user message that hands this card to the model."""
+        parts = [f"THE CARD\n--------\nTitle: {self.title}"]
+        if self.category:
+            parts[0] += f"\nCategory: {self.category}"
+        if self.description:
+            parts.append(self.description)
+        numbered = "\n".join(f"{i}. {criterion}" for i, criterion in enumerate(self.criteria))
+        parts.append(
+            "Acceptance criteria (numbered from 0; pass that number as `index` to "
+            f"report_criterion):\n{numbered}"
+        )
+        return "\n\n".join(parts) + "\n"
+
+
+class CardError(Exception):
+    """A card that cannot be used, with every problem found (str() reads like compiler output)."""
+
+    def __init__(self, path: Path, problems: Iterable[CardProblem]) -> None:
+        self.path, self.problems = path, list(problems)
+        super().__init__(path, self.problems)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.path}:{p.line + 1}: {'warning: ' if p.severity == 'warning' else ''}{p.message}"
+            for p in self.problems
+        ]
+        return "\n".join(lines) or f"{self.path}: not a valid card"
+
+
+def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
+    """Parse a card; never raises. With any error the card is None; warnings come with a card."""
+    try:
+        fields, problems = read_card(text)
+    except Exception as error:  # a parser bug must not take the language server down
+        return None, [CardProblem(0, f"cannot read this card ({type(error).__name__}: {error})")]
+    return (Card(path=path, text=text, **fields) if fields is not None else None), problems
+
+
+def load_card(path: Path) -> Card:
+    """Read and parse a card; raises CardError (with every problem) if it cannot be used."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CardError(path, [CardProblem(0, f"cannot read the card: {error}")]) from error
+    card, problems = parse_card(text, path)
+    if card is None:
+        raise CardError(path, problems)
+    return card
+
+
+def write_card(
+    path: Path,
+    *,
+    state: str | None = None,
+    reason: str | Literal[False] | None = None,
+    run: dict[str, Any] | None = None,
+) -> Card:
+    """Write state/reason/run back into a card file atomically and return the card as written.
+
+    The file is replaced with a temporary file from the same folder (same mode), so a reader or
+    a file watcher never sees half a card. Raises CardError without writing if the front matter
+    cannot be updated, and after writing if the card has other errors (say, no criteria).
+    """
+    try:
+        old = path.read_bytes().decode("utf-8")
+        new = update_card_text(old, state=state, reason=reason, run=run)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CardError(path, [CardProblem(0, f"cannot update the card: {error}")]) from error
+    if new != old:
+        _replace_atomically(path, new.encode("utf-8"))
+    card, problems = parse_card(new, path)
+    if card is None:
+        raise CardError(path, problems)
+    return card
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    path = path.resolve()  # a symlinked card keeps its link; the file it points to is replaced
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def find_cards(root: Path, folder: str = "cards") -> list[Path]:
+    """The Markdown files under `root/folder`, sorted; hidden files and editor droppings skipped."""
+    base = root / folder
+    found: list[Path] = []
+    for directory, subdirs, files in os.walk(base):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        for name in files:
+            hidden = name.startswith((".", "#", "~")) or name.endswith(("~", "#"))
+            if not hidden and name.lower().endswith((".md", ".markdown")):
+                found.append(Path(directory) / name)
+    return sorted(found)

@@ -1,0 +1,173 @@
+"""Reading a card's text into its fields, collecting every problem with the line it is on.
+
+The language server parses a card on every keystroke and shows the problems as diagnostics, so
+this never raises and never stops at the first problem: the front matter and the body are both
+checked. Line numbers come from character offsets (PyYAML's marks), mapped to editor lines.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from cardrunner.card.body import parse_body
+from cardrunner.card.text import CARD_STATES, compose, find_front_matter, line_starts, pairs
+
+
+@dataclass(frozen=True)
+class CardProblem:
+    """Something wrong with a card, on a 0-based line (editors show it as a diagnostic)."""
+
+    line: int
+    message: str
+    severity: Literal["error", "warning"] = "error"
+    end_line: int | None = None
+
+
+def read_card(text: str) -> tuple[dict[str, Any] | None, list[CardProblem]]:
+    """The keyword arguments for `Card` (all but path and text), or None if there is an error."""
+    return _Parser(text).parse()
+
+
+class _Parser:
+    """One parse of one card text, collecting problems as it goes."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.starts = text, line_starts(text)
+        self.problems: list[CardProblem] = []
+
+    def line(self, offset: int) -> int:
+        return min(max(bisect_right(self.starts, offset) - 1, 0), len(self.starts) - 1)
+
+    def problem(
+        self, line: int, message: str, severity: Literal["error", "warning"] = "error"
+    ) -> None:
+        self.problems.append(CardProblem(line, message, severity))
+
+    def parse(self) -> tuple[dict[str, Any] | None, list[CardProblem]]:
+        front = find_front_matter(self.text)
+        if front == "missing":
+            self.problem(0, "no front matter: a card starts with '---', 'title: …' and '---' lines")
+            return None, self.problems
+        if front == "unterminated":
+            last = len(self.starts) - 1
+            message = "the front matter is not closed: add a line '---' after it"
+            return None, [CardProblem(0, message, end_line=last)]
+        fields = self.front_matter(front.yaml_text(self.text), front.start, front.close_line)
+        body = parse_body(self.text, front.close_line + 1)
+        for line, message, severity in body.problems:
+            self.problem(line, message, severity)
+        if fields is None or any(p.severity == "error" for p in self.problems):
+            return None, self.problems
+        fields.update(
+            description=body.description,
+            criteria=body.criteria,
+            criteria_lines=body.criteria_lines,
+        )
+        return fields, self.problems
+
+    def front_matter(self, y: str, start: int, close_line: int) -> dict[str, Any] | None:
+        """The card fields from the YAML, or None when it cannot be read as a mapping."""
+        try:
+            root, data = compose(y)
+        except yaml.MarkedYAMLError as error:
+            mark = error.problem_mark or error.context_mark
+            at = self.line(start + mark.index) if mark else 1
+            detail = "; ".join(str(x) for x in (error.context, error.problem) if x)
+            self.problem(min(at, close_line), f"the front matter is not valid YAML: {detail}")
+            return None
+        except yaml.reader.ReaderError as error:
+            code = error.character if isinstance(error.character, int) else 0
+            at = self.line(start + error.position)
+            self.problem(at, f"the front matter contains a character YAML forbids (U+{code:04X})")
+            return None
+        except Exception as error:  # e.g. RecursionError on absurdly deep nesting
+            self.problem(1, f"the front matter cannot be read as YAML ({type(error).__name__})")
+            return None
+        if root is None:
+            root, data = MappingNode("tag:yaml.org,2002:map", []), {}
+        if not isinstance(root, MappingNode) or not isinstance(data, dict):
+            message = "the front matter must be 'key: value' lines (title, state, category)"
+            self.problem(self.line(start + root.start_mark.index), message)
+            return None
+        return self.fields(root, data, start)
+
+    def fields(self, root: MappingNode, data: dict[Any, Any], start: int) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in root.value:
+            if isinstance(key, ScalarNode) and key.value in seen:
+                message = f"'{key.value}' is set more than once; the last one counts"
+                self.problem(self.line(start + key.start_mark.index), message, "warning")
+            seen.add(key.value if isinstance(key, ScalarNode) else "")
+
+        def where(name: str, value: bool = False) -> int:
+            found = pairs(root, name)
+            node = found[-1][1 if value else 0] if found else None
+            return self.line(start + node.start_mark.index) if node else 0
+
+        title = self.text_value(data, root, "title", where("title"), "error")
+        if "title" not in data:
+            self.problem(0, "missing title: add a line 'title: …' to the front matter")
+        elif data["title"] is None or (title is not None and not title.strip()):
+            self.problem(where("title"), "the title is empty")
+        state = "New" if "state" not in data else self.text_value(data, root, "state", 0, None)
+        if state not in CARD_STATES:
+            allowed = ", ".join(CARD_STATES)
+            if state is None:
+                what = "the state is empty" if data["state"] is None else "the state is not text"
+            else:
+                what = f"unknown state {state!r}"
+            self.problem(where("state", True), f"{what} (expected one of {allowed})")
+        return {
+            "title": (title or "").strip(),
+            "state": state,
+            "category": self.text_value(data, root, "category", where("category"), "warning"),
+            "reason": self.text_value(data, root, "reason", where("reason"), "warning"),
+            "title_line": where("title"),
+            "runs": self.runs(root, data, start),
+        }
+
+    def text_value(
+        self,
+        data: dict[Any, Any],
+        root: MappingNode,
+        name: str,
+        line: int,
+        severity: Literal["error", "warning"] | None,
+    ) -> str | None:
+        """A scalar as written (`title: 2026` stays "2026"); lists and mappings are a problem."""
+        value = data.get(name)
+        found = pairs(root, name)
+        node: Node | None = found[-1][1] if found else None
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(node, ScalarNode):
+            return str(node.value)
+        if isinstance(value, list | dict):
+            if severity:
+                self.problem(line, f"'{name}' should be text, not a list or mapping", severity)
+            return None
+        return str(value)
+
+    def runs(self, root: MappingNode, data: dict[Any, Any], start: int) -> list[dict[str, Any]]:
+        """The recorded runs; anything that is not a list of mappings is a warning and ignored."""
+        value = data.get("runs")
+        found = pairs(root, "runs")
+        if value is None:
+            return []
+        line = self.line(start + found[-1][0].start_mark.index) if found else 0
+        if not isinstance(value, list):
+            self.problem(line, "'runs' should be a list of runs; it is ignored", "warning")
+            return []
+        nodes = found[-1][1].value if found and isinstance(found[-1][1], SequenceNode) else []
+        for index, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                at = (
+                    self.line(start + nodes[index].start_mark.index) if index < len(nodes) else line
+                )
+                self.problem(at, f"run {index} is not a mapping; it is ignored", "warning")
+        return [entry for entry in value if isinstance(entry, dict)]

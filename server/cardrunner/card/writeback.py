@@ -1,0 +1,256 @@
+"""Writing back to a card file without touching anything else in it.
+
+A card belongs to its user: it sits in their repository, in their diffs, with their comments and
+their line endings. So the runner never re-serialises a card. `update_card_text` edits character
+ranges found from PyYAML's node positions — the value of `state:`, a `reason:` line, the end of
+the `runs:` list — and then checks its own output by parsing it again, so a card it cannot edit
+safely raises `ValueError` instead of being damaged. `card_edits` turns such a change into the
+line-range edit an editor applies with `workspace/applyEdit`.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from typing import Any, Literal
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from cardrunner.card.text import (
+    CARD_STATES,
+    RUN_KEYS,
+    compose,
+    content_end,
+    find_front_matter,
+    line_starts,
+    normalized,
+    pairs,
+    run_entry,
+    scalar,
+    split_lines,
+)
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+__all__ = [
+    "CARD_STATES",
+    "RUN_KEYS",
+    "card_edits",
+    "find_front_matter",
+    "line_starts",
+    "split_lines",
+    "update_card_text",
+]
+
+
+def update_card_text(
+    text: str,
+    *,
+    state: str | None = None,
+    reason: str | Literal[False] | None = None,
+    run: dict[str, Any] | None = None,
+) -> str:
+    """Set `state`, set (or with False remove) `reason`, append `run` to `runs:`; nothing else.
+
+    Only the targeted values and lines change: comments, spacing, key order, line endings, the
+    body and a missing final newline all stay. New keys go after `state` (`reason`) or at the end
+    of the front matter (`runs`). None values in `run` are left out. Raises ValueError if the
+    front matter is missing or broken, `runs` is not a list, or the result would not read back.
+    """
+    if state is not None and state not in CARD_STATES:
+        raise ValueError(f"unknown state {state!r} (expected one of {', '.join(CARD_STATES)})")
+    front = find_front_matter(text)
+    if isinstance(front, str):
+        raise ValueError(f"the card's front matter is {front}")
+    y = front.yaml_text(text)
+    try:
+        root, data = compose(y)
+    except (yaml.YAMLError, RecursionError) as error:
+        raise ValueError(f"the card's front matter is not valid YAML: {error}") from error
+    if root is None:
+        root, data = MappingNode("tag:yaml.org,2002:map", []), {}
+    if not isinstance(root, MappingNode) or root.flow_style or not isinstance(data, dict):
+        raise ValueError("the card's front matter must be a block-style mapping to be updated")
+    edits = _Edits(y, root, front.newline)
+    anchor = edits.set_state(state)
+    edits.set_reason(reason, anchor)
+    if run is not None:
+        edits.append_run(run)
+    new_text = text[: front.start] + edits.apply() + text[front.end :]
+    _check(new_text, data, state, reason, run)
+    return new_text
+
+
+class _Edits:
+    """Offset-based replacements in the front matter YAML, applied back to front in one go."""
+
+    def __init__(self, y: str, root: MappingNode, newline: str) -> None:
+        self.y, self.root, self.nl = y, root, newline
+        self.edits: list[tuple[int, int, str]] = []
+        first = root.value[0][0].start_mark.index if root.value else 0
+        self.indent = y[self._line_start(first) : first] if root.value else ""
+
+    def _line_start(self, offset: int) -> int:
+        return max(self.y.rfind("\n", 0, offset), self.y.rfind("\r", 0, offset)) + 1
+
+    def _next_line(self, offset: int) -> int:
+        if offset > 0 and self.y[offset - 1] in "\r\n":
+            return offset
+        match = _BREAK.search(self.y, offset)
+        return match.end() if match else len(self.y)
+
+    def _replace_value(self, value: Node, new: str) -> None:
+        start = value.start_mark.index
+        if isinstance(value, ScalarNode) and start == value.end_mark.index:
+            self.edits.append((start, start, " " + new))
+            return
+        end = content_end(value)
+        while end > start and self.y[end - 1] in " \t\r\n":
+            end -= 1
+        self.edits.append((start, end, new))
+
+    def set_state(self, state: str | None) -> int:
+        """Replace the state's value (or add the key); returns where a new `reason:` goes."""
+        found = pairs(self.root, "state")
+        if found:
+            anchor = self._next_line(content_end(found[-1][1]))
+        else:
+            title = pairs(self.root, "title")
+            anchor = self._next_line(content_end(title[-1][1])) if title else 0
+        if state is not None and found:
+            self._replace_value(found[-1][1], scalar(state))
+        elif state is not None:
+            self.edits.append((anchor, anchor, f"{self.indent}state: {scalar(state)}{self.nl}"))
+        return anchor
+
+    def set_reason(self, reason: str | Literal[False] | None, anchor: int) -> None:
+        """Replace, add after the state (or where it would go), or (False) remove every entry."""
+        found = pairs(self.root, "reason")
+        if reason is False:
+            for key, value in found:
+                end = self._next_line(max(content_end(value), key.end_mark.index))
+                self.edits.append((self._line_start(key.start_mark.index), end, ""))
+        elif reason is not None and found:
+            self._replace_value(found[-1][1], scalar(reason))
+        elif reason is not None:
+            self.edits.append((anchor, anchor, f"{self.indent}reason: {scalar(reason)}{self.nl}"))
+
+    def append_run(self, run: dict[str, Any]) -> None:
+        """Append an entry to `runs:` in the list's own style, creating a block list if needed."""
+        entry = run_entry(run)
+        found = pairs(self.root, "runs")
+        if not found:
+            block = self._block(entry, self.indent + "  ")
+            self.edits.append((len(self.y), len(self.y), f"{self.indent}runs:{self.nl}{block}"))
+            return
+        key, value = found[-1]
+        if isinstance(value, SequenceNode) and value.flow_style:
+            end = value.end_mark.index - 1
+            flow = "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in entry) + "}"
+            self.edits.append((end, end, (", " if value.value else "") + flow))
+        elif isinstance(value, SequenceNode):
+            column = value.start_mark.index - self._line_start(value.start_mark.index)
+            at = self._next_line(content_end(value))
+            self.edits.append((at, at, self._block(entry, " " * column)))
+        elif isinstance(value, ScalarNode) and value.tag == "tag:yaml.org,2002:null":
+            start, end = value.start_mark.index, value.end_mark.index
+            while start > key.end_mark.index and self.y[start - 1] in " \t":
+                start -= 1
+            self.edits.append((start, end, ""))
+            at = self._next_line(end)
+            key_indent = self.y[self._line_start(key.start_mark.index) : key.start_mark.index]
+            self.edits.append((at, at, self._block(entry, key_indent + "  ")))
+        else:
+            raise ValueError("the card's 'runs' is not a list, so a run cannot be added to it")
+
+    def _block(self, entry: list[tuple[str, Any]], indent: str) -> str:
+        if not entry:
+            return f"{indent}- {{}}{self.nl}"
+        return "".join(
+            f"{indent}{'  ' if i else '- '}{scalar(k)}: {scalar(v)}{self.nl}"
+            for i, (k, v) in enumerate(entry)
+        )
+
+    def apply(self) -> str:
+        """The YAML text with every edit made (later edits at the same offset land after)."""
+        y = self.y
+        order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], i), reverse=True)
+        for i in order:
+            start, end, new = self.edits[i]
+            y = y[:start] + new + y[end:]
+        return y
+
+
+def _check(
+    new_text: str,
+    old: dict[Any, Any],
+    state: str | None,
+    reason: str | Literal[False] | None,
+    run: dict[str, Any] | None,
+) -> None:
+    """Refuse a write-back that does not read back as intended (better than a damaged card)."""
+    front = find_front_matter(new_text)
+    try:
+        data = compose(front.yaml_text(new_text))[1] if not isinstance(front, str) else None
+    except (yaml.YAMLError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        raise ValueError("cannot update this card's front matter without breaking it")
+    expected = {k: v for k, v in old.items() if k not in ("state", "reason", "runs")}
+    try:
+        problems = [k for k in expected if normalized(data.get(k)) != normalized(expected[k])]
+    except RecursionError:  # absurdly deep nesting cannot be compared, so it is not rewritten
+        raise ValueError("cannot update this card: its front matter is nested too deeply") from None
+    if state is not None and data.get("state") != state:
+        problems.append("state")
+    if (reason is False and "reason" in data) or (
+        isinstance(reason, str) and data.get("reason") != reason
+    ):
+        problems.append("reason")
+    if run is not None:
+        runs, before = data.get("runs"), old.get("runs")
+        count = len(before) if isinstance(before, list) else 0
+        want = normalized(dict(run_entry(run)))
+        try:
+            same = (
+                isinstance(runs, list) and len(runs) == count + 1 and normalized(runs[-1]) == want
+            )
+        except RecursionError:
+            same = False
+        if not same:
+            problems.append("runs")
+    if problems:
+        raise ValueError(f"cannot update this card without changing {', '.join(problems)}")
+
+
+def card_edits(
+    old_text: str, new_text: str, *, position_encoding: str = "utf-16"
+) -> list[tuple[int, int, int, int, str]]:
+    """The line-range replacements turning `old_text` into `new_text`, as LSP TextEdit fields.
+
+    Returns `(start_line, start_char, end_line, end_char, replacement)` for each changed block of
+    lines, in document order and not overlapping, all relative to `old_text` (as one
+    `workspace/applyEdit` wants them); `[]` if the texts are equal. Characters count in
+    `position_encoding` units ("utf-16" is the LSP default; also "utf-8" and "utf-32"); only an
+    edit reaching the end of a last line without a line break has a character other than 0.
+    """
+    old, new = split_lines(old_text), split_lines(new_text)
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    edits = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        end_line, end_char = i2, 0
+        if i2 == len(old) and old and not old[-1].endswith(("\n", "\r")):
+            end_line, end_char = i2 - 1, _units(old[-1], position_encoding)
+        edits.append((i1, 0, end_line, end_char, "".join(new[j1:j2])))
+    return edits
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return len(text)

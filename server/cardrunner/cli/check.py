@@ -1,0 +1,61 @@
+"""`cardrunner check`: the same validation the editor shows, as lines for a terminal or CI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cardrunner.card.card import find_cards, parse_card
+from cardrunner.config.settings import load_settings
+from cardrunner.run.liveness import live_cards
+
+
+def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{shown}: cannot read: {exc}"]
+    card, problems = parse_card(text, path)
+    out = [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
+    if card is not None and card.state == "In Work":
+        try:
+            rel = str(path.resolve().relative_to(root.resolve()))
+        except ValueError:
+            rel = str(path)
+        if rel not in live_cards(root):
+            out.append(
+                f"{shown}:1: warning: interrupted — the card is In Work but no run is going on; "
+                f"resume with `cardrunner run {shown} --resume` or set its state back"
+            )
+    return out
+
+
+def check_paths(paths: list[Path]) -> list[str]:
+    """Every problem in the given cards, folders and their workspace settings, one per line."""
+    from cardrunner.cli.main import find_root
+
+    out: list[str] = []
+    seen_roots: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            out.append(f"{path}: no such file or folder")
+            continue
+        root = find_root(path)
+        if root not in seen_roots:
+            seen_roots.add(root)
+            settings, problems = load_settings(root)
+            out += [f"{root.name or root}/{p}" for p in problems]
+        else:
+            settings, _ = load_settings(root)
+        if path.is_file():
+            cards = [path]
+        elif path.resolve() == root:
+            cards = find_cards(root, settings.cards)
+        else:
+            cards = find_cards(path, ".")
+        for card in cards:
+            try:
+                shown = str(card.resolve().relative_to(Path.cwd()))
+            except ValueError:
+                shown = str(card)
+            out += _card_problems(card, shown, root)
+    return out

@@ -1,0 +1,215 @@
+"""`cardrunner`: run a card headless, serve the language server, check cards, run the demo.
+
+Exit status of `run`: 0 the card ended Done, 1 it ended Failed, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def find_root(start: Path) -> Path:
+    """The workspace root: the nearest folder upwards with cardrunner.toml or .git."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        if (folder / "cardrunner.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return start if start.is_dir() else start.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cardrunner", description=__doc__.splitlines()[0] if __doc__ else ""
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one card headless")
+    run.add_argument("card", type=Path)
+    run.add_argument("--model")
+    run.add_argument(
+        "--replay",
+        type=Path,
+        metavar="TRANSCRIPT",
+        help="play scripted model responses (no API key)",
+    )
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument("--yes", action="store_true", help="accept the review automatically")
+    mode.add_argument(
+        "--no-commit", action="store_true", help="review, then end without committing"
+    )
+    run.add_argument("--max-rounds", type=int)
+    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--max-cost", type=float, metavar="USD")
+    run.add_argument(
+        "--resume", action="store_true", help="continue the card's last unfinished run"
+    )
+    run.add_argument("--grant-rounds", type=int, default=0)
+    run.add_argument("--grant-cost", type=float, default=0.0, metavar="USD")
+    sub.add_parser("lsp", help="language server on stdio")
+    check = sub.add_parser("check", help="validate cards and configuration")
+    check.add_argument("paths", nargs="*", type=Path)
+    demo = sub.add_parser("demo", help="create the demo workspace and run its cards (no API key)")
+    demo.add_argument("dir", nargs="?", type=Path)
+    demo.add_argument("--yes", action="store_true", help="accept every review automatically")
+    log = sub.add_parser("log", help="readable summary of a run log")
+    log.add_argument("log", type=Path)
+    return p
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.model:
+        out["model"] = args.model
+    limits = {
+        k: v
+        for k, v in (
+            ("max_rounds", args.max_rounds),
+            ("max_tokens", args.max_tokens),
+            ("max_cost_usd", args.max_cost),
+        )
+        if v is not None
+    }
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from cardrunner.agent.model import Model
+    from cardrunner.agent.review import Approver, AutoApprover
+    from cardrunner.config.settings import has_clash, load_settings
+    from cardrunner.models.anthropic import AnthropicModel, has_credentials
+    from cardrunner.models.scripted import ScriptedModel, load_transcript
+    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.session import run_card
+    from cardrunner.terminal.approver import TerminalApprover
+    from cardrunner.terminal.liveview import LiveView
+
+    card = args.card.resolve()
+    if not card.is_file():
+        _err(f"cardrunner: no such card: {args.card}")
+        return EXIT_USAGE
+    root = find_root(card)
+    settings, problems = load_settings(root, _overrides(args))
+    for problem in problems:
+        _err(f"cardrunner: {problem}")
+    if has_clash(problems):
+        return EXIT_USAGE
+    model: Model
+    if args.replay:
+        try:
+            model = ScriptedModel(load_transcript(args.replay), name=f"replay:{args.replay.name}")
+        except (OSError, ValueError) as exc:
+            _err(f"cardrunner: cannot read transcript {args.replay}: {exc}")
+            return EXIT_USAGE
+    elif not has_credentials(dict(os.environ)):
+        _err(
+            "cardrunner: ANTHROPIC_API_KEY is not set. Set it (and ANTHROPIC_BASE_URL for another "
+            "Messages-API endpoint), or play a transcript without a key: --replay TRANSCRIPT.json"
+        )
+        return EXIT_USAGE
+    else:
+        model = AnthropicModel(settings.model, settings.options)
+    approver: Approver
+    if args.yes:
+        approver = AutoApprover("accept")
+    elif args.no_commit:
+        approver = AutoApprover("no_commit")
+    else:
+        approver = TerminalApprover(sys.stderr.write)
+    options = RunOptions(
+        root=root, card_path=card, settings=settings, model=model, approver=approver
+    )
+    if args.resume:
+        from cardrunner.run.resume import prepare_resume
+
+        try:
+            prepare_resume(options, grant_rounds=args.grant_rounds, grant_cost=args.grant_cost)
+        except ValueError as exc:
+            _err(f"cardrunner: {exc}")
+            return EXIT_USAGE
+    from cardrunner.run.sweep import open_ledger, sweep
+
+    swept = sweep(root)
+    if swept:
+        _err(f"cardrunner: stopped {len(swept)} process group(s) left by a cardrunner that died")
+    open_ledger(root)
+    view = LiveView(sys.stderr.write, sys.stderr.isatty())
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        status = EXIT_FAILED
+        async for event in run_card(options):
+            view.show(event)
+            if event.type == "result":
+                if event.reason == "config_error":
+                    status = EXIT_USAGE
+                else:
+                    status = EXIT_DONE if event.status == "done" else EXIT_FAILED
+        return status
+
+    return asyncio.run(main())
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from cardrunner.cli.check import check_paths
+
+    problems = check_paths(args.paths or [Path.cwd()])
+    for line in problems:
+        print(line)
+    if not problems:
+        print("no problems found")
+    return EXIT_FAILED if problems else EXIT_DONE
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    from cardrunner.run.log import summarize_log
+
+    try:
+        print(summarize_log(args.log))
+    except OSError as exc:
+        _err(f"cardrunner: cannot read {args.log}: {exc}")
+        return EXIT_USAGE
+    return EXIT_DONE
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from cardrunner.lsp.server import serve
+
+    serve()
+    return EXIT_DONE
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from cardrunner.demo.command import run_demo
+
+    return run_demo(args.dir, yes=args.yes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"run": cmd_run, "check": cmd_check, "log": cmd_log, "lsp": cmd_lsp, "demo": cmd_demo}
+    try:
+        return handler[args.command](args)
+    except KeyboardInterrupt:
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Settings, workspace paths and secrets: the foundation every other layer reads."""

@@ -1,0 +1,155 @@
+"""The run log: one JSON object a line, written as the run goes.
+
+`.cardrunner/runs/<run-id>.jsonl`, each line `{"time", "type", "data"}` (DESIGN.md). Every line is
+flushed when written, so a crash loses at most the line being written. The log is a subscriber
+of the event stream like any front end, and it holds enough (assistant content exactly as
+received, every tool result exactly as sent, compactions) to resume or replay a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from cardrunner.agent.events import (
+    BuildChecked,
+    Compacted,
+    CriterionReported,
+    Event,
+    Notice,
+    ReviewDecided,
+    ReviewRequested,
+    RoundFinished,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolStarted,
+)
+from cardrunner.config.secrets import redact
+
+
+def runs_dir(root: Path) -> Path:
+    """Where run logs live; the state folder ignores itself so git never sees it."""
+    state = root / ".cardrunner"
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):
+            state.mkdir(parents=True, exist_ok=True)
+            ignore.write_text("*\n", encoding="utf-8")
+    return state / "runs"
+
+
+def log_record(event: Event) -> dict[str, Any] | None:
+    """The log line for `event`, or None for transient events the log does not keep."""
+    match event:
+        case RoundStarted() | ToolStarted():
+            return None
+        case RoundFinished():
+            data = {
+                "round": event.round,
+                "ms": event.ms,
+                **event.usage.model_dump(),
+                "cost_usd": round(event.cost_usd, 6),
+                "stop_reason": event.stop_reason,
+                "calls": event.calls,
+                "text": event.text,
+                "content": event.response,
+            }
+        case ReviewDecided():
+            data = event.model_dump(mode="json", exclude={"time", "type"})
+        case RunStarted() | ToolFinished() | RunFinished() | CriterionReported() | BuildChecked():
+            data = event.model_dump(mode="json", exclude={"time", "type"})
+        case ReviewRequested() | Compacted() | Notice():
+            data = event.model_dump(mode="json", exclude={"time", "type"})
+    return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}
+
+
+class RunLog:
+    """Appends events to one run's JSONL file. Write errors propagate (the run must stop)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+
+    def write(self, event: Event) -> None:
+        record = log_record(event)
+        if record is None or self._file is None:
+            return
+        line = redact(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        self._file.write(line + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+
+
+def read_log(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete line of a log; a torn last line (a crash mid-write) is skipped."""
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                return
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and "type" in record:
+                yield record
+
+
+def summarize_log(path: Path) -> str:
+    """A readable account of a run (what `cardrunner log` prints)."""
+    out: list[str] = []
+    for rec in read_log(path):
+        d, t = rec.get("data", {}), rec["type"]
+        if t == "start":
+            out.append(f"run {d.get('run_id')} · card {d.get('card')} · model {d.get('model')}")
+            out.append(f"  tools: {', '.join(d.get('tools', []))}")
+            for w in d.get("warnings", []):
+                out.append(f"  warning: {w}")
+        elif t == "round":
+            cache = d.get("cache_read_input_tokens", 0)
+            out.append(
+                f"round {d['round']:>3}  {d['ms']:>6} ms  in {d['input_tokens']:>7,}  "
+                f"cache {cache:>7,}  out {d['output_tokens']:>6,}  ${d['cost_usd']:.4f}  "
+                f"{d.get('stop_reason')}  {', '.join(d.get('calls', []))}"
+            )
+        elif t == "tool":
+            first = (d.get("result") or "").strip().splitlines()[:1]
+            mark = "✗" if d.get("is_error") else "·"
+            args = json.dumps(d.get("arguments", {}), ensure_ascii=False)[:70]
+            out.append(
+                f"   {mark} {d['name']}({args}) {d['ms']} ms → {first[0][:80] if first else ''}"
+            )
+        elif t == "criterion":
+            out.append(
+                f"   criterion {d['index']}: {'passed' if d['passed'] else 'FAILED'} — {d['evidence'][:100]}"
+            )
+        elif t == "review":
+            out.append(
+                f"   review: {d['decision']} {d.get('reason') or ''} {d.get('commit') or ''}".rstrip()
+            )
+        elif t == "compaction":
+            out.append(
+                f"   compaction ({d['kind']}): {d['tokens_before']:,} → {d['tokens_after']:,} tokens"
+            )
+        elif t == "result":
+            status = (
+                "DONE"
+                if d["status"] == "done"
+                else f"FAILED ({d.get('reason')}: {d.get('detail')})"
+            )
+            out.append(
+                f"result: {status} · {d['rounds']} rounds · {d['tool_calls']} tool calls · "
+                f"{d['input_tokens'] + d['output_tokens']:,} tokens · ${d['cost_usd']:.4f}"
+                + (f" · commit {d['commit'][:10]}" if d.get("commit") else "")
+            )
+    return "\n".join(out)

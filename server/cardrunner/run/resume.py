@@ -1,0 +1,204 @@
+"""Resume a run from its log, with the conversation exactly as it was sent.
+
+The log holds every assistant turn as received, every tool result as sent and every compaction,
+so the conversation can be rebuilt byte for byte. A `tool_use` left without a result (the
+process died mid-call) is answered "interrupted". The budget goes on from what was used, plus
+what the user grants. A note at the end tells the model that the run was resumed and that the
+app is no longer running, so side effects are re-checked rather than assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cardrunner.agent.compaction import Compactor
+from cardrunner.agent.events import RESUMABLE_REASONS, Usage
+from cardrunner.agent.limits import Guards
+from cardrunner.agent.model import Block, Message
+from cardrunner.config.settings import Limits
+from cardrunner.run.log import read_log, runs_dir
+
+if TYPE_CHECKING:
+    from cardrunner.run.prepare import RunOptions
+
+
+@dataclass
+class ResumeState:
+    """Everything needed to continue a run where it stopped."""
+
+    run_id: str
+    log_path: Path
+    messages: list[Message]
+    limits: Limits
+    rounds: int
+    usage: Usage
+    cost_usd: float
+    tool_calls: int
+    elapsed: float
+    base_tree: str
+    prompt: str
+    reports: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    work_tree: str | None = None
+    previous_reason: str = "interrupted"
+    history: list[list[Block]] = field(default_factory=list)
+
+
+def _card_rel(card: Path, root: Path) -> str:
+    try:
+        return str(card.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(card)
+
+
+def find_resumable(root: Path, card: Path) -> Path | None:
+    """The newest log of `card` whose run did not finish done (or None)."""
+    folder = runs_dir(root)
+    if not folder.is_dir():
+        return None
+    rel = _card_rel(card, root)
+    for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+        records = list(read_log(log))
+        starts = [r for r in records if r["type"] == "start"]
+        if not starts or starts[0]["data"].get("card") != rel:
+            continue
+        results = [r for r in records if r["type"] == "result"]
+        if results and results[-1]["data"]["status"] == "done":
+            return None
+        if results and results[-1]["data"].get("reason") not in RESUMABLE_REASONS:
+            return None
+        return log
+    return None
+
+
+def rebuild(log: Path) -> ResumeState:
+    """Rebuild the conversation and the counters of the run in `log`."""
+    records = list(read_log(log))
+    start = next(r["data"] for r in records if r["type"] == "start")
+    messages = [Message("user", [{"type": "text", "text": start["prompt"]}])]
+    state = ResumeState(
+        run_id=start["run_id"],
+        log_path=log,
+        messages=messages,
+        limits=Limits.model_validate(start["limits"]),
+        rounds=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        tool_calls=0,
+        elapsed=0.0,
+        base_tree=start["base_tree"],
+        prompt=start["prompt"],
+    )
+    pending: dict[str, Block] = {}
+    first_time = records[0]["time"]
+    for rec in records:
+        kind, d = rec["type"], rec["data"]
+        if kind == "round":
+            _close_turn(messages, pending)
+            messages.append(Message("assistant", d["content"]))
+            state.history.append(d["content"])
+            state.rounds = d["round"]
+            state.usage = state.usage + Usage.model_validate(d)
+            state.cost_usd += d["cost_usd"]
+            pending = {b["id"]: b for b in d["content"] if b.get("type") == "tool_use"}
+            if d.get("stop_reason") == "pause_turn":
+                messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
+        elif kind == "tool":
+            use = pending.pop(d["tool_use_id"], None)
+            if use is not None:
+                _result(messages, d["tool_use_id"], d["result"], d["is_error"])
+                state.tool_calls += 1
+        elif kind == "compaction":
+            _close_turn(messages, pending)
+            if d["kind"] == "stub_tool_results":
+                Compactor.apply_stubs(messages, d["tool_use_ids"])
+            else:
+                Compactor.apply_summary(messages, d["removed_messages"], d["summary"])
+        elif kind == "criterion":
+            state.reports[d["index"]] = (d["passed"], d["evidence"])
+        elif kind == "result":
+            state.work_tree = d.get("work_tree")
+            state.previous_reason = d.get("reason") or "interrupted"
+    _close_turn(messages, pending)
+    state.elapsed = _seconds_between(first_time, records[-1]["time"])
+    return state
+
+
+def _result(messages: list[Message], use_id: str, text: str, is_error: bool) -> None:
+    block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": text}
+    if is_error:
+        block["is_error"] = True
+    if messages[-1].role != "user":
+        messages.append(Message("user", []))
+    messages[-1].content.append(block)
+
+
+def _close_turn(messages: list[Message], pending: dict[str, Block]) -> None:
+    """Answer every call of the last turn that has no result: the run died while it ran."""
+    for use_id, use in list(pending.items()):
+        _result(
+            messages,
+            use_id,
+            f"{use['name']} was interrupted: the run stopped before it finished.",
+            True,
+        )
+        pending.pop(use_id)
+
+
+def _seconds_between(a: str, b: str) -> float:
+    from datetime import datetime
+
+    def parse(t: str) -> datetime:
+        return datetime.fromisoformat(t.replace("Z", "+00:00"))
+
+    return max(0.0, (parse(b) - parse(a)).total_seconds())
+
+
+def resume_note(state: ResumeState, limits: Limits) -> str:
+    budget = Guards(
+        limits,
+        None,
+        rounds=state.rounds,
+        usage=state.usage,
+        cost_usd=state.cost_usd,
+        wall_offset=state.elapsed,
+    )
+    return (
+        f"[cardrunner: this run was resumed after it stopped ({state.previous_reason}). Anything "
+        "you started is no longer running: start the app again before checking it live. "
+        f"Budget left: {budget.left()}.]"
+    )
+
+
+def prepare_resume(options: RunOptions, grant_rounds: int = 0, grant_cost: float = 0.0) -> None:
+    """Point `options` at the card's last unfinished run; raise ValueError if there is none."""
+    log = find_resumable(options.root, options.card_path)
+    if log is None:
+        raise ValueError(f"{options.card_path.name} has no unfinished run to resume")
+    state = rebuild(log)
+    limits = state.limits.model_copy()
+    if grant_rounds:
+        limits.max_rounds = max(limits.max_rounds, state.rounds) + grant_rounds
+    if grant_cost:
+        limits.max_cost_usd = max(limits.max_cost_usd or 0.0, state.cost_usd) + grant_cost
+    if limits.max_rounds and state.rounds >= limits.max_rounds:
+        raise ValueError(
+            f"all {limits.max_rounds} rounds are used; grant more with --grant-rounds N"
+        )
+    if limits.max_cost_usd and state.cost_usd >= limits.max_cost_usd:
+        raise ValueError(
+            f"the cost budget ${limits.max_cost_usd:.2f} is used; grant more with --grant-cost USD"
+        )
+    state.limits = limits
+    last = state.messages[-1]
+    note: Any = {"type": "text", "text": resume_note(state, limits)}
+    if last.role == "user":
+        last.content.append(note)
+    else:
+        state.messages.append(Message("user", [note]))
+    from cardrunner.models.scripted import ScriptedModel
+
+    if isinstance(options.model, ScriptedModel):
+        options.model.resume_at(state.rounds, state.history)
+    options.resume = state

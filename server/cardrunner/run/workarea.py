@@ -1,0 +1,122 @@
+"""Where a run works, and how its changes are kept or undone when it ends.
+
+Without isolation the run works in the user's checkout, inside the write area only: the start
+state is recorded as a git tree, and a cancelled or rejected run puts the write area back byte for
+byte (its own changes are saved as a tree first, so a resume can bring them back). With isolation
+the run works in its own git worktree on a branch `cards/<slug>`: the user's working tree is
+untouched, an accepted commit is brought onto the user's branch only if it applies cleanly, and
+nothing is ever forced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cardrunner.agent.events import RunFinished
+from cardrunner.tools.git import GitRepo
+
+UNDO_REASONS = frozenset({"cancelled", "rejected"})
+
+
+class WorkAreaError(Exception):
+    """The run cannot start here; the message says why."""
+
+
+@dataclass
+class WorkArea:
+    main: GitRepo
+    git: GitRepo
+    paths: list[str]
+    base_tree: str
+    worktree: Path | None = None
+    branch: str | None = None
+
+    @property
+    def root(self) -> Path:
+        return self.worktree or self.main.root
+
+    @classmethod
+    async def open(
+        cls,
+        root: Path,
+        paths: list[str],
+        slug: str,
+        *,
+        isolation: bool,
+        resume_base: str | None = None,
+        resume_work: str | None = None,
+    ) -> WorkArea:
+        main = GitRepo(root)
+        if not await main.is_repo():
+            raise WorkAreaError(
+                f"{root} is not a git repository; cardrunner commits its work with git"
+            )
+        if isolation:
+            return await cls._isolated(main, paths, slug, resume_base, resume_work)
+        if resume_base is None:
+            dirty = await main.dirty_files(paths)
+            if dirty:
+                raise WorkAreaError(
+                    "uncommitted changes in the write area would be mixed with the run's: "
+                    + ", ".join(dirty[:20])
+                    + ". Commit or stash them first."
+                )
+            return cls(main, main, paths, await main.snapshot(paths))
+        if resume_work is not None:
+            if await main.snapshot(paths) != resume_base:
+                raise WorkAreaError(
+                    "the write area changed since the run stopped; cannot bring its work back"
+                )
+            await main.restore(resume_work, paths)
+        return cls(main, main, paths, resume_base)
+
+    @classmethod
+    async def _isolated(
+        cls,
+        main: GitRepo,
+        paths: list[str],
+        slug: str,
+        resume_base: str | None,
+        resume_work: str | None,
+    ) -> WorkArea:
+        worktree = main.root / ".cardrunner" / "worktrees" / slug
+        branch = f"cards/{slug}"
+        if not worktree.exists():
+            if await main.head() is None:
+                raise WorkAreaError("isolation needs at least one commit in the repository")
+            await main.add_worktree(worktree, branch)
+        git = GitRepo(worktree)
+        if resume_work is not None:
+            await git.restore(resume_work, paths)
+        base = resume_base or await git.snapshot(paths)
+        return cls(main, git, paths, base, worktree, branch)
+
+    async def finish(self, result: RunFinished) -> tuple[RunFinished, str]:
+        """Keep or undo the run's changes; returns the result to record and a note for the user."""
+        if self.worktree is None:
+            if result.reason not in UNDO_REASONS:
+                return result, ""
+            work = await self.git.snapshot(self.paths)
+            if work == self.base_tree:
+                return result, ""
+            await self.git.restore(self.base_tree, self.paths)
+            note = "the write area was restored to its state at run start"
+            return result.model_copy(update={"work_tree": work}), note
+        if result.status == "done" and result.commit:
+            applied = await self.main.cherry_pick_clean(result.commit)
+            await self.main.remove_worktree(self.worktree, force=True)
+            if applied:
+                head = await self.main.head()
+                return result.model_copy(
+                    update={"commit": head}
+                ), f"brought onto your branch from {self.branch}"
+            return (
+                result,
+                f"the commit does not apply cleanly to your branch; it stays on {self.branch}",
+            )
+        if result.reason in UNDO_REASONS:
+            work = await self.git.snapshot(self.paths)
+            await self.main.remove_worktree(self.worktree, force=True)
+            return result.model_copy(update={"work_tree": work}), "the run's worktree was removed"
+        return result, f"the run's worktree stays at {self.worktree} for a resume"

@@ -1,0 +1,1 @@
+"""The terminal front end: the live view and the terminal approver."""

@@ -1,0 +1,120 @@
+"""`git_commit`: the one tool that commits, and only after the approver accepted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cardrunner.agent.events import ReviewDecided, ReviewRequested
+from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
+from cardrunner.config.secrets import redact
+from cardrunner.tools.base import FunctionTool, schema
+from cardrunner.tools.git import GitRepo
+
+
+@dataclass
+class CommitTool:
+    """The `git_commit` tool of one run."""
+
+    git: GitRepo
+    approver: Approver
+    write_paths: list[str]
+    base_tree: str
+    run_id: str
+    card_title: str
+    card_path: Path
+    card_slug: str
+    trailers: Callable[[], dict[str, str]]
+    committed: str | None = None
+    last_decision: str | None = None
+    """The review's last answer (accept, reject, no_commit): the verdict reads it."""
+
+    def tool(self) -> FunctionTool:
+        return FunctionTool(
+            name="git_commit",
+            description=(
+                "Ask to commit everything this run changed in the write area. The user first "
+                "reviews the diff and accepts or rejects it; a rejection comes back as this tool's "
+                "result with the reason. First line of the message: 'card: <card title>'; then two "
+                "or three sentences on what changed and how it was verified live."
+            ),
+            input_schema=schema({"message": {"type": "string", "minLength": 1}}, ["message"]),
+            fn=self._commit,
+            timeout=7 * 24 * 3600.0,  # a human decides; cancellation still stops it at once
+        )
+
+    async def _commit(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if self.committed:
+            raise ToolError(
+                f"Already committed as {self.committed[:10]}. End with the RESULT line."
+            )
+        message = redact(args["message"].strip())
+        diff, files = await self.git.diff(self.base_tree, self.write_paths)
+        diff = redact(diff)
+        if not files:
+            raise ToolError(
+                "Nothing changed in the write area since the run started; nothing to commit."
+            )
+        request = ReviewRequest(
+            run_id=self.run_id,
+            card_title=self.card_title,
+            card_path=self.card_path,
+            root=self.git.root,
+            message=message,
+            files=files,
+            diff=diff,
+            base_tree=self.base_tree,
+        )
+        ctx.emit(ReviewRequested(message=message, files=files, diff=diff))
+        decision = await self.approver.review(request)
+        if decision.decision == "reject":
+            reason = decision.reason or "rejected in the review"
+            self._decided(ctx, ReviewDecided(decision="reject", reason=reason, files=files))
+            return ToolResult(
+                f"The user REJECTED the changes: {reason}\nNothing was committed; your changes are "
+                "still in the working tree. Address this, verify again, then call git_commit again."
+            )
+        if decision.decision == "no_commit":
+            self._decided(
+                ctx, ReviewDecided(decision="no_commit", reason=decision.reason, files=files)
+            )
+            return ToolResult(
+                "The user reviewed the diff; committing is switched off for this run. Do not call "
+                "git_commit again: end now with RESULT: done."
+            )
+        return await self._accept(message, files, decision, ctx)
+
+    def _decided(self, ctx: ToolContext, event: ReviewDecided) -> None:
+        self.last_decision = event.decision
+        ctx.emit(event)
+
+    async def _accept(
+        self, message: str, files: list[str], decision: ReviewDecision, ctx: ToolContext
+    ) -> ToolResult:
+        dropped = [f for f in decision.drop if f in files]
+        if dropped:
+            await self.git.restore(self.base_tree, dropped)
+        kept = [f for f in files if f not in dropped]
+        if not kept:
+            self._decided(
+                ctx,
+                ReviewDecided(
+                    decision="reject", reason=decision.reason or "all files dropped", files=files
+                ),
+            )
+            return ToolResult(
+                f"The user dropped every file ({decision.reason or 'no reason given'}); nothing was committed."
+            )
+        trailer = "\n".join(f"{k}: {v}" for k, v in self.trailers().items())
+        sha = await self.git.commit(kept, f"{message}\n\n{trailer}\n")
+        self.committed = sha
+        self._decided(
+            ctx, ReviewDecided(decision="accept", reason=decision.reason, files=kept, commit=sha)
+        )
+        text = f"Accepted and committed {sha[:10]} ({len(kept)} file(s): {', '.join(kept)})."
+        if dropped:
+            text += f"\nThe user dropped {', '.join(dropped)} (restored): {decision.reason or 'no reason given'}."
+        return ToolResult(text + "\nEnd with the RESULT line.")

@@ -1,0 +1,1 @@
+"""Tools from MCP servers. Entry point: `tools.mcp.hub.McpHub`."""

@@ -1,0 +1,265 @@
+"""Tools from MCP servers, looking to the model exactly like the built-in ones.
+
+`McpHub` starts every configured server at once (one slow server does not delay the others),
+offers each server tool as `mcp__<server>__<tool>` and turns each call into plain text. Servers
+are untrusted neighbours: a stdio server runs in the workspace root with a minimal environment
+(basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`; no API
+keys unless the configuration passes them on, `${VAR}` style), its stderr goes to
+`run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server that fails to start is reported and left out,
+unless it is `required`, in which case the run cannot sensibly go on (`McpStartError`).
+
+Usage:
+    async with McpHub(settings.mcp, run_dir, root) as hub:
+        pool = ToolPool([*builtins, *hub.tools()])
+        warnings = [*hub.warnings, *hub.failures.values()]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from cardrunner.agent.events import Notice
+from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
+from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
+from cardrunner.tools.mcp.results import ResultConverter, describe
+from cardrunner.tools.mcp.transport import Launch
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from cardrunner.config.settings import McpServer
+
+BASE_ENV = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "TZ", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
+    "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES",
+)  # fmt: skip
+"""What a stdio server inherits from our environment; everything else must be configured."""
+
+TIMEOUT_MARGIN = 5.0
+"""The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
+hub's own, clearer timeout message wins."""
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class McpStartError(Exception):
+    """A `required` server did not start; the run ends with `config_error`."""
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(f"required MCP server '{server}' failed to start: {message}")
+        self.server = server
+        self.message = message
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One server tool as the model sees it; calls go through the hub."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    timeout: float
+    server: str
+    remote_name: str
+    hub: McpHub = field(repr=False, compare=False)
+
+    async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await self.hub.call(self.server, self.remote_name, arguments, ctx)
+
+
+class McpHub:
+    """All MCP servers of one run. Start and close it in the same task; call from any task."""
+
+    def __init__(
+        self, servers: Mapping[str, McpServer], run_dir: Path, root: Path,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        self._specs = dict(servers)
+        self._run_dir = run_dir
+        self._root = root
+        self._environ = os.environ if environ is None else environ
+        self._converter = ResultConverter(run_dir, root)
+        self._connections: dict[str, ServerConnection] = {}
+        self._tools: list[McpTool] = []
+        self.warnings: list[str] = []
+        """Tools left out or renamed; show them to the user (e.g. in RunStarted.warnings)."""
+        self.failures: dict[str, str] = {}
+        """Server name → why it did not start (with the stderr tail for stdio servers)."""
+
+    async def __aenter__(self) -> McpHub:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Start every server in parallel; raise McpStartError if a required one failed."""
+        try:
+            listed = await asyncio.gather(*(self._start_one(n, s) for n, s in self._specs.items()))
+        except BaseException:
+            await self.aclose()
+            raise
+        for name, tools in zip(self._specs, listed, strict=True):
+            if tools is not None:
+                self._add_tools(name, tools)
+        required = [n for n in self._specs if self._specs[n].required and n in self.failures]
+        if required:
+            await self.aclose()
+            raise McpStartError(required[0], self.failures[required[0]])
+
+    async def _start_one(self, name: str, spec: McpServer) -> list[mcp_types.Tool] | None:
+        try:
+            launch = self._launch(name, spec)
+        except ValueError as exc:
+            self.failures[name] = f"{exc} (configured in {spec.source})"
+            return None
+        conn = ServerConnection(name, spec, launch)
+        self._connections[name] = conn
+        try:
+            return await conn.start()
+        except ServerUnavailable as exc:
+            self.failures[name] = str(exc)
+            return None
+
+    def _launch(self, name: str, spec: McpServer) -> Launch:
+        """argv and environment of a stdio server, or url and headers; `${VAR}` from our env."""
+        stderr_path = self._run_dir / "mcp" / f"{_INVALID.sub('_', name)}.stderr.log"
+        if spec.url:
+            headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
+            url = self._expand(spec.url, "url")
+            return Launch(None, {}, self._root, stderr_path, url, headers)
+        env = {k: v for k in BASE_ENV if (v := self._environ.get(k)) and not v.startswith("()")}
+        # Like build and test commands, `python` in a server's command is our interpreter.
+        env["PATH"] = os.pathsep.join(
+            filter(None, [str(Path(sys.executable).parent), env.get("PATH")])
+        )
+        env["CARDRUNNER_RUN_DIR"] = str(self._run_dir)
+        env.update({k: self._expand(v, f"env.{k}") for k, v in spec.env.items()})
+        command = self._expand(spec.command or "", "command")
+        if "/" in command and not Path(command).is_absolute():
+            command = str(self._root / command)
+        argv = [command, *(self._expand(a, "args") for a in spec.args)]
+        return Launch(argv, env, self._root, stderr_path)
+
+    def _expand(self, value: str, where: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            found = self._environ.get(match.group(1))
+            if found is None and match.group(2) is None:
+                raise ValueError(f"{where} uses ${{{match.group(1)}}}, which is not set")
+            return found if found is not None else match.group(2)
+
+        return _VAR.sub(one, value)
+
+    def _add_tools(self, server: str, tools: list[mcp_types.Tool]) -> None:
+        taken = {t.name for t in self._tools}
+        spec = self._specs[server]
+        for tool in tools:
+            wanted = f"mcp__{server}__{tool.name}"
+            name = _INVALID.sub("_", wanted)[:128]
+            problem = _schema_problem(tool.input_schema)
+            if not TOOL_NAME_RE.match(name) or name in taken or problem:
+                why = problem or ("the name is taken" if name in taken else "invalid name")
+                self.warnings.append(
+                    f"MCP tool {tool.name!r} of '{server}' skipped: {why} ({name})"
+                )
+                continue
+            if name != wanted:
+                self.warnings.append(f"MCP tool {tool.name!r} of '{server}' is offered as {name}")
+            taken.add(name)
+            schema = {"type": "object", **tool.input_schema}
+            description = tool.description or tool.title or f"{tool.name} (MCP server {server})"
+            timeout = 2 * spec.timeout + TIMEOUT_MARGIN
+            self._tools.append(McpTool(name, description, schema, timeout, server, tool.name, self))
+
+    def tools(self) -> list[Tool]:
+        """The tools of every server that started, in configuration order."""
+        return list(self._tools)
+
+    def pids(self) -> dict[str, int]:
+        """Pid (= process group) of every stdio server spawned last, by server name."""
+        return {
+            n: c.process.pid
+            for n, c in self._connections.items()
+            if c.process is not None and c.process.pid is not None
+        }
+
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Call `tool` on `server` by its own name. Never raises except on cancellation."""
+        from mcp.shared.exceptions import MCPError
+
+        conn = self._connections.get(server)
+        if conn is None or server in self.failures:
+            why = self.failures.get(server, "it is not configured")
+            return ToolResult(f"MCP server '{server}' is not available: {why}", is_error=True)
+        try:
+            result = await conn.call(tool, arguments)
+        except ServerUnavailable as exc:
+            _notify(ctx, str(exc).split("\n", 1)[0])
+            return ToolResult(str(exc), is_error=True)
+        except CallTimeout:
+            timeout = conn.spec.timeout
+            text = (
+                f"{tool} on MCP server '{server}' did not answer within {timeout:g} s; cancelled."
+            )
+            return ToolResult(text, is_error=True)
+        except MCPError as exc:
+            text = f"MCP server '{server}' rejected the call to {tool}: {exc.message} (code {exc.code})"
+            return ToolResult(text, is_error=True)
+        except Exception as exc:
+            return ToolResult(
+                f"Calling {tool} on MCP server '{server}' failed: {describe(exc)}", True
+            )
+        converted = self._converter.convert(server, tool, result)
+        if conn.restart_note:
+            _notify(ctx, conn.restart_note.strip("[]"))
+            converted.text = f"{conn.restart_note}\n{converted.text}"
+            conn.restart_note = ""
+        return converted
+
+    async def aclose(self) -> None:
+        """Close every server; bounded, survives cancellation, and leaves no process behind."""
+        closing = asyncio.gather(*(c.close() for c in self._connections.values()))
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            # Cancelled while closing: finish closing anyway (bounded), then pass it on.
+            await asyncio.wait({closing}, timeout=30)
+            raise
+        finally:
+            for conn in self._connections.values():
+                conn.kill_now()
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    import jsonschema
+
+    if schema.get("type", "object") != "object":
+        return f"its input schema has type {schema.get('type')!r}, not 'object'"
+    try:
+        jsonschema.Draft202012Validator.check_schema({"type": "object", **schema})
+    except jsonschema.SchemaError as exc:
+        return f"invalid input schema: {exc.message}"
+    return None
+
+
+def _notify(ctx: ToolContext | None, message: str) -> None:
+    if ctx is not None:
+        ctx.emit(Notice(level="warning", message=message))

@@ -1,0 +1,141 @@
+"""Turn an MCP `CallToolResult` into the plain text every other tool gives the model.
+
+The model reads text best as text: text blocks are passed through as they are (a JSON-escaped
+`"a\\nb"` would cost tokens and hide the layout). Structured content is shown as compact JSON only
+when the server sent no text, because servers that send both put the same data in the text.
+Binary content never goes into the conversation as base64 text: images and audio are saved under
+`run_dir/mcp/` and referenced by path (images also travel as image content the model can see),
+and so are embedded blobs. Resource links are listed as `name <uri>`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import re
+from itertools import count
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cardrunner.agent.gate import Image, ToolResult
+
+if TYPE_CHECKING:
+    import mcp_types
+
+MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Image media types the Messages API accepts as image content."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class ResultConverter:
+    """Converts results for one run; owns the numbering of the files it saves."""
+
+    def __init__(self, run_dir: Path, root: Path) -> None:
+        self._folder = run_dir / "mcp"
+        self._root = root
+        self._seq = count(1)
+
+    def convert(self, server: str, tool: str, result: mcp_types.CallToolResult) -> ToolResult:
+        """The text, images and error flag the model should see for `result`."""
+        import mcp_types as types
+
+        parts: list[str] = []
+        images: list[Image] = []
+        has_text = False
+        for block in result.content:
+            if isinstance(block, types.TextContent):
+                has_text = True
+                parts.append(block.text)
+            elif isinstance(block, types.ImageContent):
+                where = self._save(server, tool, block.data, block.mime_type)
+                parts.append(f"[image {block.mime_type}: {where}]")
+                if block.mime_type in MODEL_IMAGE_TYPES and _is_base64(block.data):
+                    images.append(Image(media_type=block.mime_type, data=block.data))
+            elif isinstance(block, types.AudioContent):
+                where = self._save(server, tool, block.data, block.mime_type)
+                parts.append(f"[audio {block.mime_type}: {where}]")
+            elif isinstance(block, types.ResourceLink):
+                parts.append(_link(block))
+            elif isinstance(block, types.EmbeddedResource):
+                parts.append(self._embedded(server, tool, block.resource))
+            else:  # a content type newer than this code: show what it is, not nothing
+                parts.append(f"[{getattr(block, 'type', type(block).__name__)} content not shown]")
+        if not has_text and result.structured_content is not None:
+            parts.insert(0, _compact(result.structured_content))
+        text = "\n".join(parts)
+        if not text:
+            text = (
+                "(the tool reported an error without a message)"
+                if result.is_error
+                else "(no output)"
+            )
+        return ToolResult(text=text, is_error=bool(result.is_error), images=images)
+
+    def _embedded(self, server: str, tool: str, resource: Any) -> str:
+        import mcp_types as types
+
+        if isinstance(resource, types.TextResourceContents):
+            return f"[resource {resource.uri}]\n{resource.text}"
+        if isinstance(resource, types.BlobResourceContents):
+            media_type = resource.mime_type or "application/octet-stream"
+            where = self._save(server, tool, resource.blob, media_type, hint=str(resource.uri))
+            return f"[resource {resource.uri} ({media_type}) saved to {where}]"
+        return f"[resource {getattr(resource, 'uri', '?')} not shown]"
+
+    def _save(self, server: str, tool: str, data: str, media_type: str, hint: str = "") -> str:
+        """Write base64 `data` to a new file; return the path to show (relative to root if inside)."""
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return "(not saved: the server sent invalid base64)"
+        suffix = Path(hint).suffix if hint and Path(hint).suffix else _suffix(media_type)
+        name = f"{next(self._seq):03d}-{_UNSAFE.sub('_', server)}-{_UNSAFE.sub('_', tool)}{suffix}"
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            path = self._folder / name
+            path.write_bytes(raw)
+        except OSError as exc:
+            return f"(not saved: {exc.strerror or exc})"
+        try:
+            return str(path.resolve().relative_to(self._root.resolve()))
+        except ValueError:
+            return str(path.resolve())
+
+
+def _suffix(media_type: str) -> str:
+    known = {"image/png": ".png", "image/jpeg": ".jpg", "audio/wav": ".wav", "audio/mpeg": ".mp3"}
+    return known.get(media_type) or mimetypes.guess_extension(media_type) or ".bin"
+
+
+def _link(block: mcp_types.ResourceLink) -> str:
+    line = f"{block.name} <{block.uri}>"
+    if block.description:
+        line += f" — {block.description}"
+    return line
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line account of an exception, looking inside exception groups (anyio wraps in them)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(e) for e in exc.exceptions[:3])
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"command not found: {exc.filename}"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,136 @@
+"""The demo's three transcripts fix the app through the real runner; the fixed behaviour is then
+confirmed through the UI server (not by reading files), and `cardrunner demo` works end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cardrunner.agent.events import RunFinished
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.settings import load_settings
+from cardrunner.demo import CARDS, create_workspace
+from cardrunner.demo.command import transcript_for
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import run_card
+from cardrunner.tools.process import live_process_groups
+from tests.support.uiserver import ui_server, ui_servers, wait_gone
+
+
+async def play(root: Path, card: str) -> RunFinished:
+    settings, problems = load_settings(root)
+    assert problems == []
+    model = ScriptedModel.from_file(transcript_for(card))
+    options = RunOptions(
+        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+    )
+    events = [e async for e in run_card(options)]
+    model.assert_complete()
+    result = events[-1]
+    assert isinstance(result, RunFinished)
+    return result
+
+
+@pytest.fixture(scope="module")
+def fixed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = create_workspace(tmp_path_factory.mktemp("demo") / "repo")
+    for card in CARDS:
+        result = asyncio.run(play(root, card))
+        assert result.status == "done", (card, result.reason, result.detail, result.final_text)
+        assert result.commit
+    return root
+
+
+def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=fixed_repo, capture_output=True, text=True, check=True
+    )
+    subjects = log.stdout.splitlines()
+    assert subjects[:3] == [
+        "card: Refuse invalid quantities and prices",
+        "card: Deleting an item should ask first",
+        "card: The total ignores the discount",
+    ]
+    for card in CARDS:
+        assert "state: Done" in (fixed_repo / card).read_text()
+    assert not live_process_groups() and not wait_gone(ui_servers())
+
+
+async def test_the_total_now_includes_the_discount(fixed_repo: Path) -> None:
+    async with ui_server(fixed_repo) as ui:
+        await ui.start()
+        await ui.ok("ui_set_text", id="discount", text="10")
+        assert "81.00" in await ui.ok("ui_read", id="total")
+        await ui.ok("ui_stop")
+
+
+async def test_delete_asks_and_no_keeps_the_row(fixed_repo: Path) -> None:
+    async with ui_server(fixed_repo) as ui:
+        await ui.start()
+        await ui.ok("ui_select_row", id="items", row=1)
+        opened = await ui.ok("ui_click", id="delete")
+        assert "confirm_dialog" in opened and "Pens (pack of 10)" in opened
+        await ui.ok("ui_click", id="confirm_no")
+        assert "Pens (pack of 10)" in await ui.ok("ui_read", id="items")
+        assert "90.00" in await ui.ok("ui_read", id="subtotal")
+        await ui.ok("ui_stop")
+
+
+async def test_invalid_values_are_refused_with_a_message(fixed_repo: Path) -> None:
+    async with ui_server(fixed_repo) as ui:
+        await ui.start()
+        await ui.fill("Stapler", "0", "4.50")
+        await ui.ok("ui_click", id="add")
+        assert "quantity" in (await ui.ok("ui_read", id="message")).lower()
+        await ui.fill("Stapler", "1", "-4.50")
+        await ui.ok("ui_click", id="add")
+        assert "price" in (await ui.ok("ui_read", id="message")).lower()
+        assert "Stapler" not in await ui.ok("ui_read", id="items")
+        await ui.ok("ui_stop")
+
+
+async def test_a_transcript_that_no_longer_fits_fails_honestly(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "repo")
+    app = root / "invoice" / "app.py"
+    app.write_text(
+        app.read_text().replace('f"Total: ', 'f"Grand total: ')
+    )  # not what the transcript reads
+    await asyncio.to_thread(
+        subprocess.run, ["git", "commit", "-qam", "relabel"], cwd=root, check=True
+    )
+    result = await play_allowing_leftovers(root, CARDS[0])
+    assert result.status == "failed" and result.reason == "model_failed"
+    assert "no longer fits" in result.detail
+
+
+async def play_allowing_leftovers(root: Path, card: str) -> RunFinished:
+    settings, _ = load_settings(root)
+    model = ScriptedModel.from_file(transcript_for(card))
+    options = RunOptions(
+        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+    )
+    events = [e async for e in run_card(options)]
+    assert isinstance(events[-1], RunFinished)
+    return events[-1]
+
+
+def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cardrunner", "demo", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count(" done ") == 3
+    assert "no terminal to ask on" in proc.stderr
+    assert "Open it in an editor" in proc.stdout

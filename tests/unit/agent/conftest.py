@@ -1,0 +1,135 @@
+"""Helpers for driving the loop directly with a scripted model and small real tools."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cardrunner.agent.events import Event, RunFinished
+from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.agent.limits import Guards
+from cardrunner.agent.loop import Loop
+from cardrunner.agent.model import Message
+from cardrunner.config.settings import Limits, ModelOptions, Price
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.tools.base import FunctionTool, schema
+from cardrunner.tools.evidence import Evidence
+
+
+def use(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": args}
+
+
+def say(text: str, stop: str = "end_turn", usage: dict[str, int] | None = None) -> dict[str, Any]:
+    step: dict[str, Any] = {"content": [{"type": "text", "text": text}], "stop_reason": stop}
+    if usage:
+        step["usage"] = usage
+    return step
+
+
+def calls(
+    *blocks: dict[str, Any], usage: dict[str, int] | None = None, think: bool = False
+) -> dict[str, Any]:
+    content = list(blocks)
+    if think:
+        content.insert(0, {"type": "thinking", "thinking": "plan the next step"})
+    step: dict[str, Any] = {"content": content, "stop_reason": "tool_use"}
+    if usage:
+        step["usage"] = usage
+    return step
+
+
+def echo_tool() -> FunctionTool:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"echo: {args['text']}")
+
+    return FunctionTool(
+        "echo", "Echo text back.", schema({"text": {"type": "string"}}, ["text"]), fn
+    )
+
+
+def failing_tool(message: str = "it broke") -> FunctionTool:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise ToolError(f"{message} {args.get('n', '')}".strip())
+
+    return FunctionTool("fail", "Always fails.", schema({"n": {"type": "integer"}}), fn)
+
+
+def crashing_tool() -> FunctionTool:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise RuntimeError("unexpected crash")
+
+    return FunctionTool("crash", "Raises.", schema(), fn)
+
+
+def hanging_tool() -> FunctionTool:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        await asyncio.Event().wait()
+        return ToolResult("never")
+
+    return FunctionTool("hang", "Never returns.", schema(), fn, timeout=0.2)
+
+
+def big_tool(size: int = 9000) -> FunctionTool:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"{args.get('tag', '')}" + "x" * size)
+
+    return FunctionTool("big", "Big output.", schema({"tag": {"type": "string"}}), fn)
+
+
+LoopFactory = Callable[..., tuple[Loop, ScriptedModel]]
+
+
+@pytest.fixture
+def make_loop() -> LoopFactory:
+    def factory(
+        steps: list[Any],
+        *,
+        criteria: list[str] | None = None,
+        limits: Limits | None = None,
+        price: Price | None = None,
+        tools: list[FunctionTool] | None = None,
+        require_evidence: bool = True,
+        options: ModelOptions | None = None,
+        clock: Callable[[], float] | None = None,
+        compactor: Any = None,
+    ) -> tuple[Loop, ScriptedModel]:
+        from cardrunner.agent.gate import ToolPool
+
+        model = ScriptedModel(steps)
+        evidence = Evidence(criteria if criteria is not None else ["the thing works"])
+        pool = ToolPool(
+            [
+                *(tools or [echo_tool(), failing_tool(), crashing_tool(), hanging_tool()]),
+                evidence.tool(),
+            ]
+        )
+        guards = (
+            Guards(limits or Limits(), price, clock=clock)
+            if clock
+            else Guards(limits or Limits(), price)
+        )
+        loop = Loop(
+            system="You are a test.",
+            model=model,
+            pool=pool,
+            guards=guards,
+            evidence=evidence,
+            options=options or ModelOptions(),
+            messages=[Message("user", [{"type": "text", "text": "THE CARD: do it"}])],
+            require_evidence=require_evidence,
+            compactor=compactor,
+        )
+        return loop, model
+
+    return factory
+
+
+async def drain(loop: Loop) -> tuple[list[Event], RunFinished]:
+    events = [e async for e in loop.run()]
+    assert isinstance(events[-1], RunFinished), events[-1]
+    assert sum(isinstance(e, RunFinished) for e in events) == 1
+    return events, events[-1]

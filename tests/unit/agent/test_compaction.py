@@ -1,0 +1,103 @@
+"""A long run stays inside the context window, and every request stays valid for the strict API."""
+
+from __future__ import annotations
+
+from cardrunner.agent.compaction import STUB_PREFIX, SUMMARY_PREFIX, Compactor, estimate_tokens
+from cardrunner.agent.events import Compacted
+from cardrunner.config.settings import Limits, ModelOptions
+from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, say, use
+
+ROUNDS = 45
+
+
+def long_script() -> list[dict[str, object]]:
+    steps = [calls(use("big", tag=f"r{i}:"), think=True) for i in range(ROUNDS)]
+    steps.append(calls(use("report_criterion", index=0, passed=True, evidence="ok")))
+    steps.append(say("RESULT: done"))
+    return steps
+
+
+async def test_a_45_round_run_with_caching_and_compaction_stays_valid(
+    make_loop: LoopFactory,
+) -> None:
+    options = ModelOptions(context_window=12_000, compact_at=0.5, keep_tool_results=4)
+    compactor = Compactor(options.context_window, options.compact_at, options.keep_tool_results)
+    loop, model = make_loop(
+        long_script(),
+        tools=[big_tool(3800)],
+        options=options,
+        compactor=compactor,
+        limits=Limits(max_tokens=0),
+    )
+    events, result = await drain(loop)
+    model.assert_complete()  # every one of the 47 requests passed the strict checks
+    assert result.status == "done"
+    kinds = {e.kind for e in events if isinstance(e, Compacted)}
+    assert kinds == {"stub_tool_results", "summary"}
+    for body in model.requests:
+        sent = sum(len(str(m)) for m in body["messages"]) / 4
+        assert sent < options.context_window, "no request outgrew the window"
+        uses = {
+            b["id"]
+            for m in body["messages"]
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b["type"] == "tool_use"
+        }
+        results = {
+            b["tool_use_id"]
+            for m in body["messages"]
+            if m["role"] == "user"
+            for b in m["content"]
+            if b["type"] == "tool_result"
+        }
+        assert uses == results, "every tool_use keeps its tool_result"
+    last = model.requests[-1]["messages"]
+    assert SUMMARY_PREFIX in str(last[0]["content"])
+    stubs = [
+        str(b["content"])
+        for body in model.requests
+        for m in body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if STUB_PREFIX in str(b.get("content", ""))
+    ]
+    assert stubs and all("big(" in s and "re-run the tool" in s for s in stubs)
+
+
+def test_compaction_does_nothing_below_the_threshold() -> None:
+    from cardrunner.agent.model import Message
+
+    messages = [Message("user", [{"type": "text", "text": "card"}])]
+    assert list(Compactor(1_000_000, 0.5, 8).compact(messages)) == []
+    assert estimate_tokens(messages) < 100
+
+
+def test_stubs_replay_exactly_for_resume() -> None:
+    from cardrunner.agent.model import Message
+
+    def convo() -> list[Message]:
+        out = [Message("user", [{"type": "text", "text": "card"}])]
+        for i in range(6):
+            out.append(
+                Message(
+                    "assistant",
+                    [{"type": "tool_use", "id": f"t{i}", "name": "big", "input": {"i": i}}],
+                )
+            )
+            out.append(
+                Message(
+                    "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "y" * 2000}]
+                )
+            )
+        return out
+
+    a = convo()
+    events = list(Compactor(2000, 0.5, 2).compact(a))
+    b = convo()
+    for e in events:
+        if e.kind == "stub_tool_results":
+            Compactor.apply_stubs(b, e.tool_use_ids)
+        else:
+            Compactor.apply_summary(b, e.removed_messages, e.summary)
+    assert [m.wire() for m in a] == [m.wire() for m in b]

@@ -1,0 +1,160 @@
+"""The loop against a strict scripted model: pairing, errors, stop reasons, the RESULT contract."""
+
+from __future__ import annotations
+
+from cardrunner.agent.events import CriterionReported, RoundFinished, ToolFinished
+from cardrunner.models.body import build_body
+from tests.unit.agent.conftest import LoopFactory, calls, drain, say, use
+
+DONE = say("All verified.\nRESULT: done")
+REPORT = calls(use("report_criterion", index=0, passed=True, evidence="saw it work"))
+
+
+async def test_a_run_that_reports_evidence_ends_done(make_loop: LoopFactory) -> None:
+    loop, model = make_loop(
+        [calls(use("echo", text="hi"), use("echo", text="ho"), think=True), REPORT, DONE]
+    )
+    events, result = await drain(loop)
+    model.assert_complete()
+    assert result.status == "done" and result.reason is None
+    assert result.rounds == 3 and result.tool_calls == 3
+    tools = [e for e in events if isinstance(e, ToolFinished)]
+    assert [t.result for t in tools[:2]] == ["echo: hi", "echo: ho"]
+    # both results of one turn went back in ONE user message, in order, paired by id
+    second = model.requests[1]["messages"][-1]["content"]
+    firsts = model.requests[1]["messages"][-2]["content"]
+    ids = [b["id"] for b in firsts if b["type"] == "tool_use"]
+    assert [b["tool_use_id"] for b in second] == ids
+    # the thinking block went back untouched (the scripted model checks it too)
+    assert model.requests[1]["messages"][1]["content"][0]["type"] == "thinking"
+    assert any(isinstance(e, CriterionReported) and e.passed for e in events)
+
+
+async def test_no_request_carries_sampling_parameters_and_breakpoints_stay_within_four(
+    make_loop: LoopFactory,
+) -> None:
+    loop, model = make_loop([calls(use("echo", text=str(i))) for i in range(4)] + [REPORT, DONE])
+    await drain(loop)
+    for i, body in enumerate(model.requests):
+        assert not {"temperature", "top_p", "top_k"} & body.keys()
+        marks = [b for m in body["messages"] for b in m["content"] if "cache_control" in b]
+        assert len(marks) + 1 <= 4
+        if i >= 1:  # from round 2 on, the previous round's end is a breakpoint
+            assert len(marks) == 2
+
+
+async def test_unknown_tool_and_bad_arguments_are_errors_the_model_sees(
+    make_loop: LoopFactory,
+) -> None:
+    loop, model = make_loop(
+        [
+            calls(use("nope")),
+            calls(use("echo", text=3)),
+            calls(use("echo", text="ok")),
+            REPORT,
+            DONE,
+        ]
+    )
+    events, result = await drain(loop)
+    assert result.status == "done"
+    tools = [e for e in events if isinstance(e, ToolFinished)]
+    assert (
+        tools[0].is_error and "Unknown tool 'nope'" in tools[0].result and "echo" in tools[0].result
+    )
+    assert tools[1].is_error and "Invalid arguments for echo" in tools[1].result
+    sent = model.requests[1]["messages"][-1]["content"][0]
+    assert sent["is_error"] is True and sent["type"] == "tool_result"
+
+
+async def test_crashing_and_hanging_tools_become_errors(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop(
+        [calls(use("crash")), calls(use("hang")), calls(use("echo", text="x")), REPORT, DONE]
+    )
+    events, result = await drain(loop)
+    tools = [e for e in events if isinstance(e, ToolFinished)]
+    assert "RuntimeError: unexpected crash" in tools[0].result and tools[0].is_error
+    assert "did not finish within" in tools[1].result and tools[1].is_error
+    assert result.status == "done"
+
+
+async def test_three_errors_in_a_row_end_the_run(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop(
+        [calls(use("fail", n=1)), calls(use("crash")), calls(use("fail", n=2)), DONE]
+    )
+    _, result = await drain(loop)
+    assert (result.status, result.reason) == ("failed", "tool_errors")
+
+
+async def test_the_same_call_three_times_is_a_stall(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([calls(use("echo", text="same")) for _ in range(3)] + [DONE])
+    _, result = await drain(loop)
+    assert result.reason == "stalled" and "echo" in result.detail
+
+
+async def test_the_same_error_three_times_is_a_stall(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([calls(use("fail", n=1)), calls(use("fail", n=1)), calls(use("fail", n=1))])
+    _, result = await drain(loop)
+    assert result.reason == "stalled"
+
+
+async def test_done_without_evidence_is_unverified(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([calls(use("echo", text="a")), DONE], criteria=["one", "two"])
+    _, result = await drain(loop)
+    assert result.reason == "unverified" and "[0, 1]" in result.detail
+
+
+async def test_evidence_can_be_switched_off(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([DONE], require_evidence=False)
+    _, result = await drain(loop)
+    assert result.status == "done"
+
+
+async def test_failed_result_line_carries_the_models_reason(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([say("I could not.\nRESULT: failed: the app does not start")])
+    _, result = await drain(loop)
+    assert (result.reason, result.detail) == ("model_failed", "the app does not start")
+
+
+async def test_missing_result_line(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([say("I think it is fine.")])
+    _, result = await drain(loop)
+    assert result.reason == "no_result_line"
+
+
+async def test_stop_reasons_truncated_refusal_and_pause_turn(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop([say("partial", stop="max_tokens")])
+    assert (await drain(loop))[1].reason == "truncated"
+    loop, _ = make_loop([say("I won't help with that.", stop="refusal")])
+    assert (await drain(loop))[1].reason == "refusal"
+    loop, model = make_loop([say("searching", stop="pause_turn"), DONE], require_evidence=False)
+    _, result = await drain(loop)
+    assert result.status == "done" and len(model.requests) == 2
+
+
+def test_build_body_marks_system_and_the_last_two_user_turns() -> None:
+    from cardrunner.agent.model import Message, ModelRequest
+
+    msgs = [
+        Message("user", [{"type": "text", "text": "card"}]),
+        Message("assistant", [{"type": "tool_use", "id": "t1", "name": "echo", "input": {}}]),
+        Message("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]),
+    ]
+    body = build_body(ModelRequest("sys", [], msgs, 100), "m")
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" in body["messages"][0]["content"][-1]
+    assert "cache_control" in body["messages"][2]["content"][-1]
+    assert "cache_control" not in msgs[2].content[-1], "the stored conversation is never changed"
+    assert "temperature" not in body
+    body = build_body(ModelRequest("sys", [], msgs, 100, cache=False), "m")
+    assert "cache_control" not in str(body)
+
+
+async def test_round_events_carry_usage_and_totals(make_loop: LoopFactory) -> None:
+    loop, _ = make_loop(
+        [say("RESULT: done", usage={"input_tokens": 10, "output_tokens": 5})],
+        require_evidence=False,
+    )
+    events, result = await drain(loop)
+    rounds = [e for e in events if isinstance(e, RoundFinished)]
+    assert rounds[0].usage.input_tokens == 10 and rounds[0].total_usage.total == 15
+    assert result.input_tokens == 10 and result.output_tokens == 5
