@@ -32,6 +32,7 @@ from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message, ModelRequest, ModelResponse
+from cardrunner.agent.verdict import RunVerdict
 from cardrunner.config.settings import Limits, ModelOptions, Settings
 from cardrunner.run.log import RunLog
 from cardrunner.tools.base import FunctionTool, schema
@@ -137,10 +138,9 @@ async def our_loop(
         model=model,
         pool=ToolPool([TOOL]),
         guards=Guards(settings.limits, settings.price()),
-        evidence=Evidence(["Nothing."]),
+        verdict=RunVerdict(None, Evidence(["Nothing."]), require_evidence=False),
         options=ModelOptions(),
         messages=[Message("user", [{"type": "text", "text": TASK}])],
-        require_evidence=False,
         compactor=Compactor(o.context_window, o.compact_at, o.keep_tool_results, 1000)
         if compactor
         else None,

@@ -8,17 +8,15 @@ yields exactly one `RunFinished` carrying its reason.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import (
     Event,
     FailureReason,
-    ReviewDecided,
     RoundFinished,
     RoundStarted,
     RunFinished,
@@ -28,10 +26,16 @@ from cardrunner.agent.events import (
 from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import Guards, Stop
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
+from cardrunner.agent.verdict import Verdict
 from cardrunner.config.settings import ModelOptions
-from cardrunner.tools.evidence import Evidence
 
-RESULT_LINE = re.compile(r"^RESULT:\s*(?:(done)|failed(?::\s*(.*))?)\s*$")
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """One finished tool call: the block the model gets back, and a guard's stop, if any."""
+
+    block: Block
+    stop: Stop | None
 
 
 @dataclass
@@ -42,13 +46,10 @@ class Loop:
     model: Model
     pool: ToolPool
     guards: Guards
-    evidence: Evidence
+    verdict: Verdict
     options: ModelOptions
     messages: list[Message]
-    require_evidence: bool = True
     compactor: Compactor | None = None
-    last_review: str | None = field(default=None, init=False)
-    commit: str | None = field(default=None, init=False)
 
     async def run(self) -> AsyncGenerator[Event, None]:
         """Play rounds until the model ends, a limit is reached or the consumer cancels."""
@@ -85,17 +86,11 @@ class Loop:
             )
             match response.stop_reason:
                 case "tool_use" if calls:
-                    stop = None
-                    results: list[Block] = []
-                    async for item in self._run_calls(calls):
-                        if isinstance(item, Stop):
-                            stop = stop or item
-                        elif isinstance(item, dict):
-                            results.append(item)
-                        else:
-                            yield item
-                    self.messages.append(Message("user", results))
-                    if stop:
+                    outcomes: list[CallOutcome] = []
+                    async for event in self._run_calls(calls, outcomes.append):
+                        yield event
+                    self.messages.append(Message("user", [o.block for o in outcomes]))
+                    if stop := next((o.stop for o in outcomes if o.stop), None):
                         yield self.finish("failed", stop.reason, stop.detail)
                         return
                 case "pause_turn":
@@ -125,22 +120,24 @@ class Loop:
             cache=o.cache,
         )
 
-    async def _run_calls(self, calls: list[Block]) -> AsyncIterator[Event | Block | Stop]:
-        """Run every call of one turn in order; yield events, then one tool_result per call."""
+    async def _run_calls(
+        self, calls: list[Block], done: Callable[[CallOutcome], None]
+    ) -> AsyncIterator[Event]:
+        """Run every call of one turn in order, yielding their events; `done` gets each outcome."""
         notice = self.guards.wrap_up_notice()
+        queue: asyncio.Queue[Event] = asyncio.Queue()
         for call in calls:
             name, args, use_id = call["name"], call.get("input", {}), call["id"]
             yield ToolStarted(
                 round=self.guards.rounds, tool_use_id=use_id, name=name, arguments=args
             )
             started = time.monotonic()
-            result = ToolResult("")
-            async for item in _with_events(self.pool, name, args, self.guards.rounds):
-                if isinstance(item, ToolResult):
-                    result = item
-                else:
-                    self._note(item)
-                    yield item
+            call_task = asyncio.ensure_future(
+                self.pool.execute(name, args, ToolContext(self.guards.rounds, queue.put_nowait))
+            )
+            async for event in _events_while(call_task, queue):
+                yield event
+            result = call_task.result()
             text = (result.text or "(no output)") + (f"\n{notice}" if notice else "")
             yield ToolFinished(
                 round=self.guards.rounds,
@@ -151,32 +148,13 @@ class Loop:
                 result=text,
                 is_error=result.is_error,
             )
-            yield tool_result_block(use_id, text, result)
-            if stop := self.guards.after_tool(name, args, result.text, result.is_error):
-                yield stop
-
-    def _note(self, event: Event) -> None:
-        if isinstance(event, ReviewDecided):
-            self.last_review = event.decision
-            self.commit = event.commit or self.commit
+            stop = self.guards.after_tool(name, args, result.text, result.is_error)
+            done(CallOutcome(tool_result_block(use_id, text, result), stop))
 
     def conclude(self, text: str) -> RunFinished:
-        """Read the RESULT contract from the final answer."""
-        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        match = RESULT_LINE.match(lines[-1]) if lines else None
-        if match is None:
-            return self.finish(
-                "failed", "no_result_line", "the final answer has no RESULT line", text
-            )
-        if not match.group(1):
-            reason: FailureReason = "rejected" if self.last_review == "reject" else "model_failed"
-            return self.finish("failed", reason, match.group(2) or "the model gave no reason", text)
-        if self.last_review == "reject":
-            return self.finish("failed", "rejected", "the last review rejected the changes", text)
-        if self.require_evidence and (missing := self.evidence.missing()):
-            detail = f"done was claimed without passing evidence for criteria {missing}"
-            return self.finish("failed", "unverified", detail, text)
-        return self.finish("done", None, "", text)
+        """End with what the verdict makes of the final answer."""
+        outcome = self.verdict.judge(text)
+        return self.finish(outcome.status, outcome.reason, outcome.detail, text)
 
     def finish(
         self,
@@ -197,7 +175,7 @@ class Loop:
             cache_read_input_tokens=g.usage.cache_read_input_tokens,
             cache_creation_input_tokens=g.usage.cache_creation_input_tokens,
             cost_usd=round(g.cost_usd, 6),
-            commit=self.commit,
+            commit=self.verdict.commit,
             final_text=text,
         )
 
@@ -219,23 +197,21 @@ def tool_result_block(use_id: str, text: str, result: ToolResult) -> Block:
     return block
 
 
-async def _with_events(
-    pool: ToolPool, name: str, args: Any, round_no: int
-) -> AsyncIterator[Event | ToolResult]:
-    """Run one call, yielding the events the tool emits while it runs, then its result."""
-    queue: asyncio.Queue[Event] = asyncio.Queue()
-    task = asyncio.ensure_future(pool.execute(name, args, ToolContext(round_no, queue.put_nowait)))
+async def _events_while(
+    task: asyncio.Future[ToolResult], queue: asyncio.Queue[Event]
+) -> AsyncIterator[Event]:
+    """The events a running tool emits, as they come, until its call has finished."""
     try:
         while not task.done():
-            getter = asyncio.ensure_future(queue.get())
-            await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+            getter: asyncio.Future[Event] = asyncio.ensure_future(queue.get())
+            waiting: set[asyncio.Future[Any]] = {task, getter}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if getter.done():
                 yield getter.result()
             else:
                 getter.cancel()
         while not queue.empty():
             yield queue.get_nowait()
-        yield task.result()
     finally:
         if not task.done():
             task.cancel()

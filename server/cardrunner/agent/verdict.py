@@ -56,18 +56,19 @@ class EvidenceRecord(Protocol):
 class RunVerdict:
     """The rules of DESIGN.md: a RESULT line, no rejected review, evidence for every criterion."""
 
-    review: ReviewRecord
+    review: ReviewRecord | None
+    """None where a run has no commit tool (a loop driven directly, as in tests and benchmarks)."""
     evidence: EvidenceRecord
     require_evidence: bool = True
 
     @property
     def commit(self) -> str | None:
-        return self.review.committed
+        return self.review.committed if self.review else None
 
     def judge(self, answer: str) -> Outcome:
         lines = [line.strip() for line in answer.strip().splitlines() if line.strip()]
         match = RESULT_LINE.match(lines[-1]) if lines else None
-        rejected = self.review.last_decision == "reject"
+        rejected = self.review is not None and self.review.last_decision == "reject"
         if match is None:
             return Outcome("failed", "no_result_line", "the final answer has no RESULT line")
         if not match.group(1):

@@ -27,6 +27,7 @@ from cardrunner.agent.gate import ToolPool
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
+from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.run.liveness import clear_live, mark_live
 from cardrunner.run.log import RunLog, runs_dir
@@ -205,10 +206,9 @@ async def _prepare(o: RunOptions, stack: AsyncExitStack) -> _Run:
         model=o.model,
         pool=pool,
         guards=guards,
-        evidence=evidence,
+        verdict=RunVerdict(commit, evidence, s.require_evidence),
         options=s.options,
         messages=messages,
-        require_evidence=s.require_evidence,
         compactor=Compactor(
             s.options.context_window, s.options.compact_at, s.options.keep_tool_results, overhead
         ),

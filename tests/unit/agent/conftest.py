@@ -13,6 +13,7 @@ from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
+from cardrunner.agent.verdict import RunVerdict
 from cardrunner.config.settings import Limits, ModelOptions, Price
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.tools.base import FunctionTool, schema
@@ -117,10 +118,9 @@ def make_loop() -> LoopFactory:
             model=model,
             pool=pool,
             guards=guards,
-            evidence=evidence,
+            verdict=RunVerdict(None, evidence, require_evidence),
             options=options or ModelOptions(),
             messages=[Message("user", [{"type": "text", "text": "THE CARD: do it"}])],
-            require_evidence=require_evidence,
             compactor=compactor,
         )
         return loop, model
