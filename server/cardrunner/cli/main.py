@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--yes", action="store_true", help="accept every review automatically")
     log = sub.add_parser("log", help="readable summary of a run log")
     log.add_argument("log", type=Path)
+    from cardrunner.cli.plan import add_plan_parser
+
+    add_plan_parser(sub)
     return p
 
 
@@ -189,6 +192,12 @@ def cmd_log(args: argparse.Namespace) -> int:
     return EXIT_DONE
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from cardrunner.cli.plan import run_plan
+
+    return run_plan(args, find_root(args.paths[0] if args.paths else Path.cwd()))
+
+
 def cmd_lsp(args: argparse.Namespace) -> int:
     from cardrunner.lsp.server import serve
 
@@ -204,7 +213,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"run": cmd_run, "check": cmd_check, "log": cmd_log, "lsp": cmd_lsp, "demo": cmd_demo}
+    handler = {
+        "run": cmd_run,
+        "check": cmd_check,
+        "log": cmd_log,
+        "lsp": cmd_lsp,
+        "demo": cmd_demo,
+        "plan": cmd_plan,
+    }
     try:
         return handler[args.command](args)
     except KeyboardInterrupt:

@@ -1,0 +1,130 @@
+"""The git port, extended for runs that leave the machine: branches, remotes and history.
+
+A card run on CI ends as a branch on a remote, not as a commit on the user's branch, and a board
+planner needs to know which files a card touched before. These operations sit on the same
+subprocess runner as `GitRepo` (same environment scrubbing, same identity fallback), so CI
+behaves exactly like a local run up to the push. Nothing here ever forces anything: a branch
+that exists is an error, a push that is not a fast-forward fails.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cardrunner.tools.git import GitError, GitRepo
+
+_CARD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SHA = re.compile(r"[0-9a-f]{4,64}")
+
+
+@dataclass(frozen=True)
+class StartPoint:
+    """Where a checkout was before a run switched it to a card's branch, to go back there."""
+
+    commit: str
+    branch: str | None
+    """None when HEAD was detached (as CI checkouts of a pull request are)."""
+
+
+class BranchRepo(GitRepo):
+    """`GitRepo` plus the branch, remote and history operations of a CI run and a board plan."""
+
+    async def tracked_files(self) -> list[str]:
+        """Every file in the index under the workspace, relative to it."""
+        return (await self._git("ls-files", "-z")).items()
+
+    async def files_of(self, commits: list[str]) -> set[str]:
+        """The files the given commits changed; commits this repository lacks are skipped."""
+        files: set[str] = set()
+        for sha in (c for c in commits if _SHA.fullmatch(c)):  # a card's text is not an option
+            out = await self._git(
+                "show",
+                "--relative",
+                "--no-renames",
+                "--name-only",
+                "-z",
+                "--format=",
+                sha,
+                check=False,
+            )
+            if out.code == 0:
+                files.update(out.items())
+        return files
+
+    async def card_commits(self, slug: str) -> list[str]:
+        """Commits reachable from HEAD whose message carries the trailer `Card: <slug>`."""
+        if not _CARD_SLUG.match(slug) or await self.head() is None:
+            return []
+        out = await self._git("log", "--format=%H", f"--grep=^Card: {slug}$", "HEAD")
+        return out.text.split()
+
+    async def start_point(self) -> StartPoint:
+        """The commit and branch checked out now; raises GitError without any commit."""
+        head = await self.head()
+        if head is None:
+            raise GitError("the repository has no commit to start a card's branch from")
+        return StartPoint(head, await self.branch())
+
+    async def index_matches_head(self) -> bool:
+        """True when nothing is staged: a CI run's one commit must hold only the run's work."""
+        out = await self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False)
+        return out.code == 0
+
+    async def has_branch(self, branch: str) -> bool:
+        out = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
+        return out.code == 0
+
+    async def remote_has_branch(self, remote: str, branch: str) -> bool:
+        """True if `remote` (a name, a URL or a path) already has `branch`."""
+        out = await self._git("ls-remote", "--heads", remote, f"refs/heads/{branch}", check=False)
+        if out.code != 0:
+            raise GitError(f"cannot reach the remote {remote!r}: {out.stderr or out.text}")
+        return bool(out.text)
+
+    async def switch_new(self, branch: str) -> None:
+        """Create `branch` at HEAD and check it out; uncommitted changes come along."""
+        await self._git("switch", "-q", "-c", branch)
+
+    async def switch_back(self, start: StartPoint) -> None:
+        """Check out where the run started; uncommitted changes (a card's state) come along."""
+        if start.branch:
+            await self._git("switch", "-q", start.branch)
+        else:
+            await self._git("switch", "-q", "--detach", start.commit)
+
+    async def delete_branch(self, branch: str) -> None:
+        await self._git("branch", "-q", "-D", branch)
+
+    async def commits_since(self, base: str) -> list[str]:
+        """Commits on HEAD after `base`, oldest first."""
+        return (await self._git("rev-list", "--reverse", f"{base}..HEAD")).text.split()
+
+    async def message(self, sha: str) -> str:
+        return (await self._git("log", "-1", "--format=%B", sha)).stdout.decode("utf-8", "replace")
+
+    async def fold_into_one(self, base: str, message: str, extra: list[str]) -> str:
+        """Replace the commits after `base` by one commit that also holds the files `extra`.
+
+        HEAD's tree plus the working-tree state of `extra` (say, the card with its new state)
+        becomes one commit on `base` with `message`; the branch moves to it and the index is
+        brought in line. Built with plumbing like `GitRepo.commit`, so no hook runs.
+        """
+        head = await self.head()
+        async with self._temp_index(head) as env:
+            await self._add_paths(extra, env)
+            tree = (await self._git("write-tree", env=env)).text
+        ident = await self._identity()
+        sha = (await self._git(*ident, "commit-tree", tree, "-p", base, "-m", message)).text
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head or "")
+        await self._git("reset", "-q", sha, "--", *extra, check=False)
+        return sha
+
+    async def push(self, remote: str, branch: str) -> None:
+        """Push HEAD to `branch` on `remote` as a new branch; never forced."""
+        out = await self._git(
+            "push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False
+        )
+        if out.code != 0:
+            raise GitError(f"git push to {remote!r} failed: {out.stderr or out.text}")

@@ -1,0 +1,143 @@
+"""`make_plan` on real repositories: selection, overlaps from history and text, the board budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cardrunner.config.settings import Settings
+from cardrunner.run.plan import PlanError, Selection, make_plan, named_files
+from tests.support.project import git
+
+
+def card(title: str, body: str, state: str = "New", category: str = "Bug") -> str:
+    return (
+        f"---\ntitle: {title}\nstate: {state}\ncategory: {category}\n---\n{body}\n\n"
+        "**Acceptance criteria**\n\n- It works.\n"
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    for rel in ("src/calc.py", "src/greet.py", "src/ui/view.py", "README.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    (tmp_path / "cards").mkdir()
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "dev@example.com")
+    git(tmp_path, "config", "user.name", "Dev")
+    return tmp_path
+
+
+def add_cards(root: Path, **cards: str) -> None:
+    for name, text in cards.items():
+        (root / "cards" / f"{name}.md").write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cards")
+
+
+async def test_new_cards_become_matrix_entries_with_branch_and_budget(repo: Path) -> None:
+    add_cards(
+        repo,
+        add=card("Add", "Adding fails."),
+        done=card("Old", "Was done.", state="Done"),
+        feature=card("Greet", "Say hello.", category="Feature"),
+    )
+    settings = Settings.model_validate({"limits": {"max_rounds": 9, "max_cost_usd": 1.5}})
+    plan = await make_plan(repo, settings, Selection())
+    assert [(e.card, e.slug, e.branch) for e in plan.include] == [
+        ("cards/add.md", "add", "cards/add"),
+        ("cards/feature.md", "feature", "cards/feature"),
+    ]
+    assert plan.include[0].budget.model_dump() == {
+        "max_rounds": 9,
+        "max_tokens": 400000,
+        "max_cost_usd": 1.5,
+    }
+    assert plan.conflicts == [] and plan.skipped == []
+    only_bugs = await make_plan(repo, settings, Selection(categories=["bug"]))
+    assert [e.slug for e in only_bugs.include] == ["add"]
+    done = await make_plan(repo, settings, Selection(states=["Done"]))
+    assert [e.slug for e in done.include] == ["done"]
+    by_path = await make_plan(repo, settings, Selection(paths=[repo / "cards" / "feature.md"]))
+    assert [e.slug for e in by_path.include] == ["feature"]
+
+
+async def test_cards_naming_the_same_file_are_a_conflict(repo: Path) -> None:
+    add_cards(
+        repo,
+        a=card("A", "In `src/calc.py`, add is wrong."),
+        b=card("B", "The calc.py module needs a docstring."),
+        c=card("C", "Rename things in src/ui/."),
+        d=card("D", "Polish the README.md, and greet.py."),
+    )
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [(c.cards, c.files) for c in plan.conflicts] == [
+        (("cards/a.md", "cards/b.md"), ["src/calc.py"])
+    ]
+    assert len(plan.include) == 4
+
+
+async def test_history_of_past_runs_counts_as_what_a_card_touches(repo: Path) -> None:
+    add_cards(repo, a=card("A", "Make it faster."), b=card("B", "Fix src/ui/view.py please."))
+    (repo / "src" / "ui" / "view.py").write_text("x = 2\n")
+    git(repo, "commit", "-qam", "card: A\n\nFaster.\n\nCard: a\nRun: r1\n")
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [(c.cards, c.files) for c in plan.conflicts] == [
+        (("cards/a.md", "cards/b.md"), ["src/ui/view.py"])
+    ]
+    deferred = await make_plan(repo, Settings(), Selection(defer_conflicts=True))
+    assert [e.slug for e in deferred.include] == ["a"] and deferred.conflicts == []
+    assert deferred.skipped[0].card == "cards/b.md"
+    assert "cards/a.md" in deferred.skipped[0].why
+
+
+async def test_a_commit_recorded_on_the_card_counts_too(repo: Path) -> None:
+    (repo / "src" / "greet.py").write_text("x = 3\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "no trailer")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    runs = f"runs:\n- id: r1\n  result: done\n  commit: {sha}\n"
+    first = card("A", "Greeting.").replace("category: Bug\n", f"category: Bug\n{runs}")
+    add_cards(repo, a=first, b=card("B", "`src/greet.py` says Hallo."))
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [c.files for c in plan.conflicts] == [["src/greet.py"]]
+
+
+async def test_the_board_budget_stops_scheduling(repo: Path) -> None:
+    add_cards(repo, **{name: card(name, "Work.") for name in ("a", "b", "c")})
+    settings = Settings.model_validate({"limits": {"max_cost_usd": 2.0}})
+    plan = await make_plan(repo, settings, Selection(budget_usd=5.0))
+    assert [e.slug for e in plan.include] == ["a", "b"]
+    assert plan.scheduled_usd == 4.0 and plan.budget_usd == 5.0
+    assert [(s.card, s.why) for s in plan.skipped] == [
+        ("cards/c.md", "the board budget of $5.00 is reached")
+    ]
+    cheaper = await make_plan(repo, settings, Selection(budget_usd=5.0, max_cost_usd=1.0))
+    assert len(cheaper.include) == 3 and cheaper.include[0].budget.max_cost_usd == 1.0
+
+
+async def test_a_board_budget_without_a_card_budget_is_refused(repo: Path) -> None:
+    add_cards(repo, a=card("A", "Work."))
+    with pytest.raises(PlanError, match="max_cost_usd"):
+        await make_plan(repo, Settings(), Selection(budget_usd=5.0))
+
+
+async def test_an_invalid_card_is_skipped_and_says_why(repo: Path) -> None:
+    add_cards(repo, a=card("A", "Work."), broken="---\ntitle: [\n---\n")
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [e.slug for e in plan.include] == ["a"]
+    assert plan.skipped[0].card == "cards/broken.md"
+    assert plan.skipped[0].why.startswith("not a valid card")
+
+
+def test_named_files_by_path_folder_and_file_name() -> None:
+    tracked = ["src/calc.py", "src/ui/view.py", "lib/calc.py", "README.md", "docs/a.md"]
+    text = "See ./src/ui/. Then calc.py, and README.md. Not src/missing.py nor 3.5 or e.g."
+    assert named_files(text, tracked) == {
+        "src/ui/view.py",
+        "src/calc.py",
+        "lib/calc.py",
+        "README.md",
+    }
