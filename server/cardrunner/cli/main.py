@@ -26,51 +26,126 @@ def find_root(start: Path) -> Path:
     return start if start.is_dir() else start.parent
 
 
+def _version() -> str:
+    """The installed distribution's version (the wheel's), else the package's own."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cardrunner")
+    except PackageNotFoundError:
+        from cardrunner import __version__
+
+        return __version__
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="cardrunner", description=__doc__.splitlines()[0] if __doc__ else ""
+        prog="cardrunner",
+        description=__doc__.splitlines()[0] if __doc__ else "",
+        epilog="Exit status of run: 0 Done, 1 Failed, 2 usage or configuration error. "
+        "`cardrunner COMMAND --help` explains each command.",
     )
-    sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one card headless")
-    run.add_argument("card", type=Path)
-    run.add_argument("--model")
-    run.add_argument(
-        "--replay",
+    p.add_argument("--version", action="version", version=f"cardrunner {_version()}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _run_parser(sub)
+    sub.add_parser("lsp", help="serve the language server on stdio (for editors)")
+    check = sub.add_parser(
+        "check",
+        help="validate cards and configuration, print problems",
+        epilog="Exit status: 0 no problems, 1 problems were printed (errors or warnings), "
+        "2 a path does not exist.",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
         type=Path,
-        metavar="TRANSCRIPT",
-        help="play scripted model responses (no API key)",
+        metavar="PATH",
+        help="cards, folders of cards or workspace roots (default: the current folder)",
     )
-    mode = run.add_mutually_exclusive_group()
-    mode.add_argument("--yes", action="store_true", help="accept the review automatically")
-    mode.add_argument(
-        "--no-commit", action="store_true", help="review, then end without committing"
+    demo = sub.add_parser("demo", help="create the demo repository and run its cards (no API key)")
+    demo.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        metavar="DIR",
+        help="a new or empty folder for the demo repository (default: a new folder under the "
+        "system's temporary folder, printed)",
     )
-    run.add_argument("--max-rounds", type=int)
-    run.add_argument("--max-tokens", type=int)
-    run.add_argument("--max-cost", type=float, metavar="USD")
-    run.add_argument(
-        "--resume", action="store_true", help="continue the card's last unfinished run"
+    demo.add_argument(
+        "--yes", action="store_true", help="accept every review without asking (as without a tty)"
     )
-    run.add_argument("--grant-rounds", type=int, default=0)
-    run.add_argument("--grant-cost", type=float, default=0.0, metavar="USD")
-    sub.add_parser("lsp", help="language server on stdio")
-    check = sub.add_parser("check", help="validate cards and configuration")
-    check.add_argument("paths", nargs="*", type=Path)
-    demo = sub.add_parser("demo", help="create the demo workspace and run its cards (no API key)")
-    demo.add_argument("dir", nargs="?", type=Path)
-    demo.add_argument("--yes", action="store_true", help="accept every review automatically")
-    log = sub.add_parser("log", help="readable summary of a run log")
-    log.add_argument("log", type=Path)
+    log = sub.add_parser(
+        "log",
+        help="readable summary of a run log",
+        epilog="Exit status: 0 printed, 2 the file cannot be read or is not a run log.",
+    )
+    log.add_argument("log", type=Path, metavar="RUN.jsonl", help="a file in .cardrunner/runs/")
     from cardrunner.cli.plan import add_plan_parser
 
     add_plan_parser(sub)
     return p
 
 
+def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run one card headless",
+        epilog="Exit status: 0 the card ended Done, 1 it ended Failed, 2 usage or configuration "
+        "error. A card that is already Done is run again only after a yes on the terminal, or "
+        "with --yes; without a terminal and without --yes it is refused (exit 2).",
+    )
+    run.add_argument("card", type=Path, metavar="CARD", help="the card's Markdown file")
+    run.add_argument("--model", help="the model to call (default: `model` in cardrunner.toml)")
+    run.add_argument(
+        "--replay",
+        type=Path,
+        metavar="TRANSCRIPT",
+        help="play a transcript instead of calling the API, no key needed (default: `replay` "
+        "in cardrunner.toml; see docs/transcripts.md)",
+    )
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--yes",
+        action="store_true",
+        help="accept the review automatically (and re-run a Done card without asking)",
+    )
+    mode.add_argument(
+        "--no-commit", action="store_true", help="show the review, then end without committing"
+    )
+    limits = (
+        ("--max-rounds", int, "N", "model calls in this run"),
+        ("--max-tokens", int, "N", "tokens in this run, cache reads and writes included"),
+        ("--max-cost", float, "USD", "dollars in this run, at the [prices] of cardrunner.toml"),
+    )
+    for flag, kind, metavar, what in limits:
+        run.add_argument(
+            flag, type=kind, metavar=metavar, help=f"at most this many {what}; 0 switches it off"
+        )
+    run.add_argument(
+        "--resume", action="store_true", help="continue the card's last unfinished run from its log"
+    )
+    run.add_argument(
+        "--grant-rounds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --resume: rounds on top of the stopped run's limit",
+    )
+    run.add_argument(
+        "--grant-cost",
+        type=float,
+        default=0.0,
+        metavar="USD",
+        help="with --resume: dollars on top of the stopped run's limit",
+    )
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if args.model:
         out["model"] = args.model
+    if args.replay:
+        out["replay"] = str(args.replay.resolve())
     limits = {
         k: v
         for k, v in (
@@ -89,13 +164,17 @@ def _err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
+def _ask(question: str) -> str:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return input()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from cardrunner.agent.model import Model
     from cardrunner.agent.review import Approver, AutoApprover
+    from cardrunner.cli.confirm import refuse_rerun
     from cardrunner.config.settings import has_clash, load_settings
-    from cardrunner.models.anthropic import AnthropicModel, has_credentials
-    from cardrunner.models.scripted import ScriptedModel, load_transcript
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.prepare import MissingKey, RunOptions, RunRefused, choose_model
     from cardrunner.run.session import run_card
     from cardrunner.terminal.approver import TerminalApprover
     from cardrunner.terminal.liveview import LiveView
@@ -110,21 +189,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         _err(f"cardrunner: {problem}")
     if has_clash(problems):
         return EXIT_USAGE
-    model: Model
-    if args.replay:
-        try:
-            model = ScriptedModel(load_transcript(args.replay), name=f"replay:{args.replay.name}")
-        except (OSError, ValueError) as exc:
-            _err(f"cardrunner: cannot read transcript {args.replay}: {exc}")
+    if not args.resume:
+        refusal = refuse_rerun(card, yes=args.yes, tty=sys.stdin.isatty(), ask=_ask)
+        if refusal:
+            _err(f"cardrunner: {refusal}")
             return EXIT_USAGE
-    elif not has_credentials(dict(os.environ)):
+    try:  # `--replay` or `replay` in cardrunner.toml: the same path the editor takes
+        model = choose_model(settings, root, card, os.environ)
+    except MissingKey:
         _err(
             "cardrunner: ANTHROPIC_API_KEY is not set. Set it (and ANTHROPIC_BASE_URL for another "
-            "Messages-API endpoint), or play a transcript without a key: --replay TRANSCRIPT.json"
+            "Messages-API endpoint), or play a transcript without a key: --replay TRANSCRIPT.json "
+            "or `replay` in cardrunner.toml (docs/transcripts.md)"
         )
         return EXIT_USAGE
-    else:
-        model = AnthropicModel(settings.model, settings.options)
+    except RunRefused as exc:
+        _err(f"cardrunner: {exc}")
+        return EXIT_USAGE
     approver: Approver
     if args.yes:
         approver = AutoApprover("accept")
@@ -173,21 +254,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from cardrunner.cli.check import check_paths
 
-    problems = check_paths(args.paths or [Path.cwd()])
+    paths = args.paths or [Path.cwd()]
+    problems = check_paths(paths)
     for line in problems:
         print(line)
     if not problems:
         print("no problems found")
+    if any(not path.exists() for path in paths):
+        return EXIT_USAGE
     return EXIT_FAILED if problems else EXIT_DONE
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    from cardrunner.run.log import summarize_log
+    from cardrunner.run.log import NotARunLog, summarize_log
 
     try:
         print(summarize_log(args.log))
     except OSError as exc:
         _err(f"cardrunner: cannot read {args.log}: {exc}")
+        return EXIT_USAGE
+    except NotARunLog as exc:
+        _err(f"cardrunner: {exc}")
         return EXIT_USAGE
     return EXIT_DONE
 

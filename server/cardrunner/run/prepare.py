@@ -41,6 +41,10 @@ class RunRefused(Exception):
     """A run cannot start (already running, no API key, resume unavailable …); str() says why."""
 
 
+class MissingKey(RunRefused):
+    """No transcript to replay and no API key: each front end words the fix its own way."""
+
+
 @dataclass(frozen=True)
 class ResumeGrant:
     """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
@@ -80,7 +84,7 @@ def choose_model(settings: Settings, root: Path, card_path: Path, env: Mapping[s
     from cardrunner.models.anthropic import AnthropicModel, has_credentials
 
     if not has_credentials(dict(env)):
-        raise RunRefused(MISSING_KEY)
+        raise MissingKey(MISSING_KEY)
     return AnthropicModel(settings.model, settings.options)
 
 

@@ -1,0 +1,54 @@
+"""Asking before `cardrunner run` starts over a card that is already Done.
+
+Re-running a Done card spends money and may commit a second change for work that was accepted
+once, so the CLI asks on a terminal. Without a terminal (CI, pipes) nobody can answer: the run is
+refused unless `--yes` says up front that re-running is intended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from cardrunner.card.card import parse_card
+
+
+def done_summary(card_path: Path) -> str | None:
+    """`'Done (last run 2026…, commit abc1234567)'` when the card is Done, else None."""
+    try:
+        text = card_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the run itself reports an unreadable card
+    card, _ = parse_card(text, card_path)
+    if card is None or card.state != "Done":
+        return None
+    last = card.runs[-1] if card.runs else {}
+    details = [f"last run {last['id']}" if last.get("id") else ""]
+    details.append(f"commit {str(last['commit'])[:10]}" if last.get("commit") else "")
+    shown = ", ".join(d for d in details if d)
+    return "Done" + (f" ({shown})" if shown else "")
+
+
+def refuse_rerun(
+    card_path: Path,
+    *,
+    yes: bool,
+    tty: bool,
+    ask: Callable[[str], str],
+) -> str | None:
+    """None when the run may start; otherwise the reason it may not (for stderr, exit 2)."""
+    done = done_summary(card_path)
+    if done is None or yes:
+        return None
+    if not tty:
+        return (
+            f"{card_path.name} is already {done}; pass --yes to run it again "
+            "(there is no terminal to ask on)"
+        )
+    try:
+        answer = ask(f"{card_path.name} is already {done}. Run it again? [y/N] ")
+    except (EOFError, OSError):
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return None
+    return f"{card_path.name} was not run again (it stays Done)"
