@@ -9,13 +9,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, Literal
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cardrunner.card.body import parse_body
-from cardrunner.card.text import CARD_STATES, compose, find_front_matter, line_starts, pairs
+from cardrunner.card.text import (
+    CARD_KEYS,
+    CARD_STATES,
+    compose,
+    find_front_matter,
+    line_starts,
+    pairs,
+)
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ class _Parser:
                 message = f"'{key.value}' is set more than once; the last one counts"
                 self.problem(self.line(start + key.start_mark.index), message, "warning")
             seen.add(key.value if isinstance(key, ScalarNode) else "")
+        self.unknown_keys(root, start)
 
         def where(name: str, value: bool = False) -> int:
             found = pairs(root, name)
@@ -130,6 +139,18 @@ class _Parser:
             "title_line": where("title"),
             "runs": self.runs(root, data, start),
         }
+
+    def unknown_keys(self, root: MappingNode, start: int) -> None:
+        """Warn about keys cardrunner does not read: usually a typo (`sate: Done`) that would
+        otherwise pass silently while the real key keeps its default."""
+        for key, _ in root.value:
+            name = key.value if isinstance(key, ScalarNode) else None
+            if name in CARD_KEYS:
+                continue
+            close = get_close_matches(str(name), CARD_KEYS, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(CARD_KEYS)}"
+            message = f"unknown key {str(name)!r} is ignored ({hint})"
+            self.problem(self.line(start + key.start_mark.index), message, "warning")
 
     def text_value(
         self,

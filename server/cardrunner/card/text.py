@@ -21,6 +21,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 """The states a card may be in, in board order."""
 
+CARD_KEYS = ("title", "state", "category", "reason", "runs")
+"""The front-matter keys a card may have; any other key is a typo or unused (a warning)."""
+
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _DELIMITER = re.compile(r"(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n)?")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cardrunner.card.card import find_cards, parse_card
-from cardrunner.config.settings import load_settings
+from cardrunner.config.settings import Settings, load_settings
 from cardrunner.run.liveness import live_cards
 
 
@@ -29,6 +29,34 @@ def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
     return out
 
 
+def _outside(root: Path, folder: str) -> bool:
+    resolved = (root / folder).resolve()
+    return not resolved.is_relative_to(root.resolve())
+
+
+def settings_problems(root: Path, settings: Settings) -> list[str]:
+    """What valid-looking settings still get wrong: each would fail or mislead a run later."""
+    shown = root.name or str(root)
+    out = [
+        f"{shown}/cardrunner.toml: paths.write: {folder!r} is outside the repository; "
+        "a run can only write and commit inside it"
+        for folder in settings.paths.write
+        if _outside(root, folder)
+    ]
+    if settings.limits.max_cost_usd and settings.price() is None:
+        out.append(
+            f"{shown}/cardrunner.toml: limits.max_cost_usd: model {settings.model!r} has no price, "
+            f"so the cost limit can never stop a run; add [prices.{settings.model}] "
+            "(input, output, cache_read, cache_write in USD per million tokens)"
+        )
+    if not (root / settings.cards).is_dir():
+        out.append(
+            f"{shown}: cards: the cards folder {settings.cards!r} does not exist; create it "
+            "with a card (see the README) or set `cards` in cardrunner.toml"
+        )
+    return out
+
+
 def check_paths(paths: list[Path]) -> list[str]:
     """Every problem in the given cards, folders and their workspace settings, one per line."""
     from cardrunner.cli.main import find_root
@@ -44,6 +72,7 @@ def check_paths(paths: list[Path]) -> list[str]:
             seen_roots.add(root)
             settings, problems = load_settings(root)
             out += [f"{root.name or root}/{p}" for p in problems]
+            out += settings_problems(root, settings)
         else:
             settings, _ = load_settings(root)
         if path.is_file():
