@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,16 @@ class Row:
     seconds: float
 
 
-def _new_folder(base: Path) -> Path:
-    for n in range(1, 1000):
-        candidate = base / ("cardrunner-demo" if n == 1 else f"cardrunner-demo-{n}")
-        if not candidate.exists():
-            return candidate
-    raise DemoError(f"no free folder name under {base}")
+def new_demo_folder() -> Path:
+    """A new, empty folder under the system's temporary folder.
+
+    Never the current folder: run inside a checkout, the demo would become a repository nested
+    in the user's own.
+    """
+    try:
+        return Path(tempfile.mkdtemp(prefix="cardrunner-demo-"))
+    except OSError as exc:
+        raise DemoError(f"cannot create a folder under {tempfile.gettempdir()}: {exc}") from exc
 
 
 def transcript_for(card: str) -> Path:
@@ -117,7 +122,7 @@ def run_demo(folder: Path | None, *, yes: bool = False) -> int:
         )
         yes = True
     try:
-        root = create_workspace(folder if folder is not None else _new_folder(Path.cwd()))
+        root = create_workspace(folder if folder is not None else new_demo_folder())
     except DemoError as exc:
         sys.stderr.write(f"cardrunner demo: {exc}\n")
         return 2

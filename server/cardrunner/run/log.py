@@ -105,10 +105,41 @@ def read_log(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
+class NotARunLog(ValueError):
+    """The file is not a cardrunner run log (it does not open with a `start` line)."""
+
+
+RESULT_TOKEN_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""Every token a run used, cached or not: the same sum the card and the live view show."""
+
+
+def _checked_records(path: Path) -> list[dict[str, Any]]:
+    """The log's records; raises NotARunLog unless the first line is a run's `start`."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            first = f.readline()
+        head = json.loads(first)
+    except UnicodeDecodeError as exc:
+        raise NotARunLog(f"{path} is not a run log (not UTF-8 text)") from exc
+    except ValueError as exc:
+        raise NotARunLog(f"{path} is not a run log (its first line is not JSON)") from exc
+    if not (isinstance(head, dict) and head.get("type") == "start" and "data" in head):
+        raise NotARunLog(f"{path} is not a run log (it does not start with a `start` line)")
+    return list(read_log(path))
+
+
 def summarize_log(path: Path) -> str:
-    """A readable account of a run (what `cardrunner log` prints)."""
+    """A readable account of a run (what `cardrunner log` prints).
+
+    Raises OSError when the file cannot be read and NotARunLog when it is something else.
+    """
     out: list[str] = []
-    for rec in read_log(path):
+    for rec in _checked_records(path):
         d, t = rec.get("data", {}), rec["type"]
         if t == "start":
             out.append(f"run {d.get('run_id')} · card {d.get('card')} · model {d.get('model')}")
@@ -149,7 +180,8 @@ def summarize_log(path: Path) -> str:
             )
             out.append(
                 f"result: {status} · {d['rounds']} rounds · {d['tool_calls']} tool calls · "
-                f"{d['input_tokens'] + d['output_tokens']:,} tokens · ${d['cost_usd']:.4f}"
+                f"{sum(d.get(k, 0) for k in RESULT_TOKEN_KEYS):,} tokens "
+                f"(cache read {d.get('cache_read_input_tokens', 0):,}) · ${d['cost_usd']:.4f}"
                 + (f" · commit {d['commit'][:10]}" if d.get("commit") else "")
             )
     return "\n".join(out)
