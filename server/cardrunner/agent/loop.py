@@ -118,6 +118,8 @@ class Loop:
             thinking=o.thinking,
             effort=o.effort,
             cache=o.cache,
+            display=o.thinking_display,
+            drop_mismatched_thinking=o.drop_mismatched_thinking,
         )
 
     async def _run_calls(

@@ -37,6 +37,11 @@ class ModelRequest:
     thinking: str = "adaptive"
     effort: str | None = None
     cache: bool = True
+    display: str | None = None
+    """`thinking.display` ("summarized" | "omitted"); None leaves the model's default."""
+    drop_mismatched_thinking: bool = False
+    """Opt into `drop_block`: thinking that fails the prefix check is dropped, not a 400.
+    An escape hatch for conversations rebuilt from old logs; it costs tokens and quality."""
 
 
 @dataclass

@@ -94,8 +94,20 @@ class ModelOptions(_Strict):
     """How requests are shaped. No sampling parameters exist here on purpose: none are sent."""
 
     max_output_tokens: int = Field(16_000, gt=0)
-    thinking: Literal["adaptive", "disabled"] = "adaptive"
+    thinking: Literal["adaptive", "between_tools", "disabled"] = Field(
+        "adaptive",
+        description="`between_tools` is the lowest setting on the 5.5 models ('disabled' is "
+        "refused there); 'disabled' is for older models.",
+    )
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    thinking_display: Literal["summarized", "omitted"] | None = Field(
+        None, description="`thinking.display`; None leaves the model's default."
+    )
+    drop_mismatched_thinking: bool = Field(
+        False,
+        description="Escape hatch for runs resumed from old logs: thinking that fails the "
+        "prefix check is dropped by the API (`drop_block`, a beta) instead of failing the run.",
+    )
     context_window: int = Field(1_000_000, gt=0)
     compact_at: float = Field(
         0.5, gt=0, le=1, description="Share of the context window that triggers compaction."

@@ -16,7 +16,7 @@ from cardrunner.agent.events import Usage
 from cardrunner.agent.model import ModelError, ModelRequest, ModelResponse
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import ModelOptions
-from cardrunner.models.body import build_body
+from cardrunner.models.body import build_body, request_headers
 
 
 def has_credentials(env: dict[str, str]) -> bool:
@@ -47,10 +47,11 @@ class AnthropicModel:
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         body = build_body(request, self._model)
+        headers = request_headers(request)
         attempt = 0
         while True:
             try:
-                return await self._stream(body)
+                return await self._stream(body, headers)
             except Exception as exc:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
@@ -58,8 +59,9 @@ class AnthropicModel:
                 attempt += 1
                 await asyncio.sleep(delay)
 
-    async def _stream(self, body: dict[str, Any]) -> ModelResponse:
-        async with self._sdk().messages.stream(**body) as stream:
+    async def _stream(self, body: dict[str, Any], headers: dict[str, str]) -> ModelResponse:
+        extra = {"extra_headers": headers} if headers else {}
+        async with self._sdk().messages.stream(**body, **extra) as stream:
             message = await stream.get_final_message()
         usage = message.usage
         return ModelResponse(

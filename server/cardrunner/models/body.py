@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from cardrunner.agent.model import ModelRequest
+from cardrunner.models.binding import BINDING_BETA, DROP_BLOCK
 
 CACHE = {"type": "ephemeral"}
 
@@ -43,8 +44,28 @@ def build_body(request: ModelRequest, model: str) -> dict[str, Any]:
         "messages": messages,
         "tools": request.tools,
     }
-    if request.thinking == "adaptive":
-        body["thinking"] = {"type": "adaptive"}
+    thinking = _thinking(request)
+    if thinking is not None:
+        body["thinking"] = thinking
     if request.effort:
         body["output_config"] = {"effort": request.effort}
     return body
+
+
+def _thinking(request: ModelRequest) -> dict[str, Any] | None:
+    """The `thinking` field: its type, the display option and the drop_block opt-in."""
+    if request.thinking not in ("adaptive", "between_tools", "disabled"):
+        return None
+    thinking: dict[str, Any] = {"type": request.thinking}
+    if request.display and request.thinking == "adaptive":
+        thinking["display"] = request.display
+    if request.drop_mismatched_thinking and request.thinking != "disabled":
+        thinking["block_binding"] = {"prefix_mismatch_behavior": DROP_BLOCK}
+    return thinking
+
+
+def request_headers(request: ModelRequest) -> dict[str, str]:
+    """Headers the body needs: the beta that unlocks `thinking.block_binding`."""
+    if request.drop_mismatched_thinking and request.thinking != "disabled":
+        return {"anthropic-beta": BINDING_BETA}
+    return {}

@@ -17,7 +17,7 @@ from typing import Any
 
 from cardrunner.agent.events import Usage
 from cardrunner.agent.model import Block, ModelRequest, ModelResponse
-from cardrunner.models.body import build_body
+from cardrunner.models.body import build_body, request_headers
 from cardrunner.models.edits import EditError, apply_edit
 
 Responder = Callable[[dict[str, Any], int], dict[str, Any]]
@@ -75,11 +75,21 @@ class ScriptedModel:
     A step may carry `"expect": [strings]`: text the tool results it answers must contain (the
     value the transcript is about to report as evidence). If one is missing, the model answers
     `RESULT: failed` naming it, so a replay never claims what the tools did not show.
+
+    `api_model` is the model the transcript stands in for: requests name it, so the rules of
+    that model apply — on the preserved-thinking models every thinking signature is bound to
+    its prefix and a changed prefix fails, as on the real API.
     """
 
-    def __init__(self, steps: Sequence[Step], name: str = "scripted") -> None:
+    def __init__(
+        self, steps: Sequence[Step], name: str = "scripted", api_model: str | None = None
+    ) -> None:
+        from cardrunner.models.binding import SignatureBinder
+
         self._steps = list(steps)
         self._name = name
+        self._api_model = api_model or name
+        self._binder = SignatureBinder()
         self._ids = itertools.count(1)
         self.requests: list[dict[str, Any]] = []
         self._handed_out: set[str] = set()
@@ -92,8 +102,8 @@ class ScriptedModel:
         return self._name
 
     @classmethod
-    def from_file(cls, path: Path) -> ScriptedModel:
-        return cls(load_transcript(path), name=f"replay:{path.name}")
+    def from_file(cls, path: Path, api_model: str | None = None) -> ScriptedModel:
+        return cls(load_transcript(path), name=f"replay:{path.name}", api_model=api_model)
 
     def assert_complete(self) -> None:
         """Fail if the loop made fewer model calls than the script has steps."""
@@ -103,8 +113,8 @@ class ScriptedModel:
             )
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
-        body = build_body(request, self._name)
-        self._check(body)
+        body = build_body(request, self._api_model)
+        self._check(body, request_headers(request))
         index = len(self.requests)
         self.requests.append(body)
         if index >= len(self._steps):
@@ -118,6 +128,7 @@ class ScriptedModel:
         except EditError as exc:
             raw = _honest_failure(str(exc), body)
             content = [self._complete(block, index, body) for block in raw["content"]]
+        self._binder.sign_response(body, content)
         self._handed_out.add(json.dumps(content, sort_keys=True))
         if "usage" in raw:
             usage = Usage.model_validate(raw["usage"])
@@ -153,17 +164,30 @@ class ScriptedModel:
             block.setdefault("id", f"toolu_{index + 1:03d}_{next(self._ids):04d}")
             block.setdefault("input", {})
         if block.get("type") == "thinking":
-            block.setdefault("signature", f"sig-{next(self._ids)}")
+            block.setdefault("thinking", "")
         return block
 
-    def _check(self, body: dict[str, Any]) -> None:
+    def _thinking_removed(self, message: dict[str, Any]) -> bool:
+        """A handed-out turn with its thinking removed (compaction's documented way)."""
+        content = message["content"]
+        if any(b.get("type") in ("thinking", "redacted_thinking") for b in content):
+            return False
+        return any(
+            [b for b in json.loads(c) if b.get("type") not in ("thinking", "redacted_thinking")]
+            == content
+            for c in self._handed_out
+        )
+
+    def _check(self, body: dict[str, Any], headers: dict[str, str]) -> None:
         from cardrunner.models.validation import validate_request
 
         problems = list(validate_request(body))
+        if not problems:
+            problems += self._binder.check(body, headers).errors
         for message in body["messages"]:
             if message["role"] == "assistant":
                 content = json.dumps(message["content"], sort_keys=True)
-                if content not in self._handed_out:
+                if content not in self._handed_out and not self._thinking_removed(message):
                     problems.append("an assistant turn differs from what the model returned")
         if problems:
             raise ScriptViolation("invalid request: " + "; ".join(problems))

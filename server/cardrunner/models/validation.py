@@ -10,10 +10,22 @@ single request cannot show: assistant turns must come back exactly as they were 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from typing import Any
+
+from cardrunner.models.binding import binds_thinking
+from cardrunner.models.history import (
+    ConversationChecker,
+    canonical_content,
+    check_thinking_untouched,
+)
+
+__all__ = [
+    "ConversationChecker",
+    "canonical_content",
+    "check_thinking_untouched",
+    "validate_request",
+]
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 """What the API accepts as a tool name (and therefore as a tool_use name)."""
@@ -67,7 +79,7 @@ def validate_request(body: Any, *, count_tokens: bool = False) -> list[str]:
     if not isinstance(messages, list) or not messages:
         errors.append("messages: must be a non-empty list")
     else:
-        _check_messages(messages, errors)
+        _check_messages(messages, errors, binds_thinking(str(body.get("model"))))
         _check_tools_defined(body, messages, tool_names, errors)
     _check_breakpoints(body, errors)
     return errors
@@ -98,8 +110,20 @@ def _check_top_level(body: dict[str, Any], count_tokens: bool, errors: list[str]
         _check_cache_control(body["cache_control"], "cache_control", errors)
 
 
+_THINKING_KEYS = frozenset({"type", "display", "block_binding"})
+DISPLAYS = frozenset({"summarized", "omitted"})
+
+
 def _check_thinking(body: dict[str, Any], errors: list[str]) -> None:
     thinking = body.get("thinking")
+    choice = body.get("tool_choice")
+    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+    preserved = binds_thinking(str(body.get("model")))
+    if forced and preserved:
+        errors.append(
+            "tool_choice: forcing tool use is not supported for this model; use"
+            ' tool_choice {"type": "auto"} and say in the prompt which tool to use'
+        )
     if thinking is None:
         return
     kind = thinking.get("type") if isinstance(thinking, dict) else None
@@ -110,10 +134,32 @@ def _check_thinking(body: dict[str, Any], errors: list[str]) -> None:
         )
     elif kind not in THINKING_TYPES:
         errors.append(f"thinking.type: must be one of {sorted(THINKING_TYPES)}")
-    choice = body.get("tool_choice")
-    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
-    if forced and kind in ("adaptive", "between_tools"):
+    if not isinstance(thinking, dict):
+        return
+    for key in sorted(set(thinking) - _THINKING_KEYS):
+        errors.append(f"thinking.{key}: Extra inputs are not permitted")
+    if "display" in thinking and thinking["display"] not in DISPLAYS:
+        errors.append(f"thinking.display: must be one of {sorted(DISPLAYS)}")
+    if forced and not preserved and kind in ("adaptive", "between_tools"):
         errors.append("tool_choice: forcing tool use is not compatible with thinking")
+    if preserved:
+        _check_preserved_thinking(body, kind, errors)
+
+
+def _check_preserved_thinking(body: dict[str, Any], kind: Any, errors: list[str]) -> None:
+    """The 5.5 models: no `disabled` (between_tools is the lowest setting), and between_tools
+    only at low, medium or high effort."""
+    if kind == "disabled":
+        errors.append(
+            "thinking.type.disabled is not supported for this model; use thinking.type."
+            "between_tools to turn off up-front thinking"
+        )
+    effort = (body.get("output_config") or {}).get("effort")
+    if kind == "between_tools" and effort in ("xhigh", "max"):
+        errors.append(
+            f"thinking.type.between_tools is not supported at effort {effort!r}; use"
+            " thinking.type.adaptive (or effort low, medium or high)"
+        )
 
 
 def _check_tools(tools: Any, errors: list[str]) -> set[str]:
@@ -162,12 +208,15 @@ def _check_system(system: Any, errors: list[str]) -> None:
             _check_block(block, f"system.{i}", "system", errors)
 
 
-def _check_messages(messages: list[Any], errors: list[str]) -> None:
+def _check_messages(messages: list[Any], errors: list[str], system_messages: bool) -> None:
     seen_ids: set[str] = set()
     previous_uses: list[str] = []  # tool_use ids of the previous assistant message
     previous_role = None
     for i, message in enumerate(messages):
         where = f"messages.{i}"
+        if isinstance(message, dict) and message.get("role") == "system":
+            _check_system_message(message, i, system_messages, errors)
+            continue
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             errors.append(f"{where}: must be an object with role 'user' or 'assistant'")
             previous_role, previous_uses = None, []
@@ -199,6 +248,26 @@ def _check_messages(messages: list[Any], errors: list[str]) -> None:
         previous_role, previous_uses = role, [str(u) for u in uses]
     if previous_role == "assistant":
         errors.append("messages: the last message must be a user message (no assistant prefill)")
+
+
+def _check_system_message(
+    message: dict[str, Any], i: int, allowed: bool, errors: list[str]
+) -> None:
+    """A mid-conversation system message (role `system` in `messages`): how the 5.5 models
+    take new instructions without an edited `system`. Text only, never first."""
+    where = f"messages.{i}"
+    if not allowed:
+        errors.append(
+            f"{where}.role: system messages in `messages` are not supported by this model"
+        )
+        return
+    if i == 0:
+        errors.append("messages.0.role: the first message must use the 'user' role")
+    for j, block in enumerate(_content_blocks(message.get("content"), where, errors)):
+        if block.get("type") != "text":
+            errors.append(f"{where}.content.{j}: a system message holds text blocks only")
+        else:
+            _check_block(block, f"{where}.content.{j}", "system", errors)
 
 
 def _check_tools_defined(
@@ -358,106 +427,3 @@ def _check_breakpoints(body: dict[str, Any], errors: list[str]) -> None:
         )
     if "1h" in ttls and "5m" in ttls[: len(ttls) - ttls[::-1].index("1h")]:
         errors.append("cache_control: a 'ttl'='1h' breakpoint may not come after a '5m' one")
-
-
-def canonical_content(content: Any) -> list[dict[str, Any]]:
-    """Content as the API compares it: a string is one text block, `cache_control` (which a
-    client may move from round to round) and null-valued fields are left out."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        return []
-    return [
-        {k: v for k, v in block.items() if k != "cache_control" and v is not None}
-        if isinstance(block, dict)
-        else {"invalid": repr(block)}
-        for block in content
-    ]
-
-
-def _turn_difference(where: str, sent: Any, returned: list[dict[str, Any]]) -> str | None:
-    mine, theirs = canonical_content(sent), canonical_content(returned)
-    if mine == theirs:
-        return None
-    for j, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if a != b:
-            what = "thinking and signature" if b.get("type") == "thinking" else "every field"
-            return (
-                f"{where}.content.{j}: this {b.get('type')} block differs from what the model"
-                f" returned ({what} must be sent back unchanged)"
-            )
-    return (
-        f"{where}.content: {len(mine)} blocks sent back, but the model returned {len(theirs)};"
-        " assistant turns must be sent back block for block"
-    )
-
-
-def check_thinking_untouched(
-    previous_responses: list[list[dict[str, Any]]], body: Any
-) -> list[str]:
-    """The k-th assistant turn of `body` must equal the k-th content returned, block for block."""
-    errors: list[str] = []
-    turns = [
-        (i, m)
-        for i, m in enumerate(body.get("messages") or [])
-        if isinstance(m, dict) and m.get("role") == "assistant"
-    ]
-    for k, (i, message) in enumerate(turns):
-        if k >= len(previous_responses):
-            errors.append(f"messages.{i}: this assistant turn was never returned by the model")
-            continue
-        problem = _turn_difference(f"messages.{i}", message.get("content"), previous_responses[k])
-        if problem:
-            errors.append(problem)
-    return errors
-
-
-def _prefix_key(messages: list[Any]) -> str:
-    canonical = [
-        {"role": m.get("role"), "content": canonical_content(m.get("content"))}
-        if isinstance(m, dict)
-        else repr(m)
-        for m in messages
-    ]
-    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-class ConversationChecker:
-    """Remembers each assistant content handed out, keyed by the conversation that led to it,
-    and checks that later requests replay those turns exactly (thinking and signature untouched).
-
-    Keying by the preceding messages (not by a running position) lets one checker serve several
-    conversations at once, and retries of the same request.
-    """
-
-    def __init__(self) -> None:
-        self._handed_out: dict[str, list[list[dict[str, Any]]]] = {}
-
-    def record(self, body: dict[str, Any], content: list[dict[str, Any]]) -> None:
-        """Remember that `content` was the answer to the request `body`."""
-        key = _prefix_key(list(body.get("messages") or []))
-        self._handed_out.setdefault(key, []).append(canonical_content(content))
-
-    def check(self, body: Any) -> list[str]:
-        """Every assistant turn of `body` that was not handed out as it appears there."""
-        errors: list[str] = []
-        messages = body.get("messages") if isinstance(body, dict) else None
-        if not isinstance(messages, list):
-            return errors
-        for i, message in enumerate(messages):
-            if not isinstance(message, dict) or message.get("role") != "assistant":
-                continue
-            candidates = self._handed_out.get(_prefix_key(messages[:i]), [])
-            if not candidates:
-                errors.append(
-                    f"messages.{i}: this assistant turn was not returned by the model after the"
-                    " messages before it (edited history, or an invented turn)"
-                )
-                continue
-            problems = [
-                _turn_difference(f"messages.{i}", message.get("content"), c) for c in candidates
-            ]
-            if all(problems):
-                errors.append(str(problems[-1]))
-        return errors

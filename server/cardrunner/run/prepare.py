@@ -78,7 +78,11 @@ def choose_model(settings: Settings, root: Path, card_path: Path, env: Mapping[s
         from cardrunner.models.scripted import ScriptedModel, load_transcript
 
         try:
-            return ScriptedModel(load_transcript(transcript), name=f"replay:{transcript.name}")
+            return ScriptedModel(
+                load_transcript(transcript),
+                name=f"replay:{transcript.name}",
+                api_model=settings.model,
+            )
         except (OSError, ValueError) as exc:
             raise RunRefused(f"cannot read the transcript {transcript}: {exc}") from exc
     from cardrunner.models.anthropic import AnthropicModel, has_credentials

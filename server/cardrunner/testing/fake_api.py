@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cardrunner.models.binding import SignatureBinder
 from cardrunner.models.cache import PromptCache, estimate_tokens
 from cardrunner.models.validation import ConversationChecker, validate_request
 from cardrunner.testing.fake_replies import error_reply, send_json, send_stream, wait_closing
@@ -49,7 +50,9 @@ class FakeMessagesAPI:
     `responder`: a list of responses/faults played in order, or `f(body, index) -> Response |
     Fault` (may be async). `faults` maps a `/v1/messages` call index to a fault applied *instead
     of* consulting the script. `check_history=False` skips the check that assistant turns are the
-    ones this server returned (for tests that build histories by hand).
+    ones this server returned (for tests that build histories by hand). The prefix check on
+    thinking signatures (`binding.py`) is always on for the preserved-thinking models, as it is
+    on the real API; `binder` shares a signing key between servers (the default key already is).
     """
 
     def __init__(
@@ -63,18 +66,23 @@ class FakeMessagesAPI:
         host: str = "127.0.0.1",
         port: int = 0,
         on_record: Callable[[FakeMessagesAPI], None] | None = None,
+        binder: SignatureBinder | None = None,
     ) -> None:
         self.script = Script(responder)
         self.faults = dict(faults or {})
         self.cache = PromptCache(min_cacheable_tokens)
         self.checker = ConversationChecker()
+        self.binder = binder or SignatureBinder()
+        self.transformations: list[list[dict[str, str]]] = []
+        """`input_transformations` of every answered request (drop_block), in order."""
+        self._dropped: dict[int, list[dict[str, str]]] = {}
         self.requests: list[RecordedRequest] = []
         self.violations: list[str] = []
         self.responses: list[dict[str, Any]] = []
         self.base_url = ""
         self._api_key, self._check_history = api_key, check_history
         self._host, self._port, self._on_record = host, port, on_record
-        self._builder = ResponseBuilder()
+        self._builder = ResponseBuilder(self.binder)
         self._calls = 0
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
@@ -221,6 +229,12 @@ class FakeMessagesAPI:
             message = "; ".join(problems)
             return {}, self._reject(request, index, 400, "invalid_request_error", message)
         assert isinstance(body, dict)
+        outcome = self.binder.check(body, headers)
+        if outcome.errors:
+            message = "; ".join(outcome.errors)
+            return {}, self._reject(request, index, 400, "invalid_request_error", message)
+        if outcome.transformations and index is not None:
+            self._dropped[index] = outcome.transformations
         return body, None
 
     def _reject(
@@ -247,15 +261,19 @@ class FakeMessagesAPI:
             return await self._answer(request, body, index, fault.response)
         response = step if fault is None else (fault.response or FILLER)
         assert isinstance(response, dict)
+        transformations = self._dropped.pop(index, None)
         message = self._message(body, index, response)
+        if transformations:
+            message["input_transformations"] = transformations
         if fault is None:
+            self.transformations.append(transformations or [])
             self.checker.record(body, message["content"])
             self.responses.append(message)
         send = send_stream if body.get("stream") else send_json
         return await send(request, message, fault, self._closing)
 
     def _message(self, body: dict[str, Any], index: int, response: Response) -> dict[str, Any]:
-        content = self._builder.content(_with_edits(response, body))
+        content = self._builder.content(_with_edits(response, body), body)
         usage = self.cache.measure(body).as_usage(estimate_tokens(content))
         usage.update(response.get("usage") or {})
         return {

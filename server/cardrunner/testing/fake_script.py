@@ -9,7 +9,6 @@ transcript recorded for one can drive the other.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import itertools
 import json
@@ -17,6 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+
+from cardrunner.models.binding import SignatureBinder
 
 Response: TypeAlias = dict[str, Any]
 """`{"content": [blocks], "stop_reason": "end_turn" | "tool_use" | …, "usage"?: {…}}`."""
@@ -198,11 +199,15 @@ class Script:
 class ResponseBuilder:
     """Completes scripted content the way the real API would have produced it."""
 
-    def __init__(self) -> None:
+    def __init__(self, binder: SignatureBinder | None = None) -> None:
         self._ids = itertools.count(1)
+        self._binder = binder or SignatureBinder()
 
-    def content(self, response: Response) -> list[dict[str, Any]]:
-        """The blocks with ids and signatures filled in; ValueError for an impossible block."""
+    def content(
+        self, response: Response, body: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The blocks with ids filled in and every thinking block signed, bound to the request
+        `body` that it answers; ValueError for an impossible block."""
         blocks: list[dict[str, Any]] = []
         for raw in response.get("content", []):
             block = dict(raw)
@@ -214,14 +219,13 @@ class ResponseBuilder:
                     raise ValueError(f"scripted tool_use needs a name and an object input: {raw}")
             elif kind == "thinking":
                 block.setdefault("thinking", "")
-                digest = hashlib.sha256(json.dumps(block["thinking"]).encode()).hexdigest()
-                block.setdefault("signature", f"sig_{digest[:32]}")
             elif kind == "text":
                 if not isinstance(block.get("text"), str):
                     raise ValueError(f"scripted text block needs text: {raw}")
             elif kind != "redacted_thinking":
                 raise ValueError(f"a model cannot answer with a {kind!r} block: {raw}")
             blocks.append(block)
+        self._binder.sign_response(body or {}, blocks)
         return blocks
 
     @staticmethod
