@@ -81,8 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     log.add_argument("log", type=Path, metavar="RUN.jsonl", help="a file in .cardrunner/runs/")
     from cardrunner.cli.plan import add_plan_parser
+    from cardrunner.cli.transcript import add_transcript_parser
 
     add_plan_parser(sub)
+    add_transcript_parser(sub)
     return p
 
 
@@ -279,6 +281,12 @@ def cmd_log(args: argparse.Namespace) -> int:
     return EXIT_DONE
 
 
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from cardrunner.cli.transcript import run_transcript
+
+    return run_transcript(args)
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     from cardrunner.cli.plan import run_plan
 
@@ -307,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "lsp": cmd_lsp,
         "demo": cmd_demo,
         "plan": cmd_plan,
+        "transcript": cmd_transcript,
     }
     try:
         return handler[args.command](args)

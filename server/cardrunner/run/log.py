@@ -118,7 +118,7 @@ RESULT_TOKEN_KEYS = (
 """Every token a run used, cached or not: the same sum the card and the live view show."""
 
 
-def _checked_records(path: Path) -> list[dict[str, Any]]:
+def checked_records(path: Path) -> list[dict[str, Any]]:
     """The log's records; raises NotARunLog unless the first line is a run's `start`."""
     try:
         with path.open(encoding="utf-8") as f:
@@ -139,7 +139,7 @@ def summarize_log(path: Path) -> str:
     Raises OSError when the file cannot be read and NotARunLog when it is something else.
     """
     out: list[str] = []
-    for rec in _checked_records(path):
+    for rec in checked_records(path):
         d, t = rec.get("data", {}), rec["type"]
         if t == "start":
             out.append(f"run {d.get('run_id')} · card {d.get('card')} · model {d.get('model')}")

@@ -1,0 +1,106 @@
+"""Transcripts as a feature: the demo's load as the documented format, and any run's log turns
+into a transcript that replays the same run — through the real runner, tools and UI server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.settings import load_settings
+from cardrunner.demo import CARDS, create_workspace
+from cardrunner.demo.command import TRANSCRIPTS, transcript_for
+from cardrunner.models.scripted import ScriptedModel, load_transcript
+from cardrunner.run.log import runs_dir
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import run_card
+from cardrunner.run.transcript import Transcript, transcript_from_log, transcript_json
+from tests.support.project import cli, fix_transcript, make_project, write_transcript
+
+
+@pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.json")), ids=lambda p: p.stem)
+def test_the_demo_transcripts_are_in_the_documented_format(path: Path) -> None:
+    transcript = Transcript.model_validate_json(path.read_text())
+    assert transcript.responses[-1].content[-1]["text"].endswith("RESULT: done")
+    assert len(transcript.responses) == len(load_transcript(path))
+
+
+async def play(root: Path, card: str, model: ScriptedModel) -> tuple[RunFinished, list[str]]:
+    settings, problems = load_settings(root)
+    assert problems == []
+    options = RunOptions(
+        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+    )
+    events = [e async for e in run_card(options)]
+    model.assert_complete()
+    result = events[-1]
+    assert isinstance(result, RunFinished)
+    started = next(e for e in events if isinstance(e, RunStarted))
+    calls = [
+        f"{e.name} {json.dumps(e.arguments, sort_keys=True)}"
+        for e in events
+        if isinstance(e, ToolFinished)
+    ]
+    assert started.run_id
+    return result, calls
+
+
+async def test_a_demo_run_round_trips_through_its_log(tmp_path: Path) -> None:
+    card = CARDS[0]
+    first_root = create_workspace(tmp_path / "first")
+    first, first_calls = await play(first_root, card, ScriptedModel.from_file(transcript_for(card)))
+    assert first.status == "done", (first.reason, first.detail)
+    log = next(runs_dir(first_root).glob("*.jsonl"))
+    out = tmp_path / "replayed.json"
+    out.write_text(transcript_json(transcript_from_log(log)))
+    again_root = create_workspace(tmp_path / "again")
+    again, again_calls = await play(again_root, card, ScriptedModel.from_file(out))
+    assert again.status == "done", (again.reason, again.detail)
+    assert again_calls == first_calls  # the same calls with the same arguments, edits resolved
+    assert (again.rounds, again.tool_calls, again.total_tokens, again.cost_usd) == (
+        first.rounds,
+        first.tool_calls,
+        first.total_tokens,
+        first.cost_usd,
+    )
+    for path in ("invoice/model.py", "tests/test_model.py"):
+        assert (again_root / path).read_text() == (first_root / path).read_text()
+
+
+def test_the_cli_writes_a_transcript_that_replays_to_done(tmp_path: Path) -> None:
+    card = make_project(tmp_path / "a")
+    original = write_transcript(tmp_path / "original.json", fix_transcript())
+    ran = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", "--replay", str(original))
+    assert ran.returncode == 0, ran.stderr
+    log = tmp_path / "a" / yaml.safe_load(card.read_text().split("---")[1])["runs"][-1]["log"]
+    made = cli(tmp_path, "transcript", str(log), "-o", "made.json")
+    assert made.returncode == 0, made.stderr
+    assert "7 responses written to made.json" in made.stderr
+    stdout = cli(tmp_path, "transcript", str(log))
+    assert json.loads(stdout.stdout) == json.loads((tmp_path / "made.json").read_text())
+    card_b = make_project(tmp_path / "b")
+    again = cli(
+        tmp_path / "b", "run", "cards/fix-add.md", "--yes", "--replay", str(tmp_path / "made.json")
+    )
+    assert again.returncode == 0, again.stderr
+    runs = [yaml.safe_load(c.read_text().split("---")[1])["runs"][-1] for c in (card, card_b)]
+    assert runs[0]["tokens"] == runs[1]["tokens"] and runs[0]["rounds"] == runs[1]["rounds"]
+    estimated = cli(tmp_path, "transcript", str(log), "--estimate-usage")
+    assert estimated.returncode == 0 and '"usage"' not in estimated.stdout
+    (tmp_path / "x.jsonl").write_text('{"type": "round"}\n')
+    bad = cli(tmp_path, "transcript", "x.jsonl")
+    assert bad.returncode == 2 and "is not a run log" in bad.stderr
+
+
+def test_the_documented_example_replays_to_done(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "transcripts.md").read_text()
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    card = make_project(tmp_path / "p")
+    (tmp_path / "example.json").write_text(example)
+    ran = cli(tmp_path / "p", "run", "cards/fix-add.md", "--yes", "--replay", "../example.json")
+    assert ran.returncode == 0, ran.stderr
+    assert yaml.safe_load(card.read_text().split("---")[1])["state"] == "Done"
