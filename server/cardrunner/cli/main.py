@@ -114,6 +114,9 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     mode.add_argument(
         "--no-commit", action="store_true", help="show the review, then end without committing"
     )
+    from cardrunner.cli.ci import add_ci_arguments
+
+    add_ci_arguments(run, mode)
     limits = (
         ("--max-rounds", int, "N", "model calls in this run"),
         ("--max-tokens", int, "N", "tokens in this run, cache reads and writes included"),
@@ -174,6 +177,7 @@ def _ask(question: str) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from cardrunner.agent.review import Approver, AutoApprover
+    from cardrunner.cli.ci import ci_approver, ci_run, ci_status, ci_usage_error
     from cardrunner.cli.confirm import refuse_rerun
     from cardrunner.config.settings import has_clash, load_settings
     from cardrunner.run.prepare import MissingKey, RunOptions, RunRefused, choose_model
@@ -181,6 +185,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cardrunner.terminal.approver import TerminalApprover
     from cardrunner.terminal.liveview import LiveView
 
+    if (wrong := ci_usage_error(args)) is not None:
+        _err(f"cardrunner: {wrong}")
+        return EXIT_USAGE
     card = args.card.resolve()
     if not card.is_file():
         _err(f"cardrunner: no such card: {args.card}")
@@ -192,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if has_clash(problems):
         return EXIT_USAGE
     if not args.resume:
-        refusal = refuse_rerun(card, yes=args.yes, tty=sys.stdin.isatty(), ask=_ask)
+        refusal = refuse_rerun(card, yes=args.yes or args.ci, tty=sys.stdin.isatty(), ask=_ask)
         if refusal:
             _err(f"cardrunner: {refusal}")
             return EXIT_USAGE
@@ -209,7 +216,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _err(f"cardrunner: {exc}")
         return EXIT_USAGE
     approver: Approver
-    if args.yes:
+    if args.ci:
+        approver = ci_approver()
+    elif args.yes:
         approver = AutoApprover("accept")
     elif args.no_commit:
         approver = AutoApprover("no_commit")
@@ -232,7 +241,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if swept:
         _err(f"cardrunner: stopped {len(swept)} process group(s) left by a cardrunner that died")
     open_ledger(root)
-    view = LiveView(sys.stderr.write, sys.stderr.isatty())
+    view = LiveView(sys.stderr.write, sys.stderr.isatty() and not args.ci)
+    ci = ci_run(args, options) if args.ci else None
 
     async def main() -> int:
         task = asyncio.current_task()
@@ -241,14 +251,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signal.SIGINT, task.cancel)
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         status = EXIT_FAILED
-        async for event in run_card(options):
+        async for event in ci.events() if ci else run_card(options):
             view.show(event)
             if event.type == "result":
                 if event.reason == "config_error":
                     status = EXIT_USAGE
                 else:
                     status = EXIT_DONE if event.status == "done" else EXIT_FAILED
-        return status
+        return ci_status(ci, status, EXIT_FAILED) if ci else status
 
     return asyncio.run(main())
 

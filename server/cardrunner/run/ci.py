@@ -1,0 +1,220 @@
+"""A card run as one CI job: its own branch, one commit, a push, a pull-request body.
+
+On CI the human review moves to the pull request, so the run is the ordinary lifecycle
+(`run_card`) with three things around it. Before: a branch `cards/<slug>` is made from the
+current commit — refused, before any money is spent, if the remote has that branch already or
+something is staged. After a Done run: the run's commit and the card's new state become one
+commit (a reviewer sees the change and the card moving to Done together, and a squash or
+rebase merge keeps them together), which is pushed as a new branch, never forced. Then the
+checkout goes back where it was. A failed run pushes nothing; the body says why. Nothing is
+merged by cardrunner.
+
+The card's run record on the branch has no `commit`: a commit cannot name itself, and the sha
+changes anyway when the pull request is squashed or rebased. The `Card:` and `Run:` trailers
+of the commit link it to the card and the run log instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.run.log import runs_dir
+from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import run_card
+from cardrunner.run.store import CardStore
+from cardrunner.run.view import RunView
+from cardrunner.tools.branches import BranchRepo, StartPoint
+from cardrunner.tools.git import GitError
+
+
+class PullRequestApprover:
+    """On CI the review step is the pull request: accept, and say where the review happens."""
+
+    def __init__(self) -> None:
+        self.requests: list[ReviewRequest] = []
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        self.requests.append(request)
+        return ReviewDecision("accept", reason=REVIEW_ON_PR)
+
+
+@dataclass
+class _UncommittedRecord:
+    """Writes the card like the given store, minus the run record's `commit` (see above)."""
+
+    inner: CardStore
+
+    async def update(
+        self,
+        path: Path,
+        *,
+        state: str,
+        reason: str | Literal[False] | None = None,
+        run: dict[str, Any] | None = None,
+    ) -> None:
+        entry = None if run is None else {k: v for k, v in run.items() if k != "commit"}
+        await self.inner.update(path, state=state, reason=reason, run=entry)
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """Where a CI run's branch goes and where its pull-request body is written."""
+
+    remote: str = "origin"
+    pr_body: Path | None = None
+
+
+@dataclass
+class CiOutcome:
+    """What the job did beyond the run: the branch, the pushed commit, or why not."""
+
+    branch: str
+    commit: str | None = None
+    pushed: bool = False
+    why_not_pushed: str = ""
+    body: str = ""
+
+
+@dataclass
+class CardBranchRun:
+    """One card run on its own branch, ending in a push; `events()` streams it."""
+
+    options: RunOptions
+    target: PushTarget = field(default_factory=PushTarget)
+    outcome: CiOutcome | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The run's events, with notices on the branch and the push; ends with `RunFinished`."""
+        o = self.options
+        repo = BranchRepo(o.root)
+        try:
+            card = await asyncio.to_thread(load_card, o.card_path)
+            branch = f"cards/{card.slug}"
+            start = await self._preflight(repo, branch)
+        except (CardError, GitError, _Refused) as exc:
+            self.outcome = CiOutcome(branch="", why_not_pushed=str(exc))
+            yield _refused(str(exc))
+            return
+        self.outcome = CiOutcome(branch=branch)
+        await repo.switch_new(branch)
+        yield Notice(message=f"working on the new branch {branch} from {start.commit[:10]}")
+        options = replace(
+            o,
+            settings=o.settings.model_copy(update={"isolation": False}),
+            card_store=_UncommittedRecord(o.card_store),
+        )
+        view = RunView(card.path, "", card.title)
+        result: RunFinished | None = None
+        async for event in run_card(options):
+            view.apply(event)
+            if isinstance(event, RunFinished):
+                result = event
+            else:
+                yield event
+        assert result is not None  # run_card always ends with one
+        for note in await self._land(repo, card, start, result, view):
+            yield Notice(message=note)
+        if self.outcome.pushed:  # the run's own commit was folded into this one
+            result = result.model_copy(update={"commit": self.outcome.commit})
+        yield result
+
+    async def _preflight(self, repo: BranchRepo, branch: str) -> StartPoint:
+        if not await repo.is_repo():
+            raise _Refused(f"{self.options.root} is not a git repository")
+        start = await repo.start_point()
+        if not await repo.index_matches_head():
+            raise _Refused("something is staged; a CI run's commit must hold only the run's work")
+        if await repo.has_branch(branch):
+            raise _Refused(f"the branch {branch} exists already here; delete it or run elsewhere")
+        if await repo.remote_has_branch(self.target.remote, branch):
+            raise _Refused(
+                f"{self.target.remote} has a branch {branch} already (an open pull request?); "
+                "merge or delete it before running the card again"
+            )
+        return start
+
+    async def _land(
+        self, repo: BranchRepo, card: Card, start: StartPoint, result: RunFinished, view: RunView
+    ) -> list[str]:
+        """Fold, push and go back; the notes say what happened to the branch."""
+        outcome = self.outcome
+        assert outcome is not None
+        notes: list[str] = []
+        commits = await repo.commits_since(start.commit)
+        if result.status != "done":
+            outcome.why_not_pushed = f"the card ended Failed ({result.reason}): {result.detail}"
+        else:
+            try:
+                outcome.commit = await self._fold(repo, card, start, commits, view)
+                await repo.push(self.target.remote, outcome.branch)
+                outcome.pushed = True
+                short = (outcome.commit or "")[:10]
+                notes.append(f"pushed {outcome.branch} ({short}) to {self.target.remote}")
+            except GitError as exc:
+                outcome.why_not_pushed = f"the card is Done but its branch was not pushed: {exc}"
+        await repo.switch_back(start)
+        if not outcome.pushed:
+            if commits or outcome.commit:
+                notes.append(f"the branch {outcome.branch} keeps the run's commit here")
+            else:
+                await repo.delete_branch(outcome.branch)
+            notes.append(f"nothing was pushed: {outcome.why_not_pushed}")
+        outcome.body = pr_body(self._report(card, view, result))
+        if self.target.pr_body is not None:
+            await asyncio.to_thread(self.target.pr_body.write_text, outcome.body, "utf-8")
+            notes.append(f"pull-request body written to {self.target.pr_body}")
+        return notes
+
+    async def _fold(
+        self, repo: BranchRepo, card: Card, start: StartPoint, commits: list[str], view: RunView
+    ) -> str:
+        if commits:
+            message = await repo.message(commits[0])
+        else:
+            message = (
+                f"card: {card.title}\n\nThe run changed no files.\n\n"
+                f"Card: {card.slug}\nRun: {view.run_id}\n"
+            )
+        card_file = card.path.resolve().relative_to(self.options.root.resolve()).as_posix()
+        return await repo.fold_into_one(start.commit, with_ledger(message, view), [card_file])
+
+    def _report(self, card: Card, view: RunView, result: RunFinished) -> RunReport:
+        outcome = self.outcome
+        assert outcome is not None
+        root = self.options.root
+        log = runs_dir(root) / f"{view.run_id}.jsonl"
+        return RunReport(
+            card=card,
+            card_path=card.path.resolve().relative_to(root.resolve()).as_posix(),
+            view=view,
+            branch=outcome.branch,
+            model=self.options.model.name,
+            log_path=log.resolve().relative_to(root.resolve()).as_posix(),
+            pushed_to=self.target.remote if outcome.pushed else None,
+            why_not_pushed=outcome.why_not_pushed,
+        )
+
+
+class _Refused(Exception):
+    """The CI run cannot start here; nothing was changed."""
+
+
+def _refused(why: str) -> RunFinished:
+    return RunFinished(
+        status="failed",
+        reason="config_error",
+        detail=why,
+        rounds=0,
+        tool_calls=0,
+        input_tokens=0,
+        output_tokens=0,
+        cost_usd=0.0,
+    )

@@ -1,0 +1,91 @@
+"""The pull-request body and the commit's evidence ledger, from a folded run view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cardrunner.card.card import parse_card
+from cardrunner.run.prbody import RunReport, pr_body, with_ledger
+from cardrunner.run.view import Criterion, RunView
+
+CARD = """---
+title: Delete asks first
+state: New
+---
+Deleting a row is instant.
+
+**Acceptance criteria**
+
+- A dialog names the item.
+- "No" keeps the row.
+"""
+
+
+def view(*criteria: Criterion) -> RunView:
+    v = RunView(Path("cards/delete.md"), "run-1", "Delete asks first", state="done", round=5)
+    v.tokens, v.cost_usd, v.criteria = 12_345, 0.25, list(criteria)
+    return v
+
+
+def report(v: RunView, pushed: bool = True) -> RunReport:
+    card, _ = parse_card(CARD, Path("cards/delete.md"))
+    assert card is not None
+    return RunReport(
+        card=card,
+        card_path="cards/delete.md",
+        view=v,
+        branch="cards/delete",
+        model="m",
+        log_path=".cardrunner/runs/run-1.jsonl",
+        pushed_to="origin" if pushed else None,
+        why_not_pushed="" if pushed else "the card ended Failed (max_cost): over budget",
+    )
+
+
+def test_the_body_lists_every_criterion_with_its_evidence() -> None:
+    v = view(
+        Criterion("A dialog names the item.", "verified", "dialog text: Delete 'Pens'?"),
+        Criterion('"No" keeps the row.', "failed", "row gone\nafter No"),
+    )
+    body = pr_body(report(v))
+    assert body.startswith("## Delete asks first\n")
+    assert "- ✅ **0.** A dialog names the item.\n  - evidence: dialog text: Delete 'Pens'?" in body
+    assert '- ❌ **1.** "No" keeps the row.\n  - evidence: row gone after No' in body
+    assert "| Done | 5 | 12,345 | $0.2500 |" in body
+    assert "`.cardrunner/runs/run-1.jsonl`" in body and "> Deleting a row is instant." in body
+    assert "review happens on this pull request" in body
+
+
+def test_a_body_that_was_not_pushed_says_why() -> None:
+    v = view(Criterion("A dialog names the item."))
+    v.state, v.reason = "failed", "max_cost"
+    body = pr_body(report(v, pushed=False))
+    assert body.splitlines()[0] == "## Delete asks first — not pushed"
+    assert "**Nothing was pushed:** the card ended Failed (max_cost): over budget" in body
+    assert "evidence: none reported" in body and "| Failed (max_cost) |" in body
+    assert "review happens on this pull request" not in body
+
+
+def test_evidence_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value-123")
+    v = view(Criterion("A dialog names the item.", "verified", "env had sk-secret-value-123"))
+    assert "sk-secret-value-123" not in pr_body(report(v))
+    assert "sk-secret-value-123" not in with_ledger("card: x\n\nCard: x\n", v)
+
+
+def test_the_ledger_goes_before_the_trailers_once() -> None:
+    v = view(
+        Criterion("A dialog names the item.", "verified", "dialog shown"),
+        Criterion('"No" keeps the row.'),
+    )
+    message = "card: Delete asks first\n\nAsk first.\n\nCard: delete\nRun: run-1\n"
+    out = with_ledger(message, v)
+    assert out == (
+        "card: Delete asks first\n\nAsk first.\n\nEvidence:\n"
+        "- [x] 0. A dialog names the item. — dialog shown\n"
+        '- [ ] 1. "No" keeps the row.\n\nCard: delete\nRun: run-1\n'
+    )
+    assert with_ledger(out, v) == out  # a message that carries the evidence stays as it is
+    assert with_ledger("card: x\n", v).endswith('— dialog shown\n- [ ] 1. "No" keeps the row.\n')
