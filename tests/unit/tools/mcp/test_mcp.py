@@ -16,7 +16,14 @@ from cardrunner.agent.gate import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.config.settings import McpServer, has_clash, load_settings
 from cardrunner.tools.mcp import transport as mcp_transport
 from cardrunner.tools.mcp.hub import BASE_ENV, McpHub, McpStartError
-from tests.support.mcp import context, free_port, http_server, recorded_pids, server_spec, wait_gone
+from tests.support.mcp_harness import (
+    context,
+    free_port,
+    http_server,
+    recorded_pids,
+    server_spec,
+    wait_gone,
+)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from cardrunner.agent.gate import ToolPool
 from cardrunner.config.settings import McpServer
 from cardrunner.tools.mcp.hub import McpHub
-from tests.support.mcp import context, processes_with_arg, wait_gone
+from tests.support.mcp_harness import context, processes_with_arg, wait_gone
 
 GIT_TOOLS = {
     "git_status", "git_diff_unstaged", "git_diff_staged", "git_diff", "git_commit", "git_add",

@@ -18,7 +18,7 @@ from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
-from tests.support.mcp import processes_with_arg, wait_gone
+from tests.support.mcp_harness import processes_with_arg, wait_gone
 
 CARD = """---
 title: Look at the repository

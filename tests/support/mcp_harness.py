@@ -5,7 +5,7 @@ their children's) under `<run_dir>/pids/`, hub pids are recorded as they appear,
 test each must be gone within a bounded wait.
 
 Run as a program it is a small MCP server, one tool per behaviour to check:
-`python tests/support/mcp.py` (stdio) or `... --http PORT` (Streamable HTTP on
+`python tests/support/mcp_harness.py` (stdio) or `... --http PORT` (Streamable HTTP on
 127.0.0.1, path `/mcp`). It writes its pid to `$CARDRUNNER_RUN_DIR/pids/` (when set) so the tests
 can prove no server process outlives a run, including restarted ones and their children.
 
