@@ -137,3 +137,12 @@ def test_every_option_has_help_text() -> None:
         return missing
 
     assert walk(_parser(), "cardrunner") == []
+
+
+def test_the_repositorys_own_cards_pass_check() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    cards = sorted((repo / "cards").glob("*.md"))
+    assert len(cards) >= 3
+    proc = cli(repo, "check", "cards")
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.strip() == "no problems found"
