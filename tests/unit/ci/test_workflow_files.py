@@ -1,0 +1,101 @@
+"""The GitHub workflow and the reusable action: linted, and in step with what `plan` prints.
+
+actionlint (with shellcheck) checks the workflow and, through it, the action's inputs; the
+action's own shell steps are not linted by actionlint, so they go through shellcheck here. The
+workflow reads matrix fields by name; they must be fields a planned card has.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cardrunner.run.plan import Budget, PlannedCard
+
+ROOT = Path(__file__).resolve().parents[3]
+WORKFLOW = ROOT / ".github" / "workflows" / "cards.yml"
+ACTION = ROOT / ".github" / "actions" / "run-card" / "action.yml"
+BIN = Path(sys.executable).parent
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_actionlint_passes_on_the_workflow_and_the_action_it_uses() -> None:
+    proc = subprocess.run(
+        [
+            str(BIN / "actionlint"),
+            "-no-color",
+            "-shellcheck",
+            str(BIN / "shellcheck"),
+            str(WORKFLOW),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_would_catch_a_wrong_action_input(tmp_path: Path) -> None:
+    """The check above can fail: a misspelt input of the local action is an error."""
+    bad = tmp_path / ".github" / "workflows"
+    bad.mkdir(parents=True)
+    shutil.copytree(ROOT / ".github" / "actions", tmp_path / ".github" / "actions")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # actionlint's project root
+    text = WORKFLOW.read_text().replace("max-cost: ${{", "max_cost: ${{")
+    (bad / "cards.yml").write_text(text)
+    proc = subprocess.run(
+        [str(BIN / "actionlint"), "-no-color", str(bad / "cards.yml")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and 'input "max_cost" is not defined' in proc.stdout
+
+
+def test_the_action_shell_steps_pass_shellcheck() -> None:
+    steps = [s for s in load(ACTION)["runs"]["steps"] if "run" in s]
+    assert len(steps) >= 4
+    for step in steps:
+        assert step["shell"] == "bash"
+        script = re.sub(r"\$\{\{[^}]*\}\}", "EXPR", step["run"])  # expressions are env vars here
+        proc = subprocess.run(
+            [str(BIN / "shellcheck"), "--shell=bash", "-"],
+            input=script,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, f"{step.get('name')}:\n{proc.stdout}"
+
+
+def test_the_matrix_fields_the_workflow_reads_are_fields_of_a_planned_card() -> None:
+    used = set(re.findall(r"matrix\.([a-z_]+(?:\.[a-z_]+)?)", WORKFLOW.read_text()))
+    assert {"card", "slug", "branch", "title", "budget.max_cost_usd"} <= used
+    for field in used:
+        head, _, tail = field.partition(".")
+        assert head in PlannedCard.model_fields, field
+        if tail:
+            assert head == "budget" and tail in Budget.model_fields, field
+
+
+def test_every_required_action_input_is_given_by_the_workflow() -> None:
+    inputs = load(ACTION)["inputs"]
+    job = load(WORKFLOW)["jobs"]["card"]
+    given = next(s["with"] for s in job["steps"] if s.get("uses") == "./.github/actions/run-card")
+    required = {name for name, spec in inputs.items() if spec.get("required")}
+    assert required <= set(given)
+    assert job["strategy"]["fail-fast"] is False
+    assert "max-parallel" in job["strategy"]
