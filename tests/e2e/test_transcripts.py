@@ -11,11 +11,11 @@ import yaml
 
 from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import TRANSCRIPTS, transcript_for
 from cardrunner.models.scripted import ScriptedModel, load_transcript
-from cardrunner.run.log import runs_dir
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.run.transcript import Transcript, transcript_from_log, transcript_json
@@ -54,7 +54,7 @@ async def test_a_demo_run_round_trips_through_its_log(tmp_path: Path) -> None:
     first_root = create_workspace(tmp_path / "first")
     first, first_calls = await play(first_root, card, ScriptedModel.from_file(transcript_for(card)))
     assert first.status == "done", (first.reason, first.detail)
-    log = next(runs_dir(first_root).glob("*.jsonl"))
+    log = next(StatePaths(first_root).runs.glob("*.jsonl"))
     out = tmp_path / "replayed.json"
     out.write_text(transcript_json(transcript_from_log(log)))
     again_root = create_workspace(tmp_path / "again")

@@ -122,10 +122,10 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
     assert not live_process_groups()
     # resume: the run's own changes come back, the conversation goes on
-    from cardrunner.run.resume import prepare_resume
+    from cardrunner.run.resume import ResumeGrant
 
     opts = options(tmp_path, steps)
-    prepare_resume(opts)
+    opts.resume = ResumeGrant()
     opts.settings.commands.test = [sys.executable, "-c", "print('1 passed')"]
     events = await collect(opts)
     assert events[-1].status == "done", events[-1]

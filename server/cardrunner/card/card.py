@@ -29,6 +29,7 @@ __all__ = [
     "CardError",
     "CardProblem",
     "card_edits",
+    "card_slug",
     "find_cards",
     "load_card",
     "parse_card",
@@ -55,9 +56,8 @@ class Card:
 
     @property
     def slug(self) -> str:
-        """The file stem as lowercase ASCII words joined by dashes (for run ids and branches)."""
-        ascii_stem = unicodedata.normalize("NFKD", self.path.stem).encode("ascii", "ignore")
-        return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
+        """The card's slug (`card_slug`), for run ids and branches."""
+        return card_slug(self.path)
 
     def prompt(self) -> str:
         """The user message that hands this card to the model."""
@@ -72,6 +72,14 @@ class Card:
             f"report_criterion):\n{numbered}"
         )
         return "\n\n".join(parts) + "\n"
+
+
+def card_slug(path: Path) -> str:
+    """The file stem as lowercase ASCII words joined by dashes (for run ids and branches).
+
+    It needs only the path, so a front end can name a run before the card is read."""
+    ascii_stem = unicodedata.normalize("NFKD", path.stem).encode("ascii", "ignore")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
 
 
 class CardError(Exception):

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cardrunner.agent.events import RunFinished
+    from cardrunner.agent.review import Approver
+    from cardrunner.run.prepare import RunOptions
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -175,15 +179,32 @@ def _ask(question: str) -> str:
     return input()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from cardrunner.agent.review import Approver, AutoApprover
-    from cardrunner.cli.ci import ci_approver, ci_run, ci_status, ci_usage_error
+def _approver(args: argparse.Namespace) -> Approver:
+    """`--ci` reviews on the pull request, `--yes` accepts, `--no-commit` reviews without
+    committing, else the terminal asks."""
+    from cardrunner.agent.review import AutoApprover
+    from cardrunner.cli.ci import ci_approver
+    from cardrunner.terminal.approver import TerminalApprover
+
+    if args.ci:
+        return ci_approver()
+    if args.yes:
+        return AutoApprover("accept")
+    if args.no_commit:
+        return AutoApprover("no_commit")
+    return TerminalApprover(sys.stderr.write)
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions | int:
+    """The run the command line asks for, or the exit status of a usage error.
+
+    The model, a resume and the sweep are the run's own preparation (`prepare_run`), the same
+    for the editor and the demo; only what is particular to a command line is checked here."""
+    from cardrunner.cli.ci import ci_usage_error
     from cardrunner.cli.confirm import refuse_rerun
     from cardrunner.config.settings import has_clash, load_settings
-    from cardrunner.run.prepare import MissingKey, RunOptions, RunRefused, choose_model
-    from cardrunner.run.session import run_card
-    from cardrunner.terminal.approver import TerminalApprover
-    from cardrunner.terminal.liveview import LiveView
+    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.resume import ResumeGrant
 
     if (wrong := ci_usage_error(args)) is not None:
         _err(f"cardrunner: {wrong}")
@@ -203,64 +224,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         if refusal:
             _err(f"cardrunner: {refusal}")
             return EXIT_USAGE
-    try:  # `--replay` or `replay` in cardrunner.toml: the same path the editor takes
-        model = choose_model(settings, root, card, os.environ)
-    except MissingKey:
-        _err(
-            "cardrunner: ANTHROPIC_API_KEY is not set. Set it (and ANTHROPIC_BASE_URL for another "
-            "Messages-API endpoint), or play a transcript without a key: --replay TRANSCRIPT.json "
-            "or `replay` in cardrunner.toml (docs/transcripts.md)"
-        )
-        return EXIT_USAGE
-    except RunRefused as exc:
-        _err(f"cardrunner: {exc}")
-        return EXIT_USAGE
-    approver: Approver
-    if args.ci:
-        approver = ci_approver()
-    elif args.yes:
-        approver = AutoApprover("accept")
-    elif args.no_commit:
-        approver = AutoApprover("no_commit")
-    else:
-        approver = TerminalApprover(sys.stderr.write)
-    options = RunOptions(
-        root=root, card_path=card, settings=settings, model=model, approver=approver
+    grant = ResumeGrant(args.grant_rounds, args.grant_cost) if args.resume else None
+    return RunOptions(
+        root=root, card_path=card, settings=settings, approver=_approver(args), resume=grant
     )
-    if args.resume:
-        from cardrunner.run.resume import prepare_resume
 
-        try:
-            prepare_resume(options, grant_rounds=args.grant_rounds, grant_cost=args.grant_cost)
-        except ValueError as exc:
-            _err(f"cardrunner: {exc}")
-            return EXIT_USAGE
-    from cardrunner.run.sweep import open_ledger, sweep
 
-    swept = sweep(root)
-    if swept:
-        _err(f"cardrunner: stopped {len(swept)} process group(s) left by a cardrunner that died")
-    open_ledger(root)
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one card with the live view on stderr; the exit status says how it ended."""
+    from cardrunner.cli.ci import ci_run, ci_status
+    from cardrunner.run.session import RunSession
+    from cardrunner.terminal.liveview import LiveView
+
+    options = _run_options(args)
+    if isinstance(options, int):
+        return options
     view = LiveView(sys.stderr.write, sys.stderr.isatty() and not args.ci)
     ci = ci_run(args, options) if args.ci else None
 
     async def main() -> int:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
         if task is not None:
             loop.add_signal_handler(signal.SIGINT, task.cancel)
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         status = EXIT_FAILED
-        async for event in ci.events() if ci else run_card(options):
+        async for event in ci.events() if ci else RunSession(options).events():
             view.show(event)
             if event.type == "result":
-                if event.reason == "config_error":
-                    status = EXIT_USAGE
-                else:
-                    status = EXIT_DONE if event.status == "done" else EXIT_FAILED
+                status = _exit_status(event)
         return ci_status(ci, status, EXIT_FAILED) if ci else status
 
     return asyncio.run(main())
+
+
+def _exit_status(result: RunFinished) -> int:
+    if result.reason == "config_error":
+        return EXIT_USAGE
+    return EXIT_DONE if result.status == "done" else EXIT_FAILED
 
 
 def cmd_check(args: argparse.Namespace) -> int:

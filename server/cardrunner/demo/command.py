@@ -50,9 +50,8 @@ def transcript_for(card: str) -> Path:
 async def _run_one(root: Path, card: str, yes: bool) -> Row:
     from cardrunner.agent.review import Approver, AutoApprover
     from cardrunner.config.settings import load_settings
-    from cardrunner.models.scripted import ScriptedModel
     from cardrunner.run.prepare import RunOptions
-    from cardrunner.run.session import run_card
+    from cardrunner.run.session import RunSession
     from cardrunner.terminal.approver import TerminalApprover
     from cardrunner.terminal.liveview import LiveView
 
@@ -60,14 +59,17 @@ async def _run_one(root: Path, card: str, yes: bool) -> Row:
     if problems:
         raise DemoError("; ".join(str(p) for p in problems))
     approver: Approver = AutoApprover("accept") if yes else TerminalApprover(sys.stderr.write)
-    model = ScriptedModel.from_file(transcript_for(card))
     options = RunOptions(
-        root=root, card_path=root / card, settings=settings, model=model, approver=approver
+        root=root,
+        card_path=root / card,
+        settings=settings,
+        approver=approver,
+        replay=transcript_for(card),
     )
     view = LiveView(sys.stderr.write, sys.stderr.isatty())
     started = time.monotonic()
     row = Row(Path(card).stem, "failed: no result", 0, 0, 0, 0.0, 0.0)
-    async for event in run_card(options):
+    async for event in RunSession(options).events():
         view.show(event)
         if event.type == "result":
             result = "done" if event.status == "done" else f"failed: {event.reason}"

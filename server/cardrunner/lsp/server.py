@@ -50,7 +50,7 @@ from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.run.manager import RunLoop, RunManager
-from cardrunner.run.prepare import ResumeGrant
+from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.sweep import open_ledger, sweep
 from cardrunner.run.view import RunView
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from cardrunner.agent.events import Event, Notice, RunFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
-from cardrunner.run.log import runs_dir
+from cardrunner.config.paths import StatePaths
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
@@ -190,13 +190,13 @@ class CardBranchRun:
         outcome = self.outcome
         assert outcome is not None
         root = self.options.root
-        log = runs_dir(root) / f"{view.run_id}.jsonl"
+        log = StatePaths(root).log(view.run_id)
         return RunReport(
             card=card,
             card_path=card.path.resolve().relative_to(root.resolve()).as_posix(),
             view=view,
             branch=outcome.branch,
-            model=self.options.model.name,
+            model=view.model,
             log_path=log.resolve().relative_to(root.resolve()).as_posix(),
             pushed_to=self.target.remote if outcome.pushed else None,
             why_not_pushed=outcome.why_not_pushed,

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from cardrunner.run.log import runs_dir
+from cardrunner.config.paths import StatePaths
 
 
 def _alive(pid: int) -> bool:
@@ -29,7 +29,7 @@ def _alive(pid: int) -> bool:
 
 
 def mark_live(root: Path, run_id: str, card: str) -> Path:
-    path = runs_dir(root) / f"{run_id}.pid"
+    path = StatePaths(root).ensure().live_marker(run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"pid": os.getpid(), "card": card}), encoding="utf-8")
     return path
@@ -43,7 +43,7 @@ def clear_live(path: Path) -> None:
 def live_cards(root: Path) -> dict[str, str]:
     """Card path (relative to root) → run id, for every run whose process is still alive."""
     out: dict[str, str] = {}
-    folder = runs_dir(root)
+    folder = StatePaths(root).ensure().runs
     if not folder.is_dir():
         return out
     for path in folder.glob("*.pid"):

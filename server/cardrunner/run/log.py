@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,18 +30,24 @@ from cardrunner.agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from cardrunner.card.card import card_slug
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.secrets import redact
 
 
-def runs_dir(root: Path) -> Path:
-    """Where run logs live; the state folder ignores itself so git never sees it."""
-    state = root / ".cardrunner"
-    ignore = state / ".gitignore"
-    if not ignore.exists():
-        with contextlib.suppress(OSError):
-            state.mkdir(parents=True, exist_ok=True)
-            ignore.write_text("*\n", encoding="utf-8")
-    return state / "runs"
+def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
+    """`<UTC time>-<card slug>`, with `-2`, `-3` … when a log or a run in `taken` has it already.
+
+    The one place run ids are made: the editor names a run before it starts, the CLI when it
+    starts; both must give ids that sort by time and never reuse another run's log."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{card_slug(card_path)}"[:76]
+    paths = StatePaths(root)
+    run_id, n = base, 1
+    while run_id in taken or paths.log(run_id).exists():
+        n += 1
+        run_id = f"{base}-{n}"
+    return run_id
 
 
 def log_record(event: Event) -> dict[str, Any] | None:

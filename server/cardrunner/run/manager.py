@@ -1,40 +1,34 @@
 """Runs in the background: one task per card, several cards at once.
 
 The language server must stay responsive while cards run, and it must always be able to say what
-each run is doing (lenses, progress, diagnostics, status). `RunManager` owns the tasks, picks the
-model for a run (a replayed transcript or the Messages API), runs it (optionally on a loop in
-a thread of its own, so the editor's loop stays free), folds every event into a `RunView`
-— the run's live state — and hands each event to one listener. It knows nothing of LSP: the
-language server is only one listener, and a test can be another.
+each run is doing (lenses, progress, diagnostics, status). `RunManager` only schedules: it owns
+the tasks, starts each run's `RunSession` (optionally on a loop in a thread of its own, so the
+editor's loop stays free), folds every event into a `RunView` — the run's live state — and
+hands each event to one listener. How a run is prepared and how it ends is the session's
+business alone. It knows nothing of LSP: the language server is only one listener, and a test
+can be another.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
-from cardrunner.agent.events import Event, RunFinished, RunStarted
+from cardrunner.agent.events import Event, RunStarted
 from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
-from cardrunner.run.log import runs_dir
-from cardrunner.run.prepare import (
-    ResumeGrant,
-    RunOptions,
-    RunRefused,
-    _prepare_resume,
-    choose_model,
-    replay_path,
-)
-from cardrunner.run.session import run_card
+from cardrunner.run.log import new_run_id
+from cardrunner.run.prepare import RunOptions, RunRefused, refuse_early
+from cardrunner.run.resume import ResumeGrant
+from cardrunner.run.session import RunSession
 from cardrunner.run.store import CardStore, DiskCardStore
-from cardrunner.run.view import RunView, card_slug
+from cardrunner.run.view import RunView
 
 log = logging.getLogger(__name__)
 
@@ -135,16 +129,24 @@ class RunManager:
         settings = self._settings()
         if settings.isolation is None:  # in the editor each card gets its own worktree by default
             settings = settings.model_copy(update={"isolation": True})
-        if resume is not None and importlib.util.find_spec("cardrunner.run.resume") is None:
-            raise RunRefused("resume is not available in this version of cardrunner")
-        if replay_path(settings, self.root, path) is None:
-            choose_model(settings, self.root, path, self._env)  # fails fast without a key
-        view = RunView(card_path=path, run_id=self._new_id(path), title=path.stem)
-        view.log_path = runs_dir(self.root) / f"{view.run_id}.jsonl"
+        taken = {v.run_id for v in self._views.values()}
+        view = RunView(card_path=path, run_id=new_run_id(self.root, path, taken), title=path.stem)
+        view.log_path = StatePaths(self.root).log(view.run_id)
+        options = RunOptions(
+            root=self.root,
+            card_path=path,
+            settings=settings,
+            approver=self._approver(view),
+            card_store=self._store,
+            resume=resume,
+            run_id=view.run_id,
+            env=self._env,
+        )
+        refuse_early(options)  # no key: the editor hears it at once, not from a failed run
         self._views[path] = view
         home = asyncio.get_running_loop()
         done: asyncio.Future[None] = home.create_future()
-        drive = self._drive(view, settings, resume, home, done)
+        drive = self._drive(view, options, home, done)
         # The task is never cancelled before it starts (its `finally` must run): a cancel goes
         # through the runs loop, after the task's first step, or is remembered until then.
         if self._runs_loop is None:
@@ -186,97 +188,44 @@ class RunManager:
         if live:
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
 
-    def _new_id(self, path: Path) -> str:
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        base = f"{stamp}-{card_slug(path)}"[:76]
-        taken = {v.run_id for v in self._views.values()}
-        run_id, n = base, 1
-        while run_id in taken or (runs_dir(self.root) / f"{run_id}.jsonl").exists():
-            n += 1
-            run_id = f"{base}-{n}"
-        return run_id
-
     async def _drive(
         self,
         view: RunView,
-        settings: Settings,
-        resume: ResumeGrant | None,
+        options: RunOptions,
         home: asyncio.AbstractEventLoop,
         done: asyncio.Future[None],
     ) -> None:
-        """One run, start to end, on the runs loop; every event is handed to the home loop."""
+        """One run on the runs loop: its session's events, each handed to the home loop."""
         path = view.card_path
         task = asyncio.current_task()
         assert task is not None
         self._run_tasks[path] = task
-
-        def emit(event: Event) -> None:
-            if asyncio.get_running_loop() is home:
-                self._emit(view, event)
-            else:
-                home.call_soon_threadsafe(self._emit, view, event)
-
-        ended = False
+        if path in self._cancel_early:  # the session ends it `cancelled` at its first step
+            self._cancel_early.discard(path)
+            task.cancel()
+        if asyncio.get_running_loop() is not home:  # they talk to the editor: on its loop
+            options.approver = _OnLoop(options.approver, home)
+            options.card_store = _OnLoop(options.card_store, home)
         try:
-            if path in self._cancel_early:
-                self._cancel_early.discard(path)
-                raise asyncio.CancelledError
-            options = await self._options(view, settings, resume, home)
-            async for event in run_card(options):
-                emit(event)
-                ended = ended or isinstance(event, RunFinished)
-        except RunRefused as exc:
-            emit(_failure(view, "config_error", str(exc)))
-            ended = True
-        except asyncio.CancelledError:
-            # Cancelled before the runner could turn it into a result (while preparing).
-            emit(_failure(view, "cancelled", "the run was cancelled before it started"))
-            ended = True
-        except Exception as exc:
-            log.exception("run %s crashed", view.run_id)
-            emit(_failure(view, "interrupted", f"{type(exc).__name__}: {exc}"))
-            ended = True
+            async for event in RunSession(options).events():
+                self._on_home(home, self._emit, view, event)
         finally:
-            if not ended:
-                emit(_failure(view, "interrupted", "the run ended without a result"))
             self._run_tasks.pop(path, None)
             self._keep.discard(task)  # type: ignore[arg-type]
-            if asyncio.get_running_loop() is home:
-                self._ended(view, done)
-            else:
-                home.call_soon_threadsafe(self._ended, view, done)
+            self._on_home(home, self._ended, view, done)
 
-    async def _options(
-        self,
-        view: RunView,
-        settings: Settings,
-        resume: ResumeGrant | None,
-        home: asyncio.AbstractEventLoop,
-    ) -> RunOptions:
-        model = await asyncio.to_thread(
-            choose_model, settings, self.root, view.card_path, self._env
-        )
-        approver, store = self._approver(view), self._store
-        if asyncio.get_running_loop() is not home:  # they talk to the editor: on its loop
-            approver = _OnLoop(approver, home)
-            store = _OnLoop(store, home)
-        options = RunOptions(
-            root=self.root,
-            card_path=view.card_path,
-            settings=settings,
-            model=model,
-            approver=approver,
-            card_store=store,
-            run_id=view.run_id,
-        )
-        if resume is not None:
-            await _prepare_resume(options, resume)
-        return options
+    @staticmethod
+    def _on_home(home: asyncio.AbstractEventLoop, call: Callable[..., None], *args: Any) -> None:
+        """Call `call(*args)` on the home loop: now if this is it, else as soon as it can."""
+        if asyncio.get_running_loop() is home:
+            call(*args)
+        else:
+            home.call_soon_threadsafe(call, *args)
 
     def _emit(self, view: RunView, event: Event) -> None:
         view.apply(event)
         if isinstance(event, RunStarted):  # a resumed run may continue under another id
-            view.log_path = runs_dir(self.root) / f"{view.run_id}.jsonl"
+            view.log_path = StatePaths(self.root).log(view.run_id)
         try:
             self._listener.run_event(view, event)
         except Exception:
@@ -290,20 +239,3 @@ class RunManager:
         finally:
             if not done.done():
                 done.set_result(None)
-
-
-def _failure(
-    view: RunView, reason: Literal["config_error", "cancelled", "interrupted"], detail: str
-) -> RunFinished:
-    """A result for a run the runner could not finish itself (it keeps the counts so far)."""
-    return RunFinished(
-        status="failed",
-        reason=reason,
-        detail=detail,
-        rounds=view.round,
-        tool_calls=0,
-        input_tokens=view.tokens,
-        output_tokens=0,
-        cost_usd=view.cost_usd,
-        commit=view.commit,
-    )

@@ -1,56 +1,68 @@
-"""Preparing a run: the one step every front end (CLI, language server, demo) takes first.
+"""Preparing a run: the one step every front end (CLI, language server, demo) goes through.
 
-It chooses the model (a replayed transcript or the Messages API), prepares a resume from the run
-log and sweeps what a dead cardrunner left behind. The front ends then differ only in how they
-show a run, never in how it is set up.
+`prepare_run` chooses the model (a replayed transcript or the Messages API), prepares a resume
+from the run log and sweeps what a dead cardrunner left behind. The front ends differ only in
+the `RunOptions` they fill in and in how they show a run, never in how it is set up; the run's
+session calls `prepare_run` inside its lifecycle, so a refusal ends the run like any other end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cardrunner.agent.model import Model
 from cardrunner.agent.review import Approver
 from cardrunner.config.settings import Settings
+from cardrunner.run.resume import ResumeGrant, ResumeState, prepare_resume
 from cardrunner.run.store import CardStore, DiskCardStore
-
-if TYPE_CHECKING:
-    from cardrunner.run.resume import ResumeState
+from cardrunner.run.sweep import open_ledger, sweep
 
 
 @dataclass
 class RunOptions:
-    """Everything a front end decides about one run."""
+    """Everything a front end decides about one run; nothing here has been checked yet."""
 
     root: Path
     card_path: Path
     settings: Settings
-    model: Model
     approver: Approver
     card_store: CardStore = field(default_factory=DiskCardStore)
+    model: Model | None = None
+    """A model the caller built itself; None lets `prepare_run` choose one."""
+    replay: Path | None = None
+    """The transcript to play (`--replay`, the demo); None falls back to `settings.replay`."""
+    resume: ResumeGrant | None = None
+    """Continue the card's last unfinished run, with this much extra budget."""
     run_id: str | None = None
-    resume: ResumeState | None = None
-    """Set by `resume.prepare_resume`: continue that run instead of starting a new one."""
+    """The id a front end announced before the run started (the editor shows it at once)."""
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    """Where the API key is looked up (tests pass their own)."""
+
+
+@dataclass
+class PreparedRun:
+    """A run that may start: its model, the resumed state if any, and notes for the user."""
+
+    options: RunOptions
+    model: Model
+    resume: ResumeState | None
+    notes: list[str]
 
 
 class RunRefused(Exception):
     """A run cannot start (already running, no API key, resume unavailable …); str() says why."""
 
 
-class MissingKey(RunRefused):
-    """No transcript to replay and no API key: each front end words the fix its own way."""
-
-
-@dataclass(frozen=True)
-class ResumeGrant:
-    """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
-
-    rounds: int = 0
-    cost_usd: float = 0.0
+MISSING_KEY = (
+    "ANTHROPIC_API_KEY is not set. Set it (and ANTHROPIC_BASE_URL for another Messages-API "
+    "endpoint) in the environment cardrunner runs in, or play a transcript without a key: "
+    "--replay TRANSCRIPT.json, or `replay` in cardrunner.toml (docs/transcripts.md)."
+)
+"""The one wording of the missing-key refusal, for the CLI and the editor alike."""
 
 
 def replay_path(settings: Settings, root: Path, card_path: Path) -> Path | None:
@@ -63,17 +75,35 @@ def replay_path(settings: Settings, root: Path, card_path: Path) -> Path | None:
     return path / f"{card_path.stem}.json" if folder else path
 
 
-MISSING_KEY = (
-    "ANTHROPIC_API_KEY is not set for the language server. Set it (and ANTHROPIC_BASE_URL for "
-    "another Messages-API endpoint) in the environment the editor starts cardrunner with, or set "
-    "`replay` in cardrunner.toml to play a transcript without a key."
-)
+def _transcript(options: RunOptions) -> Path | None:
+    return options.replay or replay_path(options.settings, options.root, options.card_path)
 
 
-def choose_model(settings: Settings, root: Path, card_path: Path, env: Mapping[str, str]) -> Model:
-    """A `ScriptedModel` when `replay` is set, else `AnthropicModel`; raises RunRefused if neither
-    can work. Reads the transcript file: call it off the event loop."""
-    transcript = replay_path(settings, root, card_path)
+def refuse_early(options: RunOptions) -> None:
+    """The checks that need no file or network, so an editor command can refuse at once."""
+    if options.model is None and _transcript(options) is None:
+        _require_key(options.env)
+
+
+def _require_key(env: Mapping[str, str]) -> None:
+    from cardrunner.models.anthropic import has_credentials
+
+    if not has_credentials(dict(env)):
+        raise RunRefused(MISSING_KEY)
+
+
+def choose_model(
+    settings: Settings,
+    root: Path,
+    card_path: Path,
+    env: Mapping[str, str],
+    replay: Path | None = None,
+) -> Model:
+    """A `ScriptedModel` for a transcript (`replay`, else `settings.replay`), else the API.
+
+    Raises RunRefused if neither can work. Reads the transcript file: call it off the event loop.
+    """
+    transcript = replay or replay_path(settings, root, card_path)
     if transcript is not None:
         from cardrunner.models.scripted import ScriptedModel, load_transcript
 
@@ -85,21 +115,29 @@ def choose_model(settings: Settings, root: Path, card_path: Path, env: Mapping[s
             )
         except (OSError, ValueError) as exc:
             raise RunRefused(f"cannot read the transcript {transcript}: {exc}") from exc
-    from cardrunner.models.anthropic import AnthropicModel, has_credentials
+    _require_key(env)
+    from cardrunner.models.anthropic import AnthropicModel
 
-    if not has_credentials(dict(env)):
-        raise MissingKey(MISSING_KEY)
     return AnthropicModel(settings.model, settings.options)
 
 
-async def _prepare_resume(options: RunOptions, grant: ResumeGrant) -> None:
-    try:
-        from cardrunner.run.resume import prepare_resume  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as exc:
-        raise RunRefused(f"resume is not available: {exc}") from exc
-    try:  # reads the run log: off the loop
-        await asyncio.to_thread(
-            prepare_resume, options, grant_rounds=grant.rounds, grant_cost=grant.cost_usd
+async def prepare_run(options: RunOptions) -> PreparedRun:
+    """Model, resume and sweep for one run; raises RunRefused with the reason it cannot start."""
+    o = options
+    model = o.model
+    if model is None:
+        model = await asyncio.to_thread(
+            choose_model, o.settings, o.root, o.card_path, o.env, o.replay
         )
-    except ValueError as exc:
-        raise RunRefused(f"cannot resume: {exc}") from exc
+    resume = None
+    if o.resume is not None:
+        try:  # reads the run log: off the loop
+            resume = await asyncio.to_thread(prepare_resume, o.root, o.card_path, model, o.resume)
+        except ValueError as exc:
+            raise RunRefused(f"cannot resume: {exc}") from exc
+    swept = await asyncio.to_thread(sweep, o.root)
+    open_ledger(o.root)
+    notes = (
+        [f"stopped {len(swept)} process group(s) left by a cardrunner that died"] if swept else []
+    )
+    return PreparedRun(o, model, resume, notes)

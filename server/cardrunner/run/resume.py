@@ -11,17 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import RESUMABLE_REASONS, Usage
 from cardrunner.agent.limits import Guards
-from cardrunner.agent.model import Block, Message
+from cardrunner.agent.model import Block, Message, Model
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
-from cardrunner.run.log import read_log, runs_dir
+from cardrunner.run.log import read_log
 
-if TYPE_CHECKING:
-    from cardrunner.run.prepare import RunOptions
+
+@dataclass(frozen=True)
+class ResumeGrant:
+    """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
+
+    rounds: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass
@@ -54,7 +60,7 @@ def _card_rel(card: Path, root: Path) -> str:
 
 def find_resumable(root: Path, card: Path) -> Path | None:
     """The newest log of `card` whose run did not finish done (or None)."""
-    folder = runs_dir(root)
+    folder = StatePaths(root).ensure().runs
     if not folder.is_dir():
         return None
     rel = _card_rel(card, root)
@@ -171,17 +177,20 @@ def resume_note(state: ResumeState, limits: Limits) -> str:
     )
 
 
-def prepare_resume(options: RunOptions, grant_rounds: int = 0, grant_cost: float = 0.0) -> None:
-    """Point `options` at the card's last unfinished run; raise ValueError if there is none."""
-    log = find_resumable(options.root, options.card_path)
+def prepare_resume(root: Path, card_path: Path, model: Model, grant: ResumeGrant) -> ResumeState:
+    """The card's last unfinished run, ready to go on; raises ValueError if there is none.
+
+    A replayed model is moved to the round the run stopped at, so it answers where it left off.
+    """
+    log = find_resumable(root, card_path)
     if log is None:
-        raise ValueError(f"{options.card_path.name} has no unfinished run to resume")
+        raise ValueError(f"{card_path.name} has no unfinished run to resume")
     state = rebuild(log)
     limits = state.limits.model_copy()
-    if grant_rounds:
-        limits.max_rounds = max(limits.max_rounds, state.rounds) + grant_rounds
-    if grant_cost:
-        limits.max_cost_usd = max(limits.max_cost_usd or 0.0, state.cost_usd) + grant_cost
+    if grant.rounds:
+        limits.max_rounds = max(limits.max_rounds, state.rounds) + grant.rounds
+    if grant.cost_usd:
+        limits.max_cost_usd = max(limits.max_cost_usd or 0.0, state.cost_usd) + grant.cost_usd
     if limits.max_rounds and state.rounds >= limits.max_rounds:
         raise ValueError(
             f"all {limits.max_rounds} rounds are used; grant more with --grant-rounds N"
@@ -199,6 +208,6 @@ def prepare_resume(options: RunOptions, grant_rounds: int = 0, grant_cost: float
         state.messages.append(Message("user", [note]))
     from cardrunner.models.scripted import ScriptedModel
 
-    if isinstance(options.model, ScriptedModel):
-        options.model.resume_at(state.rounds, state.history)
-    options.resume = state
+    if isinstance(model, ScriptedModel):
+        model.resume_at(state.rounds, state.history)
+    return state

@@ -15,13 +15,10 @@ import os
 import signal
 from pathlib import Path
 
+from cardrunner.config.paths import StatePaths
 from cardrunner.tools.process import add_group_listener
 
 _opened: set[Path] = set()
-
-
-def _ledger_dir(root: Path) -> Path:
-    return root / ".cardrunner" / "processes"
 
 
 def _start_time(pid: int) -> str | None:
@@ -36,7 +33,7 @@ def _start_time(pid: int) -> str | None:
 
 def open_ledger(root: Path) -> Path:
     """Record every process group this process starts from now on."""
-    path = _ledger_dir(root) / f"{os.getpid()}.jsonl"
+    path = StatePaths(root).processes / f"{os.getpid()}.jsonl"
     if path in _opened:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,7 +49,7 @@ def open_ledger(root: Path) -> Path:
 
 def sweep(root: Path) -> list[int]:
     """Kill the groups recorded by owners that no longer run; returns the groups killed."""
-    folder = _ledger_dir(root)
+    folder = StatePaths(root).processes
     killed: list[int] = []
     if not folder.is_dir():
         return killed

@@ -47,6 +47,8 @@ class RunView:
     card_path: Path
     run_id: str
     title: str
+    model: str = ""
+    """The model's name as the run reports it (`replay:<transcript>` for a replay)."""
     state: RunState = "running"
     round: int = 0
     max_rounds: int = 0
@@ -84,7 +86,7 @@ class RunView:
         """Fold one event into the view."""
         match event:
             case RunStarted():
-                self.run_id, self.title = event.run_id, event.title
+                self.run_id, self.title, self.model = event.run_id, event.title, event.model
                 self.max_rounds = int(event.limits.get("max_rounds") or 0)
                 self.criteria = [Criterion(text) for text in event.criteria]
                 self.round = event.resumed_from_round

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.agent.events import RunFinished
+from cardrunner.config.paths import StatePaths
 from cardrunner.tools.git import GitRepo
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
@@ -80,7 +81,7 @@ class WorkArea:
         resume_base: str | None,
         resume_work: str | None,
     ) -> WorkArea:
-        worktree = main.root / ".cardrunner" / "worktrees" / slug
+        worktree = StatePaths(main.root).worktree(slug)
         branch = f"cards/{slug}"
         if not worktree.exists():
             if await main.head() is None:

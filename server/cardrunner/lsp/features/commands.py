@@ -25,7 +25,8 @@ from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex, uri_to_path
 from cardrunner.lsp.features.review import DEFAULT_REJECT_REASON, ReviewHub
 from cardrunner.run.manager import RunManager
-from cardrunner.run.prepare import ResumeGrant, RunRefused
+from cardrunner.run.prepare import RunRefused
+from cardrunner.run.resume import ResumeGrant
 
 log = logging.getLogger("cardrunner.lsp.commands")
 

@@ -21,8 +21,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.config.paths import StatePaths
 from cardrunner.lsp.core.client import Client
-from cardrunner.run.log import runs_dir
 from cardrunner.run.view import RunView
 
 log = logging.getLogger("cardrunner.lsp.review")
@@ -178,7 +178,7 @@ async def write_review_files(
     return the diff path and the `files` entries (`after` is where the run works: the
     workspace, or its own worktree)."""
     root = request.root
-    folder = runs_dir(workspace)
+    folder = StatePaths(workspace).ensure().runs
     diff_path = folder / f"{request.run_id}.diff"
     before_dir = folder / request.run_id / "before"
     befores = {f: await _before(root, request.base_tree, f) for f in request.files}

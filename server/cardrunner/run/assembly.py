@@ -1,0 +1,191 @@
+"""Assembling one prepared run: card, work area, tools, MCP servers, loop, log.
+
+This is the composition root between the loop and the outside world: every port the loop talks
+through gets its production implementation here. It only builds; the run's session decides
+when, and owns whatever this opens (`stack` receives every cleanup).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cardrunner.agent.compaction import Compactor
+from cardrunner.agent.events import RunStarted
+from cardrunner.agent.gate import Tool, ToolPool
+from cardrunner.agent.limits import Guards
+from cardrunner.agent.loop import Loop
+from cardrunner.agent.model import Message
+from cardrunner.agent.verdict import RunVerdict
+from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.config.paths import StatePaths
+from cardrunner.run.log import RunLog, new_run_id
+from cardrunner.run.prepare import PreparedRun, RunRefused
+from cardrunner.run.workarea import WorkArea, WorkAreaError
+from cardrunner.tools.commands import AppProcess, command_tools
+from cardrunner.tools.commit import CommitTool
+from cardrunner.tools.evidence import Evidence
+from cardrunner.tools.files import PathGuard, file_tools
+
+INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
+
+
+@dataclass
+class OpenRun:
+    """A run ready to play: what the session needs to start, end and record it."""
+
+    card: Card
+    run_id: str
+    area: WorkArea
+    loop: Loop
+    log: RunLog
+    started: RunStarted
+    started_at: datetime
+
+
+def command_env(run_dir: Path) -> dict[str, str]:
+    """Commands find the interpreter that runs cardrunner first on PATH (`python` in argv)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path, "CARDRUNNER_RUN_DIR": str(run_dir)}
+
+
+async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
+    """Build every part of the run; raises RunRefused when the card or the work area cannot do."""
+    o, resume = prepared.options, prepared.resume
+    try:
+        card = await asyncio.to_thread(load_card, o.card_path)
+        area = await WorkArea.open(
+            o.root,
+            o.settings.paths.write,
+            card.slug,
+            isolation=bool(o.settings.isolation),
+            resume_base=resume.base_tree if resume else None,
+            resume_work=resume.work_tree if resume else None,
+        )
+    except (CardError, WorkAreaError) as exc:
+        raise RunRefused(str(exc)) from exc
+    run_id = resume.run_id if resume else (o.run_id or new_run_id(o.root, o.card_path))
+    paths = StatePaths(o.root).ensure()
+    await asyncio.to_thread(paths.run_dir(run_id).mkdir, parents=True, exist_ok=True)
+    limits = resume.limits if resume else o.settings.limits
+    guards = Guards(limits, o.settings.price())
+    evidence = Evidence(card.criteria)
+    if resume:
+        guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
+        guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed
+        evidence.reports.update(resume.reports)
+    commit = _commit_tool(prepared, card, area, run_id, guards)
+    extra = [evidence.tool(), commit.tool()]
+    pool, warnings = await _tool_pool(prepared, area, paths.run_dir(run_id), stack, extra)
+    prompt = resume.prompt if resume else card.prompt()
+    verdict = RunVerdict(commit, evidence, o.settings.require_evidence)
+    loop = _loop(prepared, pool, guards, verdict, prompt)
+    started = RunStarted(
+        run_id=run_id,
+        card=relative(card.path, o.root),
+        title=card.title,
+        model=prepared.model.name,
+        tools=pool.names,
+        limits=limits.model_dump(),
+        criteria=card.criteria,
+        warnings=[*prepared.notes, *warnings],
+        resumed_from_round=resume.rounds if resume else 0,
+        prompt=prompt,
+        base_tree=area.base_tree,
+        workdir=str(area.root),
+    )
+    log = RunLog(paths.log(run_id))
+    return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC))
+
+
+def _commit_tool(
+    prepared: PreparedRun, card: Card, area: WorkArea, run_id: str, guards: Guards
+) -> CommitTool:
+    """`git_commit` for this run; its trailers name the card, the run and what it cost so far."""
+    return CommitTool(
+        git=area.git,
+        approver=prepared.options.approver,
+        write_paths=prepared.options.settings.paths.write,
+        base_tree=area.base_tree,
+        run_id=run_id,
+        card_title=card.title,
+        card_path=card.path,
+        card_slug=card.slug,
+        trailers=lambda: {
+            "Card": card.slug,
+            "Run": run_id,
+            "Rounds": str(guards.rounds),
+            "Cost": f"${guards.cost_usd:.2f}",
+        },
+    )
+
+
+async def _tool_pool(
+    prepared: PreparedRun,
+    area: WorkArea,
+    run_dir: Path,
+    stack: AsyncExitStack,
+    extra: Sequence[Tool],
+) -> tuple[ToolPool, list[str]]:
+    """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
+    s = prepared.options.settings
+    app = AppProcess()
+    stack.push_async_callback(app.aclose)
+    pool = ToolPool(
+        [
+            *file_tools(PathGuard(area.root, s.paths.read, s.paths.write)),
+            *command_tools(area.root, s.commands, app, command_env(run_dir)),
+            *extra,
+        ]
+    )
+    if not s.mcp:
+        return pool, []
+    from cardrunner.tools.mcp.hub import McpHub, McpStartError
+
+    hub = McpHub(s.mcp, run_dir=run_dir, root=area.root)
+    stack.push_async_callback(hub.aclose)
+    try:
+        await hub.start()
+    except McpStartError as exc:
+        raise RunRefused(str(exc)) from exc
+    warnings = list(hub.warnings)
+    warnings += [f"MCP server {name!r} did not start: {why}" for name, why in hub.failures.items()]
+    for tool in hub.tools():
+        if not pool.add(tool):
+            warnings.append(f"MCP tool {tool.name} skipped: a built-in tool has that name")
+    return pool, warnings
+
+
+def _loop(
+    prepared: PreparedRun, pool: ToolPool, guards: Guards, verdict: RunVerdict, prompt: str
+) -> Loop:
+    """The agent loop over this run's ports, with the conversation so far (or the card)."""
+    o, resume = prepared.options.settings.options, prepared.resume
+    system = INSTRUCTIONS.read_text(encoding="utf-8")
+    messages = resume.messages if resume else [Message("user", [{"type": "text", "text": prompt}])]
+    overhead = (len(system) + len(json.dumps(pool.specs()))) // 4
+    return Loop(
+        system=system,
+        model=prepared.model,
+        pool=pool,
+        guards=guards,
+        verdict=verdict,
+        options=o,
+        messages=messages,
+        compactor=Compactor(o.context_window, o.compact_at, o.keep_tool_results, overhead),
+    )
+
+
+def relative(path: Path, root: Path) -> str:
+    """`path` relative to the workspace root as the log and the card record it."""
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,116 @@
+"""`RunSession`: every way a run can end gives exactly one `RunFinished`, last.
+
+A real project in a git repository, the real tools, a scripted model; what varies is where the
+run stops: refused while preparing, cancelled while preparing, a card store that fails when the
+run starts or when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.settings import load_settings
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import RunSession
+from cardrunner.run.store import DiskCardStore
+from tests.support.project import fix_transcript, make_project
+
+
+def options(root: Path, **fields: Any) -> RunOptions:
+    settings, problems = load_settings(root)
+    assert not problems, problems
+    return RunOptions(
+        root=root,
+        card_path=root / "cards/fix-add.md",
+        settings=settings,
+        approver=AutoApprover(),
+        env={},
+        **fields,
+    )
+
+
+async def events_of(opts: RunOptions) -> list[Event]:
+    events = [e async for e in RunSession(opts).events()]
+    assert [type(e) for e in events].count(RunFinished) == 1
+    assert isinstance(events[-1], RunFinished)
+    return events
+
+
+class FailingStore(DiskCardStore):
+    """Writes like the disk store, but fails on one state."""
+
+    def __init__(self, fail_on: str) -> None:
+        self.fail_on, self.states = fail_on, []
+
+    async def update(self, path: Path, **fields: Any) -> None:
+        self.states.append(fields["state"])
+        if fields["state"] == self.fail_on:
+            raise RuntimeError(f"the editor refused the {fields['state']} edit")
+        await super().update(path, **fields)
+
+
+async def test_a_refusal_while_preparing_is_the_runs_one_result(tmp_path: Path) -> None:
+    card = make_project(tmp_path)
+    before = card.read_text()
+    events = await events_of(options(tmp_path))
+    result = events[-1]
+    assert len(events) == 1 and isinstance(result, RunFinished)
+    assert result.reason == "config_error" and "ANTHROPIC_API_KEY" in result.detail
+    assert card.read_text() == before
+
+
+async def test_a_missing_resume_is_refused_the_same_way(tmp_path: Path) -> None:
+    from cardrunner.run.resume import ResumeGrant
+
+    make_project(tmp_path)
+    opts = options(tmp_path, model=ScriptedModel(fix_transcript()), resume=ResumeGrant())
+    result = (await events_of(opts))[-1]
+    assert isinstance(result, RunFinished) and result.reason == "config_error"
+    assert result.detail.startswith("cannot resume: fix-add.md has no unfinished run")
+
+
+async def test_cancelled_while_preparing_ends_cancelled(tmp_path: Path) -> None:
+    card = make_project(tmp_path)
+    seen: list[Event] = []
+
+    async def consume() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # as the run manager does: the session gets it at its first await
+        async for event in RunSession(options(tmp_path, model=ScriptedModel([]))).events():
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), 30)
+    assert len(seen) == 1 and isinstance(seen[0], RunFinished)
+    assert seen[0].reason == "cancelled" and seen[0].detail.endswith("before it started")
+    assert "state: New" in card.read_text()
+
+
+async def test_a_store_that_fails_at_the_start_ends_the_run_interrupted(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    store = FailingStore("In Work")
+    opts = options(tmp_path, model=ScriptedModel(fix_transcript()), card_store=store)
+    events = await events_of(opts)
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.reason == "interrupted"
+    assert "the editor refused the In Work edit" in result.detail
+    assert store.states == ["In Work"]  # a card that never went In Work is not marked Failed
+
+
+async def test_a_store_that_fails_at_the_end_keeps_the_result(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    store = FailingStore("Done")
+    opts = options(tmp_path, model=ScriptedModel(fix_transcript()), card_store=store)
+    events = await events_of(opts)
+    assert isinstance(events[0], RunStarted)
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.status == "done", result
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("could not write the result to the card" in n for n in notices), notices
+    assert store.states == ["In Work", "Done"]
