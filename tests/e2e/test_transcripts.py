@@ -61,10 +61,10 @@ async def test_a_demo_run_round_trips_through_its_log(tmp_path: Path) -> None:
     again, again_calls = await play(again_root, card, ScriptedModel.from_file(out))
     assert again.status == "done", (again.reason, again.detail)
     assert again_calls == first_calls  # the same calls with the same arguments, edits resolved
-    assert (again.rounds, again.tool_calls, again.total_tokens, again.cost_usd) == (
+    assert (again.rounds, again.tool_calls, again.usage.total, again.cost_usd) == (
         first.rounds,
         first.tool_calls,
-        first.total_tokens,
+        first.usage.total,
         first.cost_usd,
     )
     for path in ("invoice/model.py", "tests/test_model.py"):

@@ -224,25 +224,13 @@ class RunFinished(_Event):
     detail: str = ""
     rounds: int
     tool_calls: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    usage: Usage
+    """Every token of the run; `usage.total` is what the token budget counts."""
     cost_usd: float
     commit: str | None = None
     final_text: str = ""
     work_tree: str | None = None
     """When the write area was restored at the end: the run's changes as a git tree (resume)."""
-
-    @property
-    def total_tokens(self) -> int:
-        """Every token of the run, cached or not (what the token budget counts)."""
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_input_tokens
-            + self.cache_creation_input_tokens
-        )
 
 
 Event = Annotated[

@@ -73,7 +73,7 @@ async def _run_one(root: Path, card: str, yes: bool) -> Row:
         view.show(event)
         if event.type == "result":
             result = "done" if event.status == "done" else f"failed: {event.reason}"
-            tokens = event.total_tokens
+            tokens = event.usage.total
             row = Row(
                 Path(card).stem,
                 result,

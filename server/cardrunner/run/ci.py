@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.agent.events import Event, Notice, RunFinished, Usage
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
@@ -214,7 +214,6 @@ def _refused(why: str) -> RunFinished:
         detail=why,
         rounds=0,
         tool_calls=0,
-        input_tokens=0,
-        output_tokens=0,
+        usage=Usage(),
         cost_usd=0.0,
     )

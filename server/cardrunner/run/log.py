@@ -66,11 +66,19 @@ def log_record(event: Event) -> dict[str, Any] | None:
                 "text": event.text,
                 "content": event.response,
             }
-        case ReviewDecided():
-            data = event.model_dump(mode="json", exclude={"time", "type"})
-        case RunStarted() | ToolFinished() | RunFinished() | CriterionReported() | BuildChecked():
-            data = event.model_dump(mode="json", exclude={"time", "type"})
-        case ReviewRequested() | Compacted() | Notice():
+        case RunFinished():  # flat token counts, as DESIGN.md's log contract has them
+            data = event.model_dump(mode="json", exclude={"time", "type", "usage"})
+            data.update(event.usage.model_dump())
+        case (
+            RunStarted()
+            | ToolFinished()
+            | CriterionReported()
+            | BuildChecked()
+            | ReviewRequested()
+            | ReviewDecided()
+            | Compacted()
+            | Notice()
+        ):
             data = event.model_dump(mode="json", exclude={"time", "type"})
     return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}
 

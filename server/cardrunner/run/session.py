@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished
+from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.liveness import clear_live, mark_live
 from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
@@ -92,8 +92,7 @@ class RunSession:
                 detail=detail,
                 rounds=0,
                 tool_calls=0,
-                input_tokens=0,
-                output_tokens=0,
+                usage=Usage(),
                 cost_usd=0.0,
             )
 
@@ -133,7 +132,7 @@ class RunSession:
             "result": result.status,
             "reason": result.reason,
             "rounds": result.rounds,
-            "tokens": result.total_tokens,
+            "tokens": result.usage.total,
             "cost_usd": round(result.cost_usd, 4),
             "commit": result.commit,
             "log": relative(run.log.path, self.options.root),

@@ -121,7 +121,7 @@ class RunView:
                 self.state = "done" if event.status == "done" else "failed"
                 self.reason, self.detail = event.reason, event.detail
                 self.commit = event.commit or self.commit
-                self.tokens = event.total_tokens
+                self.tokens = event.usage.total
                 self.cost_usd, self.round, self.tool = event.cost_usd, event.rounds, None
                 self.problems = {}
             case _:

@@ -129,9 +129,9 @@ def summary(r: RunFinished, seconds: float) -> str:
         if r.status == "done"
         else f"■ FAILED: {r.reason}" + (f" — {r.detail}" if r.detail else "")
     )
-    tokens = r.total_tokens
+    tokens = r.usage.total
     tail = f" · commit {r.commit[:10]}" if r.commit else ""
     return (
         f"{head}\n  {r.rounds} rounds · {r.tool_calls} tool calls · {tokens:,} tokens "
-        f"(cache read {r.cache_read_input_tokens:,}) · ${r.cost_usd:.4f} · {elapsed(seconds)}{tail}"
+        f"(cache read {r.usage.cache_read_input_tokens:,}) · ${r.cost_usd:.4f} · {elapsed(seconds)}{tail}"
     )

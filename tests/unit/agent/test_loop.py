@@ -157,4 +157,4 @@ async def test_round_events_carry_usage_and_totals(make_loop: LoopFactory) -> No
     events, result = await drain(loop)
     rounds = [e for e in events if isinstance(e, RoundFinished)]
     assert rounds[0].usage.input_tokens == 10 and rounds[0].total_usage.total == 15
-    assert result.input_tokens == 10 and result.output_tokens == 5
+    assert result.usage.input_tokens == 10 and result.usage.output_tokens == 5
