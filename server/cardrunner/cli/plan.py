@@ -103,8 +103,14 @@ def run_plan(args: argparse.Namespace, root: Path) -> int:
 def warnings(plan: Plan) -> list[str]:
     """One line per overlap and per skipped card, for a human reading the job's log."""
     lines = [
-        f"{c.cards[0]} and {c.cards[1]} both touch {', '.join(c.files)}: running them in "
+        f"{c.cards[0]} and {c.cards[1]} both touch {_files(c.files)}: running them in "
         "parallel makes their pull requests conflict"
         for c in plan.conflicts
     ]
     return lines + [f"{s.card} not scheduled: {s.why}" for s in plan.skipped]
+
+
+def _files(files: list[str], shown: int = 5) -> str:
+    """The first few files of an overlap; the JSON has them all."""
+    rest = len(files) - shown
+    return ", ".join(files[:shown]) + (f" and {rest} more" if rest > 0 else "")

@@ -22,6 +22,8 @@ from cardrunner.config.settings import Settings
 from cardrunner.tools.branches import BranchRepo
 
 _PATHLIKE = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*/?")
+_COMMANDS = re.compile(r"```.*?```|`[^`\n]*\s[^`\n]*`", re.S)
+"""Fenced blocks and code spans with a space: command lines (`python scripts/build.py`)."""
 
 
 class PlanError(Exception):
@@ -168,7 +170,13 @@ async def _footprint(repo: BranchRepo, card: Card, tracked: list[str], cards: st
 
 
 def named_files(text: str, tracked: list[str]) -> set[str]:
-    """Tracked files a card's text names: by path, by folder (`src/ui/`) or by file name."""
+    """Tracked files a card's text names: by path, by folder (`src/ui/`) or by file name.
+
+    A path inside a command line (a fenced block, or a code span with a space in it such as
+    `python -m pytest tests/unit`) is something the card runs, not something it changes, so
+    it does not count: otherwise every card naming the project's test command would overlap.
+    """
+    text = _COMMANDS.sub(" ", text)
     by_name: dict[str, list[str]] = {}
     for path in tracked:
         by_name.setdefault(PurePosixPath(path).name, []).append(path)

@@ -132,6 +132,15 @@ async def test_an_invalid_card_is_skipped_and_says_why(repo: Path) -> None:
     assert plan.skipped[0].why.startswith("not a valid card")
 
 
+def test_paths_in_command_lines_do_not_count() -> None:
+    tracked = ["scripts/build.py", "tests/unit/test_a.py", "src/calc.py"]
+    text = (
+        "- `python scripts/build.py` and `python -m pytest -q tests/unit` pass.\n"
+        "```\npython -m pytest tests/unit/test_a.py\n```\nChange `src/calc.py`."
+    )
+    assert named_files(text, tracked) == {"src/calc.py"}
+
+
 def test_named_files_by_path_folder_and_file_name() -> None:
     tracked = ["src/calc.py", "src/ui/view.py", "lib/calc.py", "README.md", "docs/a.md"]
     text = "See ./src/ui/. Then calc.py, and README.md. Not src/missing.py nor 3.5 or e.g."
