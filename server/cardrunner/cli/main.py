@@ -278,7 +278,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    from cardrunner.run.log import NotARunLog, summarize_log
+    from cardrunner.run.log import NotARunLog
+    from cardrunner.run.summary import summarize_log
 
     try:
         print(summarize_log(args.log))

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -25,6 +25,8 @@ from pygls.lsp.server import LanguageServer
 from cardrunner import __version__
 from cardrunner.agent.events import (
     BuildChecked,
+    Compacted,
+    CriterionReported,
     Event,
     Notice,
     ReviewDecided,
@@ -239,8 +241,12 @@ class CardServer(LanguageServer):
                     self.client.show_message(
                         f"cardrunner: {view.title}: {event.detail}", types.MessageType.Error
                     )
+            case (
+                RunStarted() | ToolFinished() | CriterionReported() | ReviewDecided() | Compacted()
+            ):
+                pass  # the view holds them; lenses and diagnostics below show them
             case _:
-                pass
+                assert_never(event)
         self.diagnostics.refresh(view.card_path)
         if isinstance(event, RunStarted | ReviewRequested | ReviewDecided | RunFinished):
             self.client.refresh_code_lenses()

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from cardrunner.agent.events import (
     BuildChecked,
@@ -29,6 +31,7 @@ from cardrunner.agent.events import (
     RunStarted,
     ToolFinished,
     ToolStarted,
+    Usage,
 )
 from cardrunner.card.card import card_slug
 from cardrunner.config.paths import StatePaths
@@ -124,15 +127,6 @@ class NotARunLog(ValueError):
     """The file is not a cardrunner run log (it does not open with a `start` line)."""
 
 
-RESULT_TOKEN_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
-"""Every token a run used, cached or not: the same sum the card and the live view show."""
-
-
 def checked_records(path: Path) -> list[dict[str, Any]]:
     """The log's records; raises NotARunLog unless the first line is a run's `start`."""
     try:
@@ -148,55 +142,35 @@ def checked_records(path: Path) -> list[dict[str, Any]]:
     return list(read_log(path))
 
 
-def summarize_log(path: Path) -> str:
-    """A readable account of a run (what `cardrunner log` prints).
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
-    Raises OSError when the file cannot be read and NotARunLog when it is something else.
-    """
-    out: list[str] = []
-    for rec in checked_records(path):
-        d, t = rec.get("data", {}), rec["type"]
-        if t == "start":
-            out.append(f"run {d.get('run_id')} · card {d.get('card')} · model {d.get('model')}")
-            out.append(f"  tools: {', '.join(d.get('tools', []))}")
-            for w in d.get("warnings", []):
-                out.append(f"  warning: {w}")
-        elif t == "round":
-            cache = d.get("cache_read_input_tokens", 0)
-            out.append(
-                f"round {d['round']:>3}  {d['ms']:>6} ms  in {d['input_tokens']:>7,}  "
-                f"cache {cache:>7,}  out {d['output_tokens']:>6,}  ${d['cost_usd']:.4f}  "
-                f"{d.get('stop_reason')}  {', '.join(d.get('calls', []))}"
-            )
-        elif t == "tool":
-            first = (d.get("result") or "").strip().splitlines()[:1]
-            mark = "✗" if d.get("is_error") else "·"
-            args = json.dumps(d.get("arguments", {}), ensure_ascii=False)[:70]
-            out.append(
-                f"   {mark} {d['name']}({args}) {d['ms']} ms → {first[0][:80] if first else ''}"
-            )
-        elif t == "criterion":
-            out.append(
-                f"   criterion {d['index']}: {'passed' if d['passed'] else 'FAILED'} — {d['evidence'][:100]}"
-            )
-        elif t == "review":
-            out.append(
-                f"   review: {d['decision']} {d.get('reason') or ''} {d.get('commit') or ''}".rstrip()
-            )
-        elif t == "compaction":
-            out.append(
-                f"   compaction ({d['kind']}): {d['tokens_before']:,} → {d['tokens_after']:,} tokens"
-            )
-        elif t == "result":
-            status = (
-                "DONE"
-                if d["status"] == "done"
-                else f"FAILED ({d.get('reason')}: {d.get('detail')})"
-            )
-            out.append(
-                f"result: {status} · {d['rounds']} rounds · {d['tool_calls']} tool calls · "
-                f"{sum(d.get(k, 0) for k in RESULT_TOKEN_KEYS):,} tokens "
-                f"(cache read {d.get('cache_read_input_tokens', 0):,}) · ${d['cost_usd']:.4f}"
-                + (f" · commit {d['commit'][:10]}" if d.get("commit") else "")
-            )
-    return "\n".join(out)
+
+def read_events(records: Iterable[dict[str, Any]]) -> Iterator[Event]:
+    """The log's lines back as the events that wrote them: one reading for resume and `log`.
+
+    A `round` line keeps only the round's own usage and cost, so the running totals (and the
+    round limit from `start`) are summed again here; a `result` line's flat token counts become
+    its `usage`. Lines of a kind this version does not know are skipped."""
+    total, cost, max_rounds = Usage(), 0.0, 0
+    for record in records:
+        data: dict[str, Any] = record.get("data") or {}
+        fields = {**data, "type": record.get("type"), "time": record.get("time")}
+        if record.get("type") == "round":
+            usage = Usage.model_validate(data)
+            total, cost = total + usage, cost + float(data.get("cost_usd") or 0.0)
+            fields |= {"usage": usage, "total_usage": total, "total_cost_usd": cost}
+            fields |= {"max_rounds": max_rounds, "response": data.get("content")}
+        elif record.get("type") == "result":
+            fields["usage"] = Usage.model_validate(data)
+        try:
+            event = _EVENT.validate_python(fields)
+        except ValidationError:
+            continue
+        if isinstance(event, RunStarted):
+            max_rounds = int(event.limits.get("max_rounds") or 0)
+        yield event
+
+
+def log_events(path: Path) -> list[Event]:
+    """Every event of the run log at `path`; raises NotARunLog unless it is one, or OSError."""
+    return list(read_events(checked_records(path)))

@@ -1,22 +1,23 @@
 """The live state of one run, folded from its events: what every view of a run shows.
 
-Lenses, progress, diagnostics and the status notification all read the same few facts (round,
-tokens, cost, the tool running, each criterion, build problems, the result); `RunView.apply`
-is the one place that derives them from the event stream.
+The editor's lenses, progress, diagnostics and status, the CLI's live view and `cardrunner log`
+all read the same few facts (round, tokens, cost, the tool running, each criterion, build
+problems, the result); `RunView.apply` is the one place that derives them from the event
+stream, live or read back from a log.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, assert_never
 
 from cardrunner.agent.events import (
     BuildChecked,
+    Compacted,
     CriterionReported,
     Event,
+    Notice,
     Problem,
     ReviewDecided,
     ReviewRequested,
@@ -53,6 +54,9 @@ class RunView:
     round: int = 0
     max_rounds: int = 0
     tokens: int = 0
+    """Every token so far, cached or not (`Usage.total`)."""
+    cache_read_tokens: int = 0
+    tool_calls: int = 0
     cost_usd: float = 0.0
     tool: str | None = None
     reason: str | None = None
@@ -75,12 +79,20 @@ class RunView:
         limit = f"/{self.max_rounds}" if self.max_rounds else ""
         parts = [
             f"round {self.round}{limit}",
-            f"{_tokens(self.tokens)} tok",
+            f"{tokens_short(self.tokens)} tok",
             f"${self.cost_usd:.2f}",
         ]
         if self.tool:
             parts.append(self.tool)
         return " · ".join(parts)
+
+    def totals(self) -> str:
+        """`7 rounds · 12 tool calls · 41,200 tokens (cache read 31,900) · $0.0412`: the end
+        of a run as the CLI and `cardrunner log` both print it."""
+        return (
+            f"{self.round} rounds · {self.tool_calls} tool calls · {self.tokens:,} tokens "
+            f"(cache read {self.cache_read_tokens:,}) · ${self.cost_usd:.4f}"
+        )
 
     def apply(self, event: Event) -> None:
         """Fold one event into the view."""
@@ -95,19 +107,14 @@ class RunView:
             case RoundFinished():
                 self.round = event.round
                 self.tokens, self.cost_usd = event.total_usage.total, event.total_cost_usd
+                self.cache_read_tokens = event.total_usage.cache_read_input_tokens
                 self.last_round_text = event.text
             case ToolStarted():
                 self.tool = event.name
             case ToolFinished():
-                self.tool = None
-                path = event.arguments.get("path")
-                if event.name == "write_file" and not event.is_error and isinstance(path, str):
-                    self.touched.add(path)
-            case CriterionReported() if 0 <= event.index < len(self.criteria):
-                status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
-                self.criteria[event.index] = Criterion(
-                    self.criteria[event.index].text, status, event.evidence
-                )
+                self._tool_finished(event)
+            case CriterionReported():
+                self._criterion(event)
             case BuildChecked():
                 self.problems = {}
                 for problem in event.problems:
@@ -118,21 +125,41 @@ class RunView:
                 self.state = "running"
                 self.commit = event.commit or self.commit
             case RunFinished():
-                self.state = "done" if event.status == "done" else "failed"
-                self.reason, self.detail = event.reason, event.detail
-                self.commit = event.commit or self.commit
-                self.tokens = event.usage.total
-                self.cost_usd, self.round, self.tool = event.cost_usd, event.rounds, None
-                self.problems = {}
+                self._finished(event)
+            case Compacted() | Notice():
+                pass  # shown as they come; they change nothing a view keeps
             case _:
-                pass
+                assert_never(event)
+
+    def _tool_finished(self, event: ToolFinished) -> None:
+        self.tool, self.tool_calls = None, self.tool_calls + 1
+        path = event.arguments.get("path")
+        if event.name == "write_file" and not event.is_error and isinstance(path, str):
+            self.touched.add(path)
+
+    def _criterion(self, event: CriterionReported) -> None:
+        if 0 <= event.index < len(self.criteria):
+            status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
+            self.criteria[event.index] = Criterion(
+                self.criteria[event.index].text, status, event.evidence
+            )
+
+    def _finished(self, event: RunFinished) -> None:
+        self.state = "done" if event.status == "done" else "failed"
+        self.reason, self.detail = event.reason, event.detail
+        self.commit = event.commit or self.commit
+        self.tokens, self.cost_usd = event.usage.total, event.cost_usd
+        self.cache_read_tokens = event.usage.cache_read_input_tokens
+        self.round, self.tool_calls, self.tool = event.rounds, event.tool_calls, None
+        self.problems = {}
 
 
-def _tokens(n: int) -> str:
+def tokens_short(n: int) -> str:
+    """`31.2k` for 31,234 tokens: how every view of a run writes a token count."""
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def card_slug(path: Path) -> str:
-    """The same slug `Card.slug` gives, without reading the card (for the run id up front)."""
-    ascii_stem = unicodedata.normalize("NFKD", path.stem).encode("ascii", "ignore")
-    return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
+def elapsed(seconds: float) -> str:
+    """`m:ss`, how a run's wall time is shown."""
+    m, s = divmod(int(seconds), 60)
+    return f"{m}:{s:02d}"

@@ -2,13 +2,15 @@
 
 On a terminal one status line is redrawn in place (round n/max, tokens, cost, current tool,
 elapsed); otherwise (CI, pipes) one plain line per round and per tool call. It never affects
-the run; it only reads events.
+the run; it only reads events. The state it shows is the run's `RunView`, the same fold the
+editor and `cardrunner log` read, so the three never disagree on a count.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent.events import (
@@ -26,15 +28,7 @@ from cardrunner.agent.events import (
     ToolFinished,
     ToolStarted,
 )
-
-
-def tokens_short(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
-
-
-def elapsed(seconds: float) -> str:
-    m, s = divmod(int(seconds), 60)
-    return f"{m}:{s:02d}"
+from cardrunner.run.view import RunView, elapsed, tokens_short
 
 
 class LiveView:
@@ -44,20 +38,19 @@ class LiveView:
         self._write = write
         self._tty = tty
         self._started = time.monotonic()
-        self._round = 0
-        self._max = 0
-        self._tokens = 0
-        self._cost = 0.0
-        self._cache = 0
-        self._tool = ""
+        self.view = RunView(card_path=Path(), run_id="", title="")
+        """The run's state; the card's path is not needed to show it."""
+        self._thinking = False
         self._status_shown = False
 
     def status(self) -> str:
-        cache = f" · cache {tokens_short(self._cache)}" if self._cache else ""
-        tool = f" · {self._tool}" if self._tool else ""
+        v = self.view
+        cache = f" · cache {tokens_short(v.cache_read_tokens)}" if v.cache_read_tokens else ""
+        doing = v.tool or ("thinking…" if self._thinking else "")
+        tool = f" · {doing}" if doing else ""
         return (
-            f"round {self._round}/{self._max or '∞'} · {tokens_short(self._tokens)} tok{cache} · "
-            f"${self._cost:.2f}{tool} · {elapsed(time.monotonic() - self._started)}"
+            f"round {v.round}/{v.max_rounds or '∞'} · {tokens_short(v.tokens)} tok{cache} · "
+            f"${v.cost_usd:.2f}{tool} · {elapsed(time.monotonic() - self._started)}"
         )
 
     def _line(self, text: str) -> None:
@@ -72,27 +65,24 @@ class LiveView:
             self._status_shown = True
 
     def show(self, event: Event) -> None:
+        """Fold `event` into the view, then print what it changed."""
+        self.view.apply(event)
         match event:
             case RunStarted():
-                self._max = event.limits.get("max_rounds") or 0
                 self._line(
                     f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
                 )
             case RoundStarted():
-                self._round, self._tool = event.round, "thinking…"
+                self._thinking = True
                 self._redraw()
             case RoundFinished():
-                self._tool = ""
-                self._tokens = event.total_usage.total
-                self._cache = event.total_usage.cache_read_input_tokens
-                self._cost = event.total_cost_usd
+                self._thinking = False
                 if not self._tty:
                     self._line(
                         self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
                     )
                 self._redraw()
             case ToolStarted():
-                self._tool = event.name
                 self._redraw()
             case ToolFinished():
                 if event.is_error:
@@ -118,20 +108,14 @@ class LiveView:
             case Notice():
                 self._line(f"  {event.level}: {event.message}")
             case RunFinished():
-                self._line(summary(event, time.monotonic() - self._started))
+                self._line(summary(self.view, time.monotonic() - self._started))
             case _:
                 assert_never(event)
 
 
-def summary(r: RunFinished, seconds: float) -> str:
-    head = (
-        "■ DONE"
-        if r.status == "done"
-        else f"■ FAILED: {r.reason}" + (f" — {r.detail}" if r.detail else "")
-    )
-    tokens = r.usage.total
-    tail = f" · commit {r.commit[:10]}" if r.commit else ""
-    return (
-        f"{head}\n  {r.rounds} rounds · {r.tool_calls} tool calls · {tokens:,} tokens "
-        f"(cache read {r.usage.cache_read_input_tokens:,}) · ${r.cost_usd:.4f} · {elapsed(seconds)}{tail}"
-    )
+def summary(view: RunView, seconds: float) -> str:
+    """The run's last lines: how it ended, what it used, the commit it made."""
+    head = "■ DONE" if view.state == "done" else f"■ FAILED: {view.reason}"
+    head += f" — {view.detail}" if view.state != "done" and view.detail else ""
+    tail = f" · commit {view.commit[:10]}" if view.commit else ""
+    return f"{head}\n  {view.totals()} · {elapsed(seconds)}{tail}"

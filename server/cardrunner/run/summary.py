@@ -1,0 +1,83 @@
+"""`cardrunner log RUN.jsonl`: a run told round by round, read back from its log.
+
+The log's lines are read back into the run's events (`log_events`) and folded into a `RunView`
+like a live run's, so the counts printed here are the ones the live view and the card showed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import assert_never
+
+from cardrunner.agent.events import (
+    BuildChecked,
+    Compacted,
+    CriterionReported,
+    Event,
+    Notice,
+    ReviewDecided,
+    ReviewRequested,
+    RoundFinished,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolStarted,
+)
+from cardrunner.run.log import log_events
+from cardrunner.run.view import RunView
+
+
+def summarize_log(path: Path) -> str:
+    """A readable account of a run (what `cardrunner log` prints).
+
+    Raises OSError when the file cannot be read and NotARunLog when it is something else.
+    """
+    view = RunView(card_path=path, run_id="", title="")
+    out: list[str] = []
+    for event in log_events(path):
+        view.apply(event)
+        out += describe(event, view)
+    return "\n".join(out)
+
+
+def describe(event: Event, view: RunView) -> list[str]:
+    """The lines one logged event adds to the account (`view` already holds it)."""
+    match event:
+        case RunStarted():
+            head = f"run {event.run_id} · card {event.card} · model {event.model}"
+            return [head, f"  tools: {', '.join(event.tools)}"] + [
+                f"  warning: {w}" for w in event.warnings
+            ]
+        case RoundFinished():
+            u = event.usage
+            return [
+                f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
+                f"cache {u.cache_read_input_tokens:>7,}  out {u.output_tokens:>6,}  "
+                f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
+            ]
+        case ToolFinished():
+            first = event.result.strip().splitlines()[:1]
+            mark = "✗" if event.is_error else "·"
+            args = json.dumps(event.arguments, ensure_ascii=False)[:70]
+            shown = first[0][:80] if first else ""
+            return [f"   {mark} {event.name}({args}) {event.ms} ms → {shown}"]
+        case CriterionReported():
+            verdict = "passed" if event.passed else "FAILED"
+            return [f"   criterion {event.index}: {verdict} — {event.evidence[:100]}"]
+        case ReviewDecided():
+            return [f"   review: {event.decision} {event.reason} {event.commit or ''}".rstrip()]
+        case Compacted():
+            change = f"{event.tokens_before:,} → {event.tokens_after:,}"
+            return [f"   compaction ({event.kind}): {change} tokens"]
+        case RunFinished():
+            status = (
+                "DONE" if event.status == "done" else f"FAILED ({event.reason}: {event.detail})"
+            )
+            commit = f" · commit {event.commit[:10]}" if event.commit else ""
+            return [f"result: {status} · {view.totals()}{commit}"]
+        case RoundStarted() | ToolStarted() | BuildChecked() | ReviewRequested() | Notice():
+            return []  # transient, or shown by the lines around them
+        case _:
+            assert_never(event)

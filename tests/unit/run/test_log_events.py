@@ -1,0 +1,91 @@
+"""The run log read back: the same events the run yielded, and one fold for every view.
+
+A real run (real tools, git, a scripted model) is recorded live; its log is then read back
+into events, folded into a `RunView` and summarised as `cardrunner log` prints it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cardrunner.agent.events import Event, RoundFinished, RunFinished, RunStarted, ToolFinished
+from cardrunner.agent.review import AutoApprover
+from cardrunner.config.paths import StatePaths
+from cardrunner.config.settings import load_settings
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.log import log_events, log_record, read_events
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.session import RunSession
+from cardrunner.run.summary import summarize_log
+from cardrunner.run.view import RunView
+from cardrunner.terminal.liveview import LiveView
+from tests.support.project import fix_transcript, make_project
+
+
+async def recorded_run(root: Path) -> tuple[list[Event], list[str], Path]:
+    """Run the fixing transcript; returns the events, the live view's lines and the log."""
+    settings, problems = load_settings(root)
+    assert not problems, problems
+    options = RunOptions(
+        root=root,
+        card_path=root / "cards/fix-add.md",
+        settings=settings,
+        approver=AutoApprover(),
+        model=ScriptedModel(fix_transcript()),
+    )
+    lines: list[str] = []
+    live = LiveView(lines.append, tty=False)
+    events: list[Event] = []
+    async for event in RunSession(options).events():
+        live.show(event)
+        events.append(event)
+    logs = sorted(StatePaths(root).runs.glob("*.jsonl"))
+    assert len(logs) == 1
+    return events, "".join(lines).splitlines(), logs[0]
+
+
+async def test_the_log_reads_back_as_the_events_it_kept(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    events, _, log = await recorded_run(tmp_path)
+    kept = [e for e in events if log_record(e) is not None]
+    back = log_events(log)
+    assert [e.type for e in back] == [e.type for e in kept]
+    assert back[0] == kept[0] and isinstance(back[0], RunStarted)
+    assert back[-1] == kept[-1] and isinstance(back[-1], RunFinished)
+    assert back[-1].status == "done" and back[-1].usage.total > 0
+    tools = [e for e in back if isinstance(e, ToolFinished)]
+    assert tools == [e for e in kept if isinstance(e, ToolFinished)]
+    live_rounds = [e for e in kept if isinstance(e, RoundFinished)]
+    read_rounds = [e for e in back if isinstance(e, RoundFinished)]
+    for live, read in zip(live_rounds, read_rounds, strict=True):
+        assert read.usage == live.usage and read.total_usage == live.total_usage
+        assert read.max_rounds == live.max_rounds and read.response == live.response
+        assert abs(read.total_cost_usd - live.total_cost_usd) < 1e-5
+
+
+async def test_the_live_view_the_log_and_a_fold_agree_on_the_counts(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    events, lines, log = await recorded_run(tmp_path)
+    live_view, read_view = RunView(Path(), "", ""), RunView(Path(), "", "")
+    for event in events:
+        live_view.apply(event)
+    for event in log_events(log):
+        read_view.apply(event)
+    assert read_view.totals() == live_view.totals()
+    assert read_view.tool_calls == sum(isinstance(e, ToolFinished) for e in events) > 0
+    summary = summarize_log(log).splitlines()
+    assert summary[-1].startswith("result: DONE · " + live_view.totals())
+    assert any(line.strip().startswith(live_view.totals()) for line in lines), lines
+
+
+def test_lines_of_an_unknown_kind_or_shape_are_skipped() -> None:
+    records = [
+        {"time": "2026-01-01T00:00:00Z", "type": "from-a-later-version", "data": {}},
+        {"time": "2026-01-01T00:00:00Z", "type": "tool", "data": {"name": "read_file"}},
+        {
+            "time": "2026-01-01T00:00:01Z",
+            "type": "notice",
+            "data": {"level": "info", "message": "kept"},
+        },
+    ]
+    assert [e.type for e in read_events(records)] == ["notice"]
