@@ -1,0 +1,120 @@
+"""`CardBranchRun` in process: the paths the e2e board test does not take.
+
+Real repositories and bare remotes, the real run lifecycle, a scripted model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.config.settings import load_settings
+from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
+from cardrunner.run.prepare import RunOptions
+from tests.support.project import fix_transcript, git, make_project
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    """(a clone to run in, its bare origin)."""
+    seed = tmp_path / "seed"
+    make_project(seed)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(origin))
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    return work, origin
+
+
+def branch_run(root: Path, steps: list[dict[str, Any]], body: Path | None = None) -> CardBranchRun:
+    settings, problems = load_settings(root)
+    assert not problems, problems
+    options = RunOptions(
+        root=root,
+        card_path=root / "cards" / "fix-add.md",
+        settings=settings,
+        model=ScriptedModel(steps),
+        approver=PullRequestApprover(),
+    )
+    return CardBranchRun(options, PushTarget(remote="origin", pr_body=body))
+
+
+async def play(run: CardBranchRun) -> tuple[list[Event], RunFinished]:
+    events = [e async for e in run.events()]
+    assert isinstance(events[-1], RunFinished)
+    return events, events[-1]
+
+
+def notices(events: list[Event]) -> list[str]:
+    return [e.message for e in events if isinstance(e, Notice)]
+
+
+def state_at(root: Path, ref: str) -> str:
+    return str(
+        yaml.safe_load(git(root, "show", f"{ref}:cards/fix-add.md").split("---")[1])["state"]
+    )
+
+
+async def test_a_push_the_remote_rejects_keeps_the_branch_here_and_says_why(
+    project: tuple[Path, Path],
+) -> None:
+    work, origin = project
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    run = branch_run(work, fix_transcript())
+    events, result = await play(run)
+    assert result.status == "done"  # the card is Done; only the delivery failed
+    assert run.outcome is not None and not run.outcome.pushed
+    assert "the card is Done but its branch was not pushed" in run.outcome.why_not_pushed
+    assert "pushes are closed" in run.outcome.why_not_pushed
+    assert "the branch cards/fix-add keeps the run's commit here" in notices(events)
+    assert git(origin, "branch", "--list", "cards/*") == ""
+    assert git(work, "rev-list", "--count", "main..cards/fix-add").strip() == "1"
+    assert state_at(work, "cards/fix-add") == "Done"
+    assert git(work, "symbolic-ref", "--short", "HEAD").strip() == "main"
+
+
+async def test_isolation_is_off_and_a_detached_checkout_is_returned_to(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, origin = project
+    toml = work / "cardrunner.toml"
+    toml.write_text("isolation = true\n" + toml.read_text())
+    git(work, "commit", "-qam", "isolated runs")
+    git(work, "push", "-q", "origin", "main")
+    start = git(work, "rev-parse", "HEAD").strip()
+    git(work, "switch", "-q", "--detach", start)  # as CI checks a pull request out
+    body = tmp_path / "body.md"
+    run = branch_run(work, fix_transcript(), body)
+    events, result = await play(run)
+    assert result.status == "done", result.detail
+    assert run.outcome is not None and run.outcome.pushed
+    assert result.commit == run.outcome.commit == git(origin, "rev-parse", "cards/fix-add").strip()
+    assert git(origin, "rev-parse", "cards/fix-add~1").strip() == start
+    assert not (work / ".cardrunner" / "worktrees").exists()  # ran on the branch, not beside it
+    assert git(work, "rev-parse", "HEAD").strip() == start
+    assert git(work, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"  # detached again
+    assert body.read_text() == run.outcome.body
+    assert f"pull-request body written to {body}" in notices(events)
+
+
+async def test_something_staged_is_refused_before_any_model_call(
+    project: tuple[Path, Path],
+) -> None:
+    work, _ = project
+    (work / "notes.txt").write_text("mine\n")
+    git(work, "add", "notes.txt")
+    run = branch_run(work, fix_transcript())
+    _, result = await play(run)
+    assert result.reason == "config_error" and "something is staged" in result.detail
+    model = run.options.model
+    assert isinstance(model, ScriptedModel) and model.requests == []
+    assert git(work, "branch", "--list", "cards/*") == ""
+    assert state_at(work, "HEAD") == "New"
+    assert "state: New" in (work / "cards" / "fix-add.md").read_text()
