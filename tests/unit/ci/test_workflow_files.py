@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from cardrunner.run.plan import Budget, PlannedCard
+from cardrunner.run.plan import Budget, Plan, PlannedCard
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW = ROOT / ".github" / "workflows" / "cards.yml"
@@ -99,3 +99,84 @@ def test_every_required_action_input_is_given_by_the_workflow() -> None:
     assert required <= set(given)
     assert job["strategy"]["fail-fast"] is False
     assert "max-parallel" in job["strategy"]
+
+
+GITLAB = ROOT / ".gitlab" / "cards.gitlab-ci.yml"
+GITLAB_RUN = ROOT / ".gitlab" / "cards-run.gitlab-ci.yml"
+
+
+def heredoc(script: str) -> str:
+    """The Python a GitLab script item feeds to `python - <<'PY'`."""
+    return script.split("<<'PY'\n", 1)[1].rsplit("\nPY", 1)[0]
+
+
+def test_the_gitlab_plan_job_turns_the_plan_into_one_child_job_per_card(tmp_path: Path) -> None:
+    plan = Plan(
+        include=[
+            PlannedCard(
+                card="cards/a.md",
+                slug="a",
+                branch="cards/a",
+                title="A",
+                budget=Budget(max_rounds=9, max_tokens=100, max_cost_usd=1.5),
+            ),
+            PlannedCard(
+                card="cards/b.md",
+                slug="b",
+                branch="cards/b",
+                title="B",
+                budget=Budget(max_rounds=9, max_tokens=100, max_cost_usd=None),
+            ),
+        ],
+        conflicts=[],
+        skipped=[],
+        budget_usd=None,
+        scheduled_usd=None,
+    )
+    script = next(s for s in load(GITLAB)["cards-plan"]["script"] if "<<'PY'" in s)
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    subprocess.run(
+        [sys.executable, "-c", heredoc(script), "plan.json", "child.yml"],
+        cwd=tmp_path,
+        check=True,
+        timeout=60,
+    )
+    child = yaml.safe_load((tmp_path / "child.yml").read_text())
+    assert child["include"] == [{"local": ".gitlab/cards-run.gitlab-ci.yml"}]
+    assert child["card a"] == {
+        "extends": ".cards-run",
+        "variables": {
+            "CARD": "cards/a.md",
+            "CARD_SLUG": "a",
+            "CARD_BRANCH": "cards/a",
+            "CARD_TITLE": "A",
+            "CARD_MAX_COST": "1.5",
+        },
+    }
+    assert child["card b"]["variables"]["CARD_MAX_COST"] == ""
+    assert ".cards-run" in load(GITLAB_RUN)
+    empty = plan.model_copy(update={"include": []})
+    (tmp_path / "plan.json").write_text(empty.model_dump_json())
+    subprocess.run(
+        [sys.executable, "-c", heredoc(script), "plan.json", "child.yml"],
+        cwd=tmp_path,
+        check=True,
+        timeout=60,
+    )
+    assert list(yaml.safe_load((tmp_path / "child.yml").read_text())) == ["include", "no cards"]
+
+
+def test_the_gitlab_scripts_pass_shellcheck_and_compile() -> None:
+    items = [*load(GITLAB)["cards-plan"]["script"], *load(GITLAB_RUN)[".cards-run"]["script"]]
+    for item in items:
+        if "<<'PY'" in item:
+            compile(heredoc(item), "<gitlab script>", "exec")
+            item = item.split("<<'PY'\n", 1)[0] + "<<'PY'\nPY\n"
+        proc = subprocess.run(
+            [str(BIN / "shellcheck"), "--shell=bash", "-"],
+            input=item,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, f"{item}\n{proc.stdout}"
