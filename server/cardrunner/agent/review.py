@@ -30,12 +30,23 @@ class ReviewRequest:
 
 
 @dataclass(frozen=True)
+class HunkRef:
+    """One hunk of the review's diff: the file and the hunk's place in it (0 = first `@@`)."""
+
+    path: str
+    index: int
+
+
+@dataclass(frozen=True)
 class ReviewDecision:
-    """accept (optionally dropping some files, with why), reject (with why), or no_commit."""
+    """accept (optionally dropping some files or single hunks, with why), reject (with
+    why), or no_commit."""
 
     decision: Literal["accept", "reject", "no_commit"]
     reason: str = ""
     drop: list[str] = field(default_factory=list)
+    drop_hunks: list[HunkRef] = field(default_factory=list)
+    """Hunks to undo before committing; the rest of their files is kept."""
 
 
 class Approver(Protocol):

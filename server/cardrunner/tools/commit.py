@@ -9,10 +9,11 @@ from typing import Any
 
 from cardrunner.agent.events import ReviewDecided, ReviewRequested
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
-from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
+from cardrunner.agent.review import Approver, HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.secrets import redact
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.git import GitRepo
+from cardrunner.tools.hunks import Hunk, parse_diff, patch_of
 
 
 @dataclass
@@ -95,6 +96,9 @@ class CommitTool:
         self, message: str, files: list[str], decision: ReviewDecision, ctx: ToolContext
     ) -> ToolResult:
         dropped = [f for f in decision.drop if f in files]
+        hunks = [h for h in decision.drop_hunks if h.path not in dropped]
+        whole, hunk_note = await self._drop_hunks(hunks, files)
+        dropped += whole
         if dropped:
             await self.git.restore(self.base_tree, dropped)
         kept = [f for f in files if f not in dropped]
@@ -117,4 +121,29 @@ class CommitTool:
         text = f"Accepted and committed {sha[:10]} ({len(kept)} file(s): {', '.join(kept)})."
         if dropped:
             text += f"\nThe user dropped {', '.join(dropped)} (restored): {decision.reason or 'no reason given'}."
+        if hunk_note:
+            text += f"\nThe user dropped these changes (undone, not committed): {hunk_note}: {decision.reason or 'no reason given'}."
         return ToolResult(text + "\nEnd with the RESULT line.")
+
+    async def _drop_hunks(self, refs: list[HunkRef], files: list[str]) -> tuple[list[str], str]:
+        """Undo the chosen hunks in the working tree. Returns the files that lost every hunk
+        (to be restored whole, which also removes a file the run created) and what was undone."""
+        if not refs:
+            return [], ""
+        raw, _ = await self.git.diff(self.base_tree, files)
+        parsed = parse_diff(raw)
+        whole: list[str] = []
+        partial: set[HunkRef] = set()
+        for patch in parsed.files:
+            chosen = {h.ref for h in patch.hunks if h.ref in set(refs)}
+            if chosen and len(chosen) == len(patch.hunks):
+                whole.append(patch.path)
+            else:
+                partial |= chosen
+        if partial:
+            await self.git.unapply(patch_of(parsed, partial))
+        return whole, ", ".join(_describe(h) for h in parsed.hunks() if h.ref in partial)
+
+
+def _describe(hunk: Hunk) -> str:
+    return f"{hunk.path} hunk {hunk.index + 1} (at line {hunk.new_start}, +{hunk.added}/-{hunk.removed})"

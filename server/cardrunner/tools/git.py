@@ -225,6 +225,14 @@ class GitRepo:
             async with self._temp_index(base_tree) as env:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
 
+    async def unapply(self, patch: str) -> None:
+        """Undo the hunks of `patch` (root-relative paths) in the working tree, index untouched:
+        how a review drops single hunks and keeps the rest of their files."""
+        with tempfile.TemporaryDirectory(prefix="cardrunner-patch-") as tmp:
+            patch_file = Path(tmp) / "drop.patch"
+            await asyncio.to_thread(patch_file.write_text, patch, encoding="utf-8")
+            await self._git("apply", "-R", "--whitespace=nowarn", str(patch_file))
+
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""
         exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)

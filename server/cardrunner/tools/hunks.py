@@ -1,0 +1,192 @@
+"""Hunks of a unified diff, and the reviewer's comments written between its lines.
+
+A review is worth more when it can keep some of a file's changes and drop others, and when a
+remark can point at the line it is about. Both need the diff in parts: `parse_diff` splits
+`git diff` output into files and hunks (with the document lines each occupies, for editors),
+`patch_of` puts chosen hunks back together as a patch git can apply (in reverse, to drop
+them), and lines a reviewer adds starting with `#` become `Comment`s tied to the diff line
+above them. Text before the first `diff --git` (a review header) is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from cardrunner.agent.review import HunkRef
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+COMMENT_PREFIX = "#"
+"""A line starting with this is a reviewer's remark: no diff line starts with it."""
+
+
+@dataclass
+class Hunk:
+    """One `@@` block: where it sits in the document and in the old and new file."""
+
+    path: str
+    index: int
+    first_line: int
+    """0-based document line of the `@@` header."""
+    last_line: int
+    old_start: int
+    new_start: int
+    lines: list[str] = field(default_factory=list)
+    """The header and its diff lines, without reviewer comments."""
+
+    @property
+    def ref(self) -> HunkRef:
+        return HunkRef(self.path, self.index)
+
+    @property
+    def added(self) -> int:
+        return sum(1 for line in self.lines[1:] if line.startswith("+"))
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for line in self.lines[1:] if line.startswith("-"))
+
+
+@dataclass
+class FilePatch:
+    """One file's part of the diff: its header lines (`diff --git` … `+++`) and hunks."""
+
+    path: str
+    first_line: int
+    header: list[str] = field(default_factory=list)
+    hunks: list[Hunk] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A reviewer's remark, tied to the diff line above it (if it follows one)."""
+
+    text: str
+    path: str | None = None
+    line: int | None = None
+    """Line number in the new file (old file for a removed line); None for general remarks."""
+    code: str = ""
+    """The diff line the remark is about, as shown (`+    return 1`)."""
+
+    def describe(self) -> str:
+        if self.path is None:
+            return self.text
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return (
+            f"{where} (`{self.code.strip()}`): {self.text}"
+            if self.code
+            else f"{where}: {self.text}"
+        )
+
+
+@dataclass
+class ParsedDiff:
+    """The files of a diff, in order, and the comments found in it."""
+
+    files: list[FilePatch] = field(default_factory=list)
+    comments: list[Comment] = field(default_factory=list)
+
+    def hunks(self) -> list[Hunk]:
+        return [hunk for patch in self.files for hunk in patch.hunks]
+
+    def hunk_at(self, line: int) -> Hunk | None:
+        """The hunk whose lines include document line `line` (0-based)."""
+        return next((h for h in self.hunks() if h.first_line <= line <= h.last_line), None)
+
+    def file(self, path: str) -> FilePatch | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+def _path_of(header: list[str]) -> str:
+    """The file's path from `+++ b/…` (or `--- a/…` for a deletion, or the `diff --git` line)."""
+    for prefix in ("+++ b/", "--- a/"):
+        for line in header:
+            if line.startswith(prefix):
+                return line[len(prefix) :].rstrip("\t")
+    first = header[0][len("diff --git ") :] if header else ""
+    half = first.split(" b/", 1)
+    return half[1] if len(half) == 2 else first.removeprefix("a/")
+
+
+class _Parser:
+    """Walks the lines once; small enough to keep the state machine readable."""
+
+    def __init__(self) -> None:
+        self.out = ParsedDiff()
+        self.patch: FilePatch | None = None
+        self.hunk: Hunk | None = None
+        self.old = self.new = 0
+        self.last: tuple[str, int, str] | None = None  # path, line number, code of last diff line
+
+    def feed(self, number: int, line: str) -> None:
+        if line.startswith("diff --git "):
+            self.patch, self.hunk, self.last = FilePatch("", number, [line]), None, None
+            self.out.files.append(self.patch)
+        elif line.startswith(COMMENT_PREFIX):
+            self._comment(line)
+        elif self.patch is None:
+            return
+        elif (match := _HUNK.match(line)) is not None:
+            self._start_hunk(number, line, match)
+        elif self.hunk is None:
+            self.patch.header.append(line)
+            self.patch.path = _path_of(self.patch.header)
+        else:
+            self._diff_line(number, line)
+
+    def _comment(self, line: str) -> None:
+        text = line[len(COMMENT_PREFIX) :].strip()
+        if not text:
+            return
+        if self.last is None:
+            path = self.patch.path if self.patch else None
+            self.out.comments.append(Comment(text, path))
+        else:
+            self.out.comments.append(Comment(text, self.last[0], self.last[1], self.last[2]))
+
+    def _start_hunk(self, number: int, line: str, match: re.Match[str]) -> None:
+        assert self.patch is not None
+        self.patch.path = self.patch.path or _path_of(self.patch.header)
+        self.old, self.new = int(match.group(1)), int(match.group(3))
+        index = len(self.patch.hunks)
+        self.hunk = Hunk(self.patch.path, index, number, number, self.old, self.new, [line])
+        self.patch.hunks.append(self.hunk)
+        self.last = None
+
+    def _diff_line(self, number: int, line: str) -> None:
+        assert self.hunk is not None
+        self.hunk.lines.append(line)
+        self.hunk.last_line = number
+        if line.startswith("-"):
+            self.last = (self.hunk.path, self.old, line)
+            self.old += 1
+        elif line.startswith(("+", " ")):
+            self.last = (self.hunk.path, self.new, line)
+            self.new += 1
+            self.old += line.startswith(" ")
+
+
+def parse_diff(text: str) -> ParsedDiff:
+    """Files, hunks (with their 0-based document lines) and comments of a unified diff."""
+    parser = _Parser()
+    for number, line in enumerate(text.splitlines()):
+        parser.feed(number, line)
+    return parser.out
+
+
+def patch_of(diff: ParsedDiff, picked: set[HunkRef]) -> str:
+    """A patch holding only the `picked` hunks (with their files' headers), for `git apply`."""
+    parts: list[str] = []
+    for patch in diff.files:
+        hunks = [h for h in patch.hunks if h.ref in picked]
+        if hunks:
+            parts += patch.header
+            parts += [line for h in hunks for line in h.lines]
+    return "\n".join(parts) + "\n" if parts else ""
+
+
+def comments_reason(comments: list[Comment]) -> str:
+    """The reviewer's comments as one rejection reason, one remark per line."""
+    if len(comments) == 1:
+        return comments[0].describe()
+    return "\n".join(f"- {c.describe()}" for c in comments)
