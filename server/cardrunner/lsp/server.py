@@ -46,11 +46,11 @@ from cardrunner.lsp.core.index import CardIndex, uri_to_path
 from cardrunner.lsp.core.watcher import CardWatcher
 from cardrunner.lsp.features import commands
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
-from cardrunner.lsp.features.codelens import CardSituation, code_actions, code_lenses
-from cardrunner.lsp.features.hover import hover
+from cardrunner.lsp.features.codelens import CardSituation
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
+from cardrunner.lsp.views import register_views, review_marks
 from cardrunner.run.manager import RunLoop, RunManager
 from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.sweep import open_ledger, sweep
@@ -72,7 +72,9 @@ class CardServer(LanguageServer):
         self.settings = SettingsFeature(self.client, lambda: self.root)
         self.index = CardIndex(self, lambda: self.root, lambda: self.settings.settings.cards)
         self.store = DiagnosticsStore(self._publish)
-        self.reviews = ReviewHub(self.client, self.card_changed, lambda: self.root, self.index.uri)
+        self.reviews = ReviewHub(
+            self.client, self.card_changed, lambda: self.root, self.index.uri, self.open_text
+        )
         self.card_store = EditorCardStore(self.client, self.index)
         self.runs_loop = RunLoop()  # runs work on their own loop; this one answers the editor
         self.runs = RunManager(
@@ -218,9 +220,32 @@ class CardServer(LanguageServer):
         )
 
     def card_changed(self, path: Path) -> None:
-        """A card's run situation changed: its diagnostics and lenses follow."""
+        """A card's run situation changed: its diagnostics, lenses and review marks follow."""
         self.diagnostics.refresh(path)
+        review_marks(self, path)
         self.client.refresh_code_lenses()
+
+    def open_text(self, path: Path) -> str | None:
+        """The open buffer of any file (the review's `.diff` too), None when it is not open."""
+        for uri, doc in list(self.workspace.text_documents.items()):
+            if uri_to_path(uri) == path:
+                return str(doc.source)
+        return None
+
+    async def set_card_state(self, path: Path, state: str) -> None:
+        """Move a card by hand: its front matter changes (in the buffer when it is open)."""
+        try:
+            await self.card_store.update(
+                path, state=state, reason=None if state == "Failed" else False
+            )
+        except Exception as exc:
+            self.client.show_message(
+                f"cardrunner: cannot move the card: {exc}", types.MessageType.Error
+            )
+            return
+        await self.index.read(path)
+        self.card_changed(path)
+        self.status.changed()
 
     def run_event(self, view: RunView, event: Event) -> None:
         """`RunListener`: one event of one run, fanned out to every view of it."""
@@ -248,7 +273,9 @@ class CardServer(LanguageServer):
             case _:
                 assert_never(event)
         self.diagnostics.refresh(view.card_path)
-        if isinstance(event, RunStarted | ReviewRequested | ReviewDecided | RunFinished):
+        if isinstance(
+            event, RunStarted | RoundFinished | ReviewRequested | ReviewDecided | RunFinished
+        ):
             self.client.refresh_code_lenses()
         self.status.changed()
 
@@ -288,7 +315,7 @@ def build_server() -> CardServer:
     server = CardServer()
     _register_life_cycle(server)
     _register_documents(server)
-    _register_views(server)
+    register_views(server)
     commands.register(server)
     return server
 
@@ -344,34 +371,6 @@ def _register_documents(server: CardServer) -> None:
                 ls.diagnostics.refresh(path)
 
             commands.spawn(reread())
-
-
-def _register_views(server: CardServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(ls: CardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        path = ls.index.remember_uri(params.text_document.uri)
-        if path is None or not ls.index.is_card(path):
-            return []
-        if ls.index.get(path) is None:  # asked before the watcher saw it
-            await ls.index.read(path)
-        return code_lenses(path, ls.situation(path))
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
-    async def code_action(ls: CardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        path = ls.index.remember_uri(params.text_document.uri)
-        if path is None or not ls.index.is_card(path):
-            return []
-        if ls.index.get(path) is None:
-            await ls.index.read(path)
-        only = list(params.context.only) if params.context.only else None
-        return code_actions(path, ls.situation(path), only)
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def on_hover(ls: CardServer, params: types.HoverParams) -> types.Hover | None:
-        path = ls.index.remember_uri(params.text_document.uri)
-        if path is None or not ls.index.is_card(path):
-            return None
-        return hover(ls.situation(path), params.position.line)
 
 
 def serve() -> None:

@@ -21,6 +21,8 @@ RUN = "run"
 """A run's round summary, criteria and result, on its card."""
 BUILD = "build"
 """Build and test problems on the source files they name."""
+REVIEW = "review"
+"""Marks on the hunks a reviewer dropped, in the review's `.diff` document."""
 
 
 class DiagnosticsStore:

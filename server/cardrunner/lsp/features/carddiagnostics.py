@@ -1,10 +1,13 @@
 """What a card's diagnostics say: its parse problems, and what its run is doing or did.
 
 Always: each parse problem on its line, and a card left `In Work` with no live run is flagged
-"interrupted — resume or reset". With a run: one Information on the title line with the latest
-round, one per acceptance criterion (pending Hint, verified Information with the evidence,
-failed Warning with why), and at the end the result. Lines come from the card as it reads now,
-so a criterion's diagnostic follows the criterion when the front matter grows.
+"interrupted — resume or reset". With a run: one diagnostic on the title line with the latest
+round, one per acceptance criterion, and at the end the result. Severities say what needs
+attention, because a problem list full of successes hides the one failure: verified criteria,
+a running round and a done result are Hints (shown in the editor, left out of problem lists);
+a waiting review is Information; a pending criterion is a Warning, a failed one and a failed
+run are Errors. Lines come from the card as it reads now, so a criterion's diagnostic follows
+the criterion when the front matter grows.
 """
 
 from __future__ import annotations
@@ -82,20 +85,21 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         text = f"{'awaiting review · ' if view.state == 'review' else ''}{view.summary()}"
         if view.last_round_text:
             text += f"\n{view.last_round_text[:300]}"
-        out.append(_diag(lines, title_line, text, S.Information, "run"))
+        severity = S.Information if view.state == "review" else S.Hint
+        out.append(_diag(lines, title_line, text, severity, "run"))
     for index, criterion in enumerate(view.criteria):
         line = card.criteria_lines[index] if card and index < len(card.criteria_lines) else 0
         if criterion.status == "verified":
-            message, severity = f"verified: {criterion.evidence}", S.Information
+            message, severity = f"verified: {criterion.evidence}", S.Hint
         elif criterion.status == "failed":
-            message, severity = f"failed: {criterion.evidence}", S.Warning
+            message, severity = f"failed: {criterion.evidence}", S.Error
         else:
-            message, severity = f"pending: criterion {index} not verified yet", S.Hint
+            message, severity = f"pending: criterion {index} not verified yet", S.Warning
         out.append(_diag(lines, line, message, severity, f"criterion-{index}"))
     if view.state == "done":
         commit = f" · commit {view.commit[:10]}" if view.commit else ""
         message = f"done in {view.round} rounds · ${view.cost_usd:.2f}{commit}"
-        out.append(_diag(lines, title_line, message, S.Information, "result"))
+        out.append(_diag(lines, title_line, message, S.Hint, "result"))
     elif view.state == "failed":
         detail = f": {view.detail}" if view.detail else ""
         out.append(_diag(lines, title_line, f"failed ({view.reason}){detail}", S.Error, "result"))

@@ -19,14 +19,16 @@ from typing import Any, Protocol
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from cardrunner.agent.review import ReviewDecision
+from cardrunner.agent.review import HunkRef
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex, uri_to_path
-from cardrunner.lsp.features.review import DEFAULT_REJECT_REASON, ReviewHub
+from cardrunner.lsp.features.board import MANUAL_STATES
+from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.run.manager import RunManager
 from cardrunner.run.prepare import RunRefused
 from cardrunner.run.resume import ResumeGrant
+from cardrunner.tools.hunks import Comment, comments_reason
 
 log = logging.getLogger("cardrunner.lsp.commands")
 
@@ -56,6 +58,8 @@ class CommandHost(Protocol):
 
     def last_log(self, path: Path) -> Path | None: ...
 
+    async def set_card_state(self, path: Path, state: str) -> None: ...
+
     def command(self, command_name: str) -> Callable[[Any], Any]: ...
 
 
@@ -71,6 +75,27 @@ def _card(server: CommandHost, args: Sequence[Any]) -> Path:
         raise CommandError(f"not a card under '{server.settings.settings.cards}/': {args[0]}")
     server.index.remember_uri(args[0])  # answer in the client's spelling of the URI
     return path
+
+
+def _hunk(value: Any) -> HunkRef:
+    if not isinstance(value, dict):
+        raise CommandError('a hunk is {"path": "src/app.py", "hunk": 0}')
+    path, index = value.get("path"), value.get("hunk")
+    if not isinstance(path, str) or not isinstance(index, int) or index < 0:
+        raise CommandError('a hunk is {"path": "src/app.py", "hunk": 0}')
+    return HunkRef(path, index)
+
+
+def _comment(value: Any) -> Comment:
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        raise CommandError('a comment is {"path", "line", "code", "text"} with text')
+    line = value.get("line")
+    return Comment(
+        value["text"].strip(),
+        str(value["path"]) if value.get("path") else None,
+        line if isinstance(line, int) else None,
+        str(value.get("code") or ""),
+    )
 
 
 def _options(args: Sequence[Any], index: int = 1) -> dict[str, Any]:
@@ -113,18 +138,46 @@ class Commands:
             raise CommandError("'drop' must be a list of paths relative to the workspace")
         if not isinstance(reason, str):
             raise CommandError("'reason' must be text")
-        decided = self.s.reviews.decide(path, ReviewDecision("accept", reason, drop))
+        hunks = [_hunk(h) for h in opts.get("dropHunks", [])]
+        decided = self.s.reviews.accept(path, reason, drop, hunks)
         return self._decided(args[0], decided)
 
     def reject_changes(self, args: Sequence[Any]) -> dict[str, Any]:
+        """Reason: text, or `{"reason"}`, or `{"comments": [{path, line, code, text}]}`;
+        none at all sends the comments typed into the review's `.diff`, else the default."""
         path = _card(self.s, args)
-        reason = args[1] if len(args) > 1 and args[1] is not None else DEFAULT_REJECT_REASON
+        reason = args[1] if len(args) > 1 else None
         if isinstance(reason, dict):
-            reason = reason.get("reason") or DEFAULT_REJECT_REASON
-        if not isinstance(reason, str):
+            comments = [_comment(c) for c in reason.get("comments") or []]
+            reason = reason.get("reason") or (comments_reason(comments) if comments else None)
+        if reason is not None and not isinstance(reason, str):
             raise CommandError("the reason must be text")
-        decision = ReviewDecision("reject", reason.strip() or DEFAULT_REJECT_REASON)
-        return self._decided(args[0], self.s.reviews.decide(path, decision))
+        return self._decided(args[0], self.s.reviews.reject(path, reason))
+
+    def toggle_hunk(self, args: Sequence[Any]) -> dict[str, Any]:
+        """`[uri, {"path", "hunk", "drop"?}]`: mark one hunk of the waiting review dropped or
+        kept (without `drop`: flip it)."""
+        path = _card(self.s, args)
+        opts = _options(args)
+        drop = opts.get("drop")
+        if drop is not None and not isinstance(drop, bool):
+            raise CommandError("'drop' must be true or false")
+        ref = _hunk(opts)
+        dropped = self.s.reviews.toggle_hunk(path, ref, drop)
+        if dropped is None:
+            raise CommandError(f"no waiting review has hunk {ref.index} of {ref.path}")
+        return {"uri": args[0], "path": ref.path, "hunk": ref.index, "dropped": dropped}
+
+    def set_state(self, args: Sequence[Any]) -> dict[str, Any]:
+        """`[uri, state]`: move a card by hand (New, Done, Failed), as a board drag does."""
+        path = _card(self.s, args)
+        state = args[1] if len(args) > 1 else None
+        if state not in MANUAL_STATES:
+            raise CommandError(f"a card can be moved by hand to {', '.join(MANUAL_STATES)} only")
+        if self.s.runs.is_live(path):
+            raise CommandError("the card is running; cancel the run first")
+        spawn(self.s.set_card_state(path, str(state)))
+        return {"uri": args[0], "state": state}
 
     def _decided(self, uri: str, decided: bool) -> dict[str, Any]:
         if not decided:
@@ -163,6 +216,8 @@ COMMANDS = {
     "cardrunner.rejectChanges": Commands.reject_changes,
     "cardrunner.showDiff": Commands.show_diff,
     "cardrunner.showLog": Commands.show_log,
+    "cardrunner.toggleHunk": Commands.toggle_hunk,
+    "cardrunner.setState": Commands.set_state,
     "cardrunner.debug.modules": Commands.debug_modules,
 }
 

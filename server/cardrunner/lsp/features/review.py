@@ -20,10 +20,11 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
+from cardrunner.tools.hunks import ParsedDiff, comments_reason, parse_diff
 
 log = logging.getLogger("cardrunner.lsp.review")
 
@@ -43,6 +44,8 @@ class PendingReview:
     decided: asyncio.Future[ReviewDecision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    dropped: set[HunkRef] = field(default_factory=set)
+    """Hunks the reviewer marked to drop so far (lenses, code actions, `toggleHunk`)."""
 
 
 class ReviewHub:
@@ -54,9 +57,11 @@ class ReviewHub:
         changed: Callable[[Path], None],
         root: Callable[[], Path],
         uri: Callable[[Path], str],
+        open_text: Callable[[Path], str | None] = lambda path: None,
     ) -> None:
         self._client = client
         self._uri = uri
+        self._open_text = open_text
         self._root = root
         self._changed = changed
         self._pending: dict[Path, PendingReview] = {}
@@ -72,6 +77,60 @@ class ReviewHub:
         """The diff of the card's pending or most recent review in this session."""
         pending = self._pending.get(card_path)
         return pending.diff_path if pending else self._diffs.get(card_path)
+
+    def for_diff(self, diff_path: Path) -> PendingReview | None:
+        """The waiting review whose `.diff` document this is."""
+        return next((p for p in self._pending.values() if p.diff_path == diff_path), None)
+
+    def parsed(self, pending: PendingReview) -> ParsedDiff:
+        """The diff document as the reviewer sees it now (with the comments typed into it).
+
+        A buffer whose hunks are not this review's (an unsaved copy of an earlier review, or
+        a diff line edited by mistake) would point commands at the wrong lines: then the
+        review's own diff is used, without comments."""
+        text = self._open_text(pending.diff_path)
+        if text is None:
+            try:
+                text = pending.diff_path.read_text(encoding="utf-8")
+            except OSError:
+                text = pending.request.diff
+        seen, own = parse_diff(text), parse_diff(pending.request.diff)
+        same = [(h.ref, h.lines) for h in seen.hunks()] == [(h.ref, h.lines) for h in own.hunks()]
+        return seen if same else own
+
+    def toggle_hunk(self, card_path: Path, ref: HunkRef, drop: bool | None = None) -> bool | None:
+        """Mark a hunk dropped or kept (None: flip); the new state, None when not in the diff."""
+        pending = self._pending.get(card_path)
+        if pending is None or ref not in {h.ref for h in self.parsed(pending).hunks()}:
+            return None
+        now = (ref not in pending.dropped) if drop is None else drop
+        if now:
+            pending.dropped.add(ref)
+        else:
+            pending.dropped.discard(ref)
+        self._changed(card_path)
+        return now
+
+    def accept(
+        self, card_path: Path, reason: str = "", drop: list[str] | None = None,
+        hunks: list[HunkRef] | None = None,
+    ) -> bool:  # fmt: skip
+        """Accept, dropping the files in `drop` and the hunks marked so far plus `hunks`."""
+        pending = self._pending.get(card_path)
+        marked = pending.dropped if pending else set()
+        chosen = sorted(marked | set(hunks or []), key=lambda r: (r.path, r.index))
+        return self.decide(card_path, ReviewDecision("accept", reason, drop or [], chosen))
+
+    def comment_reason(self, card_path: Path) -> str | None:
+        """The comments typed into the card's review diff as one reason, None without any."""
+        pending = self._pending.get(card_path)
+        comments = self.parsed(pending).comments if pending else []
+        return comments_reason(comments) if comments else None
+
+    def reject(self, card_path: Path, reason: str | None = None) -> bool:
+        """Reject with `reason`, else with the diff's comments, else the default reason."""
+        why = (reason or "").strip() or self.comment_reason(card_path) or DEFAULT_REJECT_REASON
+        return self.decide(card_path, ReviewDecision("reject", why))
 
     def decide(self, card_path: Path, decision: ReviewDecision) -> bool:
         """Answer the card's pending review; False when none is waiting (or it was answered)."""
@@ -123,7 +182,7 @@ class ReviewHub:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
             message=f"cardrunner: review '{r.card_title}' — {len(r.files)} file(s): {files}\n"
-            f"{r.message}",
+            f"{r.message.strip().splitlines()[0] if r.message.strip() else ''}",
             actions=[types.MessageActionItem(t) for t in (ACCEPT, REJECT, SHOW_DIFF)],
         )
         while not pending.decided.done():
@@ -136,9 +195,9 @@ class ReviewHub:
                 return
             title = getattr(answer, "title", None)
             if title == ACCEPT:
-                self.decide(pending.card_path, ReviewDecision("accept"))
+                self.accept(pending.card_path)
             elif title == REJECT:
-                self.decide(pending.card_path, ReviewDecision("reject", DEFAULT_REJECT_REASON))
+                self.reject(pending.card_path)
             elif title == SHOW_DIFF:
                 await self.show_diff(pending.card_path)
             else:
