@@ -14,6 +14,8 @@ Environment switches (for failure tests):
 - `MCP_TEST_FAIL_IF_EXISTS=<path>`: the same, once that file exists (a restart that fails).
 - `MCP_TEST_START_DELAY=<seconds>`: sleep before serving (start-up timeout).
 - `MCP_TEST_STUBBORN=1`: ignore SIGTERM and keep running when stdin closes.
+- `MCP_TEST_RELIST_IF_EXISTS=<path>`: once that file exists, start without `big` and with
+  `extra` (a server that comes back from a restart with a different tool list).
 """
 
 from __future__ import annotations
@@ -288,6 +290,11 @@ def spawn_child() -> int:
     return child.pid
 
 
+def extra(text: str) -> str:
+    """A tool only a restarted server offers."""
+    return f"extra: {text}"
+
+
 def main() -> None:
     _record_pid(os.getpid())
     message = os.environ.get("MCP_TEST_FAIL_START")
@@ -298,6 +305,10 @@ def main() -> None:
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
         sys.exit(2)
+    relist = os.environ.get("MCP_TEST_RELIST_IF_EXISTS")
+    if relist and Path(relist).exists():
+        server.remove_tool("big")
+        server.add_tool(extra)
     delay = os.environ.get("MCP_TEST_START_DELAY")
     if delay:
         time.sleep(float(delay))

@@ -88,6 +88,12 @@ class RunStarted(_Event):
     resumed_from_round: int = 0
     prompt: str = ""
     """The card as the model first saw it (a resume must not pick up later edits)."""
+    system: str = ""
+    """The system prompt as sent on every request of the run (append-only: never rebuilt)."""
+    tool_specs: list[dict[str, Any]] = []
+    """`tools` as sent on every request of the run; a resume sends exactly these again."""
+    paths: dict[str, list[str]] = {}
+    """The read and write paths the run began with (a resume tells the model what changed)."""
     base_tree: str = ""
     """The write area at run start as a git tree id: the "before" of every diff."""
     workdir: str = ""
@@ -143,6 +149,8 @@ class ToolFinished(_Event):
     ms: int
     result: str
     is_error: bool
+    content: list[dict[str, Any]] | None = None
+    """The tool_result content exactly as sent when it is more than `result` (images)."""
 
 
 class CriterionReported(_Event):
@@ -215,6 +223,16 @@ class Notice(_Event):
     message: str
 
 
+class Announced(_Event):
+    """The run told the model something new at the end of the conversation (a changed tool
+    set, …): a system message on models that take them, else text after the tool results.
+    Logged so a resume rebuilds the conversation byte for byte."""
+
+    type: Literal["announce"] = "announce"
+    text: str
+    as_system: bool
+
+
 class RunFinished(_Event):
     """The run ended. Always the last event of a run, however it ended."""
 
@@ -245,6 +263,7 @@ Event = Annotated[
     | ReviewDecided
     | Compacted
     | Notice
+    | Announced
     | RunFinished,
     Field(discriminator="type"),
 ]

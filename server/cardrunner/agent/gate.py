@@ -43,6 +43,9 @@ class ToolResult:
     text: str
     is_error: bool = False
     images: list[Image] = field(default_factory=list)
+    announce: str = ""
+    """Something the model must be told apart from this result (e.g. an MCP server's tool list
+    changed): the loop adds it as a message at the end of the conversation."""
 
 
 @dataclass
@@ -164,4 +167,4 @@ class ToolPool:
             raise
         except Exception as exc:  # a crashing tool must not end the run
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        return ToolResult(truncate(result.text), result.is_error, result.images)
+        return ToolResult(truncate(result.text), result.is_error, result.images, result.announce)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import (
+    Announced,
     Event,
     FailureReason,
     RoundFinished,
@@ -36,6 +37,7 @@ class CallOutcome:
 
     block: Block
     stop: Stop | None
+    announce: str = ""
 
 
 @dataclass
@@ -50,6 +52,15 @@ class Loop:
     options: ModelOptions
     messages: list[Message]
     compactor: Compactor | None = None
+    tools: list[dict[str, Any]] | None = None
+    """`tools` as sent on every request; taken from the pool once when not given (a resume
+    gives the run's own). Never rebuilt mid-run: it is part of every thinking block's prefix."""
+    system_messages: bool = False
+    """Whether the model takes role `system` entries in `messages` (the 5.5 models do)."""
+
+    def __post_init__(self) -> None:
+        if self.tools is None:
+            self.tools = self.pool.specs()
 
     async def run(self) -> AsyncGenerator[Event, None]:
         """Play rounds until the model ends, a limit is reached or the consumer cancels."""
@@ -90,6 +101,8 @@ class Loop:
                     async for event in self._run_calls(calls, outcomes.append):
                         yield event
                     self.messages.append(Message("user", [o.block for o in outcomes]))
+                    if told := " ".join(o.announce for o in outcomes if o.announce):
+                        yield self.announce(f"[cardrunner: {told}]")
                     if stop := next((o.stop for o in outcomes if o.stop), None):
                         yield self.finish("failed", stop.reason, stop.detail)
                         return
@@ -108,11 +121,17 @@ class Loop:
                     yield self.finish("failed", "api_error", f"unexpected stop_reason {other!r}")
                     return
 
+    def announce(self, text: str) -> Announced:
+        """Tell the model `text` in a new message at the end, never by editing what was sent."""
+        event = Announced(text=text, as_system=self.system_messages)
+        add_announcement(self.messages, event)
+        return event
+
     def request(self) -> ModelRequest:
         o = self.options
         return ModelRequest(
             system=self.system,
-            tools=self.pool.specs(),
+            tools=self.tools or [],
             messages=self.messages,
             max_tokens=o.max_output_tokens,
             thinking=o.thinking,
@@ -141,6 +160,8 @@ class Loop:
                 yield event
             result = call_task.result()
             text = (result.text or "(no output)") + (f"\n{notice}" if notice else "")
+            block = tool_result_block(use_id, text, result)
+            sent = block["content"]
             yield ToolFinished(
                 round=self.guards.rounds,
                 tool_use_id=use_id,
@@ -149,9 +170,10 @@ class Loop:
                 ms=int((time.monotonic() - started) * 1000),
                 result=text,
                 is_error=result.is_error,
+                content=sent if isinstance(sent, list) else None,
             )
             stop = self.guards.after_tool(name, args, result.text, result.is_error)
-            done(CallOutcome(tool_result_block(use_id, text, result), stop))
+            done(CallOutcome(block, stop, result.announce))
 
     def conclude(self, text: str) -> RunFinished:
         """End with what the verdict makes of the final answer."""
@@ -177,6 +199,15 @@ class Loop:
             commit=self.verdict.commit,
             final_text=text,
         )
+
+
+def add_announcement(messages: list[Message], event: Announced) -> None:
+    """Append `event` to the conversation: its own system message, or text after the results."""
+    block: Block = {"type": "text", "text": event.text}
+    if event.as_system:
+        messages.append(Message("system", [block]))
+    else:
+        messages[-1].content.append(block)
 
 
 def tool_result_block(use_id: str, text: str, result: ToolResult) -> Block:

@@ -101,6 +101,11 @@ class ScriptedModel:
     def name(self) -> str:
         return self._name
 
+    @property
+    def api_model(self) -> str:
+        """The model the transcript stands in for (its rules apply to every request)."""
+        return self._api_model
+
     @classmethod
     def from_file(cls, path: Path, api_model: str | None = None) -> ScriptedModel:
         return cls(load_transcript(path), name=f"replay:{path.name}", api_model=api_model)

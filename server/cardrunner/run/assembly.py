@@ -16,18 +16,21 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import RunStarted
 from cardrunner.agent.gate import Tool, ToolPool
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
-from cardrunner.agent.model import Message
+from cardrunner.agent.model import Message, Model
 from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
+from cardrunner.models.binding import binds_thinking
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.prepare import PreparedRun, RunRefused
+from cardrunner.run.resume import what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.commit import CommitTool
@@ -98,6 +101,9 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         warnings=[*prepared.notes, *warnings],
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
+        system=loop.system,
+        tool_specs=loop.tools or [],
+        paths=o.settings.paths.model_dump(),
         base_tree=area.base_tree,
         workdir=str(area.root),
     )
@@ -167,10 +173,9 @@ def _loop(
     prepared: PreparedRun, pool: ToolPool, guards: Guards, verdict: RunVerdict, prompt: str
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
-    o, resume = prepared.options.settings.options, prepared.resume
-    system = INSTRUCTIONS.read_text(encoding="utf-8")
-    messages = resume.messages if resume else [Message("user", [{"type": "text", "text": prompt}])]
-    overhead = (len(system) + len(json.dumps(pool.specs()))) // 4
+    o = prepared.options.settings.options
+    system, tools, messages = _conversation(prepared, pool, prompt)
+    overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
         system=system,
         model=prepared.model,
@@ -180,7 +185,34 @@ def _loop(
         options=o,
         messages=messages,
         compactor=Compactor(o.context_window, o.compact_at, o.keep_tool_results, overhead),
+        tools=tools,
+        system_messages=binds_thinking(api_model(prepared.model)),
     )
+
+
+def _conversation(
+    prepared: PreparedRun, pool: ToolPool, prompt: str
+) -> tuple[str, list[dict[str, Any]], list[Message]]:
+    """`system`, `tools` and the messages. Built once per run; a resume takes the run's own
+    from its log (append-only: today's settings never rewrite what was sent, since `system`
+    and `tools` are every thinking block's prefix) and tells the model what changed since."""
+    resume = prepared.resume
+    if resume is None:
+        first = Message("user", [{"type": "text", "text": prompt}])
+        return INSTRUCTIONS.read_text(encoding="utf-8"), pool.specs(), [first]
+    system = resume.system or INSTRUCTIONS.read_text(encoding="utf-8")
+    tools = resume.tools or pool.specs()
+    paths = prepared.options.settings.paths.model_dump()
+    if changed := what_changed(resume, pool.specs(), paths):
+        resume.messages[-1].content.append({"type": "text", "text": changed})
+    return system, tools, resume.messages
+
+
+def api_model(model: Model) -> str:
+    """The Messages API model a run addresses (a transcript stands in for one)."""
+    from cardrunner.models.scripted import ScriptedModel
+
+    return model.api_model if isinstance(model, ScriptedModel) else model.name
 
 
 def relative(path: Path, root: Path) -> str:

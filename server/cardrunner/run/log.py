@@ -18,6 +18,7 @@ from typing import IO, Any
 from pydantic import TypeAdapter, ValidationError
 
 from cardrunner.agent.events import (
+    Announced,
     BuildChecked,
     Compacted,
     CriterionReported,
@@ -81,6 +82,7 @@ def log_record(event: Event) -> dict[str, Any] | None:
             | ReviewDecided()
             | Compacted()
             | Notice()
+            | Announced()
         ):
             data = event.model_dump(mode="json", exclude={"time", "type"})
     return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.compaction import Compactor
-from cardrunner.agent.events import RESUMABLE_REASONS, Usage
+from cardrunner.agent.events import RESUMABLE_REASONS, Announced, Usage
 from cardrunner.agent.limits import Guards
+from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
@@ -49,6 +50,11 @@ class ResumeState:
     work_tree: str | None = None
     previous_reason: str = "interrupted"
     history: list[list[Block]] = field(default_factory=list)
+    system: str | None = None
+    """The system prompt the run sent (None: a log from before it was kept)."""
+    tools: list[dict[str, Any]] | None = None
+    """`tools` as the run sent them (None: a log from before they were kept)."""
+    paths: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _card_rel(card: Path, root: Path) -> str:
@@ -95,6 +101,9 @@ def rebuild(log: Path) -> ResumeState:
         elapsed=0.0,
         base_tree=start["base_tree"],
         prompt=start["prompt"],
+        system=start.get("system") or None,
+        tools=start.get("tool_specs") or None,
+        paths=start.get("paths") or {},
     )
     pending: dict[str, Block] = {}
     first_time = records[0]["time"]
@@ -113,7 +122,7 @@ def rebuild(log: Path) -> ResumeState:
         elif kind == "tool":
             use = pending.pop(d["tool_use_id"], None)
             if use is not None:
-                _result(messages, d["tool_use_id"], d["result"], d["is_error"])
+                _result(messages, d["tool_use_id"], d.get("content") or d["result"], d["is_error"])
                 state.tool_calls += 1
         elif kind == "compaction":
             _close_turn(messages, pending)
@@ -121,6 +130,8 @@ def rebuild(log: Path) -> ResumeState:
                 Compactor.apply_stubs(messages, d["tool_use_ids"])
             else:
                 Compactor.apply_summary(messages, d["removed_messages"], d["summary"])
+        elif kind == "announce":
+            add_announcement(messages, Announced.model_validate(d))
         elif kind == "criterion":
             state.reports[d["index"]] = (d["passed"], d["evidence"])
         elif kind == "result":
@@ -131,8 +142,9 @@ def rebuild(log: Path) -> ResumeState:
     return state
 
 
-def _result(messages: list[Message], use_id: str, text: str, is_error: bool) -> None:
-    block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": text}
+def _result(messages: list[Message], use_id: str, content: Any, is_error: bool) -> None:
+    """The tool_result exactly as it was sent: its text, or its blocks when it had images."""
+    block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
     if is_error:
         block["is_error"] = True
     if messages[-1].role != "user":
@@ -200,7 +212,7 @@ def prepare_resume(root: Path, card_path: Path, model: Model, grant: ResumeGrant
             f"the cost budget ${limits.max_cost_usd:.2f} is used; grant more with --grant-cost USD"
         )
     state.limits = limits
-    last = state.messages[-1]
+    last = next(m for m in reversed(state.messages) if m.role != "system")
     note: Any = {"type": "text", "text": resume_note(state, limits)}
     if last.role == "user":
         last.content.append(note)
@@ -211,3 +223,33 @@ def prepare_resume(root: Path, card_path: Path, model: Model, grant: ResumeGrant
     if isinstance(model, ScriptedModel):
         model.resume_at(state.rounds, state.history)
     return state
+
+
+def what_changed(
+    state: ResumeState, tools: list[dict[str, Any]], paths: dict[str, list[str]]
+) -> str:
+    """What differs from when the run began, for the resume note. The conversation keeps the
+    run's own `system` and `tools` (they are every thinking block's prefix), so a tool whose
+    description changed (a command configured since), a tool that is gone and changed paths
+    are told to the model instead."""
+    if state.tools is None:
+        return ""
+    then = {t["name"]: t for t in state.tools}
+    now = {t["name"]: t for t in tools}
+    parts = []
+    for name in sorted(set(then) & set(now)):
+        if then[name] != now[name]:
+            parts.append(f"{name} changed; it now reads: {now[name].get('description', '')}")
+    gone = sorted(set(then) - set(now))
+    if gone:
+        parts.append(f"no longer available: {', '.join(gone)}")
+    new = sorted(set(now) - set(then))
+    if new:
+        parts.append(f"configured since but not offered in this run: {', '.join(new)}")
+    for kind in ("read", "write"):
+        before, after = state.paths.get(kind), paths.get(kind)
+        if before is not None and after is not None and before != after:
+            parts.append(f"the {kind} paths are now {', '.join(after)} (were {', '.join(before)})")
+    if not parts:
+        return ""
+    return "[cardrunner: the settings changed since the run began: " + "; ".join(parts) + ".]"

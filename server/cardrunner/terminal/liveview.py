@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent.events import (
+    Announced,
     BuildChecked,
     Compacted,
     CriterionReported,
@@ -107,6 +108,8 @@ class LiveView:
                 )
             case Notice():
                 self._line(f"  {event.level}: {event.message}")
+            case Announced():
+                self._line(f"  told the model: {event.text}")
             case RunFinished():
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:

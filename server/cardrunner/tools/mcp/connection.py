@@ -85,6 +85,8 @@ class ServerConnection:
         self._lock = asyncio.Lock()
         self.restart_note = ""
         """Set when a call restarted the server; the caller shows it once and clears it."""
+        self.relisted: list[mcp_types.Tool] | None = None
+        """The tools the server listed when it was restarted (None: not restarted since)."""
 
     async def start(self) -> list[mcp_types.Tool]:
         """Connect, initialize and list tools within the server's timeout, or raise ServerUnavailable."""
@@ -240,7 +242,7 @@ class ServerConnection:
         self._restarts += 1
         again = "restarted" if self.process else "reconnected"
         try:
-            await self.start()
+            self.relisted = await self.start()
         except ServerUnavailable as exc:
             self._state = "failed"
             self._why = f"it {self._why} and could not be {again}: {exc}"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
 from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
+from cardrunner.tools.mcp.changes import tool_change
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
 from cardrunner.tools.mcp.results import ResultConverter, describe
 from cardrunner.tools.mcp.transport import Launch
@@ -232,6 +233,10 @@ class McpHub:
             _notify(ctx, conn.restart_note.strip("[]"))
             converted.text = f"{conn.restart_note}\n{converted.text}"
             conn.restart_note = ""
+        if conn.relisted is not None:
+            offered = [t for t in self._tools if t.server == server]
+            converted.announce = tool_change(server, offered, conn.relisted)
+            conn.relisted = None
         return converted
 
     async def aclose(self) -> None:
