@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from cardrunner import __version__
 from cardrunner.agent.events import (
+    Announced,
     BuildChecked,
     Compacted,
     CriterionReported,
@@ -260,6 +261,8 @@ class CardServer(LanguageServer):
                 self.client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
             case Notice():
                 log.info("%s: %s", view.title, event.message)
+            case Announced():
+                log.info("%s: told the model: %s", view.title, event.text)
             case RunFinished():
                 self.diagnostics.build(view)
                 if event.reason == "config_error":

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent.events import (
+    Announced,
     BuildChecked,
     Compacted,
     CriterionReported,
@@ -77,6 +78,8 @@ def describe(event: Event, view: RunView) -> list[str]:
             )
             commit = f" · commit {event.commit[:10]}" if event.commit else ""
             return [f"result: {status} · {view.totals()}{commit}"]
+        case Announced():
+            return [f"   told the model: {event.text[:120]}"]
         case RoundStarted() | ToolStarted() | BuildChecked() | ReviewRequested() | Notice():
             return []  # transient, or shown by the lines around them
         case _:

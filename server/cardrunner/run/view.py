@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, assert_never
 
 from cardrunner.agent.events import (
+    Announced,
     BuildChecked,
     Compacted,
     CriterionReported,
@@ -126,7 +127,7 @@ class RunView:
                 self.commit = event.commit or self.commit
             case RunFinished():
                 self._finished(event)
-            case Compacted() | Notice():
+            case Compacted() | Notice() | Announced():
                 pass  # shown as they come; they change nothing a view keeps
             case _:
                 assert_never(event)
