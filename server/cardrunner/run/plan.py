@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from cardrunner.card.card import Card, CardError, find_cards, load_card
 from cardrunner.config.settings import Settings
-from cardrunner.tools.branches import BranchRepo
+from cardrunner.tools.branches import BranchRepo, CardHistory
 
 _PATHLIKE = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*/?")
 _COMMANDS = re.compile(r"```.*?```|`[^`\n]*\s[^`\n]*`", re.S)
@@ -103,7 +103,10 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
     cards, skipped = _select(root, settings, selection)
     repo = BranchRepo(root)
     tracked = await repo.tracked_files() if await repo.is_repo() else []
-    footprints = {c.path: await _footprint(repo, c, tracked, settings.cards) for c in cards}
+    history = await repo.card_history() if tracked else CardHistory()
+    footprints = {
+        c.path: await _footprint(repo, c, history, tracked, settings.cards) for c in cards
+    }
     include: list[PlannedCard] = []
     kept: list[Card] = []
     spent = 0.0
@@ -161,11 +164,15 @@ def _select(root: Path, settings: Settings, sel: Selection) -> tuple[list[Card],
     return cards, skipped
 
 
-async def _footprint(repo: BranchRepo, card: Card, tracked: list[str], cards: str) -> set[str]:
+async def _footprint(
+    repo: BranchRepo, card: Card, history: CardHistory, tracked: list[str], cards: str
+) -> set[str]:
     """The files a card is likely to touch: its history and the paths its text names."""
+    files = named_files(card.text, tracked)
+    for sha in history.commits.get(card.slug, []):
+        files |= history.files[sha]
     recorded = [str(r["commit"]) for r in card.runs if isinstance(r, dict) and r.get("commit")]
-    commits = list(dict.fromkeys([*recorded, *await repo.card_commits(card.slug)]))
-    files = await repo.files_of(commits) | named_files(card.text, tracked)
+    files |= await repo.files_of([c for c in recorded if c not in history.files])
     return {f for f in files if not PurePosixPath(f).is_relative_to(cards.strip("/") or ".")}
 
 

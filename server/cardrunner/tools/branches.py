@@ -10,12 +10,21 @@ that exists is an error, a push that is not a fast-forward fails.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cardrunner.tools.git import GitError, GitRepo
 
-_CARD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SHA = re.compile(r"[0-9a-f]{4,64}")
+
+
+@dataclass
+class CardHistory:
+    """Which commits carry which card's `Card:` trailer, and what each of them changed."""
+
+    commits: dict[str, list[str]] = field(default_factory=dict)
+    """Card slug → its commits, newest first."""
+    files: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Commit → the files it changed, relative to the workspace."""
 
 
 @dataclass(frozen=True)
@@ -52,12 +61,30 @@ class BranchRepo(GitRepo):
                 files.update(out.items())
         return files
 
-    async def card_commits(self, slug: str) -> list[str]:
-        """Commits reachable from HEAD whose message carries the trailer `Card: <slug>`."""
-        if not _CARD_SLUG.match(slug) or await self.head() is None:
-            return []
-        out = await self._git("log", "--format=%H", f"--grep=^Card: {slug}$", "HEAD")
-        return out.text.split()
+    async def card_history(self) -> CardHistory:
+        """Every commit on HEAD with a `Card:` trailer and the files it changed, in one pass.
+
+        One `git log` for the whole board: a plan of a thousand cards costs one history walk,
+        not one per card.
+        """
+        history = CardHistory()
+        if await self.head() is None:
+            return history
+        fmt = "%x1e%H%x1f%(trailers:key=Card,valueonly,separator=%x1f)%x1f"
+        out = await self._git(
+            "log", "-z", "--relative", "--no-renames", "--name-only", f"--format={fmt}", "HEAD"
+        )
+        text = out.stdout.decode("utf-8", errors="surrogateescape")
+        for record in filter(None, text.split("\x1e")):
+            head, _, names = record.partition("\0")
+            sha, *slugs = [field.strip() for field in head.split("\x1f")]
+            slugs = [slug for slug in slugs if slug]
+            if not slugs:
+                continue
+            history.files[sha] = frozenset(n for n in names.lstrip("\n").split("\0") if n)
+            for slug in slugs:
+                history.commits.setdefault(slug, []).append(sha)
+        return history
 
     async def start_point(self) -> StartPoint:
         """The commit and branch checked out now; raises GitError without any commit."""
