@@ -228,5 +228,6 @@ def test_a_card_whose_branch_is_on_the_remote_already_is_refused(
     assert proc.returncode == 2
     assert "origin has a branch cards/fix-add already" in proc.stderr
     assert git(again, "status", "--porcelain") == ""
-    wrong = cli(again, "run", "cards/fix-add.md", "--yes", "--pr-body", "x.md")
-    assert wrong.returncode == 2 and "only go with --ci" in wrong.stderr
+    for flag, value in (("--pr-body", "x.md"), ("--remote", "origin")):
+        wrong = cli(again, "run", "cards/fix-add.md", "--yes", flag, value)
+        assert wrong.returncode == 2 and "only go with --ci" in wrong.stderr

@@ -27,7 +27,6 @@ def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclu
     )
     run.add_argument(
         "--remote",
-        default="origin",
         metavar="NAME|PATH",
         help="with --ci: the remote (a name, URL or path) to push the branch to (default: origin)",
     )
@@ -41,7 +40,7 @@ def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclu
 
 def ci_usage_error(args: argparse.Namespace) -> str | None:
     """Why the CI flags were given wrongly, or None."""
-    if not args.ci and (args.remote != "origin" or args.pr_body is not None):
+    if not args.ci and (args.remote is not None or args.pr_body is not None):
         return "--remote and --pr-body only go with --ci"
     if args.ci and args.resume:
         return "--ci starts a new branch; it cannot resume a run"
@@ -58,7 +57,7 @@ def ci_run(args: argparse.Namespace, options: RunOptions) -> CardBranchRun:
     """The CI run for these options; a remote that is an existing path is taken from here."""
     from cardrunner.run.ci import CardBranchRun, PushTarget
 
-    remote = args.remote
+    remote = args.remote or "origin"
     if Path(remote).exists():
         remote = str(Path(remote).resolve())
     body = args.pr_body.resolve() if args.pr_body is not None else None
