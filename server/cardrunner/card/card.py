@@ -17,9 +17,10 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cardrunner.card.parse import CardProblem, read_card
+from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.text import CARD_STATES
 from cardrunner.card.writeback import card_edits, update_card_text
 
@@ -28,6 +29,8 @@ __all__ = [
     "Card",
     "CardError",
     "CardProblem",
+    "CardUpdate",
+    "RunRecord",
     "card_edits",
     "card_slug",
     "find_cards",
@@ -52,7 +55,18 @@ class Card:
     title_line: int
     reason: str | None
     runs: list[dict[str, Any]]
+    """The `runs:` list exactly as the file has it (the user's file: any keys, any values)."""
     text: str
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """The recorded runs, typed; values of the wrong shape read as missing."""
+        return [RunRecord.read(raw) for raw in self.runs]
+
+    @property
+    def last_run(self) -> RunRecord | None:
+        """The newest recorded run, typed, or None before the first."""
+        return RunRecord.read(self.runs[-1]) if self.runs else None
 
     @property
     def slug(self) -> str:
@@ -118,14 +132,8 @@ def load_card(path: Path) -> Card:
     return card
 
 
-def write_card(
-    path: Path,
-    *,
-    state: str | None = None,
-    reason: str | Literal[False] | None = None,
-    run: dict[str, Any] | None = None,
-) -> Card:
-    """Write state/reason/run back into a card file atomically and return the card as written.
+def write_card(path: Path, change: CardUpdate) -> Card:
+    """Write `change` into a card file atomically and return the card as written.
 
     The file is replaced with a temporary file from the same folder (same mode), so a reader or
     a file watcher never sees half a card. Raises CardError without writing if the front matter
@@ -133,7 +141,7 @@ def write_card(
     """
     try:
         old = path.read_bytes().decode("utf-8")
-        new = update_card_text(old, state=state, reason=reason, run=run)
+        new = update_card_text(old, **change.text_arguments())
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CardError(path, [CardProblem(0, f"cannot update the card: {error}")]) from error
     if new != old:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from cardrunner.card.card import parse_card
+from cardrunner.card.card import RunRecord, parse_card
 
 
 def done_summary(card_path: Path) -> str | None:
@@ -22,9 +22,9 @@ def done_summary(card_path: Path) -> str | None:
     card, _ = parse_card(text, card_path)
     if card is None or card.state != "Done":
         return None
-    last = card.runs[-1] if card.runs else {}
-    details = [f"last run {last['id']}" if last.get("id") else ""]
-    details.append(f"commit {str(last['commit'])[:10]}" if last.get("commit") else "")
+    last = card.last_run or RunRecord()
+    details = [f"last run {last.id}" if last.id else ""]
+    details.append(f"commit {last.commit[:10]}" if last.commit else "")
     shown = ", ".join(d for d in details if d)
     return "Done" + (f" ({shown})" if shown else "")
 

@@ -196,8 +196,8 @@ class CardServer(LanguageServer):
         view, entry = self.runs.get(path), self.index.get(path)
         reason = view.reason if view else None
         if reason is None and entry is not None and entry.card is not None:
-            runs = entry.card.runs
-            reason = (runs[-1].get("reason") if runs else None) or entry.card.reason
+            last = entry.card.last_run
+            reason = (last.reason if last else None) or entry.card.reason
         rounds = max(10, limits.max_rounds // 4) if reason == "max_rounds" else 0
         cost = max(0.5, (limits.max_cost_usd or 0.0) / 4) if reason == "max_cost" else 0.0
         return ResumeGrant(rounds, cost)
@@ -207,9 +207,8 @@ class CardServer(LanguageServer):
         if view is not None and view.log_path is not None:
             return view.log_path
         entry = self.index.get(path)
-        runs = entry.card.runs if entry and entry.card else []
-        log_ref = runs[-1].get("log") if runs else None
-        return (self.root / str(log_ref)).resolve() if log_ref else None
+        last = entry.card.last_run if entry and entry.card else None
+        return (self.root / last.log).resolve() if last and last.log else None
 
     def situation(self, path: Path) -> CardSituation:
         return CardSituation(

@@ -20,11 +20,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
 
 from cardrunner.agent.events import Event, Notice, RunFinished, Usage
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
 from cardrunner.run.prepare import RunOptions
@@ -52,16 +52,9 @@ class _UncommittedRecord:
 
     inner: CardStore
 
-    async def update(
-        self,
-        path: Path,
-        *,
-        state: str,
-        reason: str | Literal[False] | None = None,
-        run: dict[str, Any] | None = None,
-    ) -> None:
-        entry = None if run is None else {k: v for k, v in run.items() if k != "commit"}
-        await self.inner.update(path, state=state, reason=reason, run=entry)
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        run = None if change.run is None else change.run.model_copy(update={"commit": None})
+        await self.inner.update(path, replace(change, run=run))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any, Protocol, cast
 
 from cardrunner.agent.events import Event, RunStarted
 from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
+from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
 from cardrunner.run.log import new_run_id
@@ -72,8 +73,8 @@ class _OnLoop:
     async def review(self, request: ReviewRequest) -> ReviewDecision:
         return cast(ReviewDecision, await self._call("review", request))
 
-    async def update(self, path: Path, **fields: Any) -> None:
-        await self._call("update", path, **fields)
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        await self._call("update", path, change)
 
 
 class RunManager:

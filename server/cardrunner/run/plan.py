@@ -171,7 +171,7 @@ async def _footprint(
     files = named_files(card.text, tracked)
     for sha in history.commits.get(card.slug, []):
         files |= history.files[sha]
-    recorded = [str(r["commit"]) for r in card.runs if isinstance(r, dict) and r.get("commit")]
+    recorded = [r.commit for r in card.records if r.commit]
     files |= await repo.files_of([c for c in recorded if c not in history.files])
     return {f for f in files if not PurePosixPath(f).is_relative_to(cards.strip("/") or ".")}
 

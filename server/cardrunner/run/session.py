@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
+from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.liveness import clear_live, mark_live
 from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
@@ -65,7 +66,7 @@ class RunSession:
         o = self.options
         prepared = await prepare_run(o)
         run = self._run = await open_run(prepared, self._stack)
-        await o.card_store.update(run.card.path, state="In Work", reason=False)
+        await o.card_store.update(run.card.path, CardUpdate(state="In Work", reason=None))
         self._in_work = True
         self._live = mark_live(o.root, run.run_id, run.started.card)
         opening: list[Event] = [run.started]
@@ -126,22 +127,21 @@ class RunSession:
 
     async def _write_card(self, run: OpenRun, result: RunFinished) -> list[Event]:
         """The card's new state and the run's record; a notice if the card cannot be written."""
-        record = {
-            "id": run.run_id,
-            "started": run.started_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "result": result.status,
-            "reason": result.reason,
-            "rounds": result.rounds,
-            "tokens": result.usage.total,
-            "cost_usd": round(result.cost_usd, 4),
-            "commit": result.commit,
-            "log": relative(run.log.path, self.options.root),
-        }
+        record = RunRecord(
+            id=run.run_id,
+            started=RunRecord.started_at(run.started_at),
+            result=result.status,
+            reason=result.reason,
+            rounds=result.rounds,
+            tokens=result.usage.total,
+            cost_usd=round(result.cost_usd, 4),
+            commit=result.commit,
+            log=relative(run.log.path, self.options.root),
+        )
         state = "Done" if result.status == "done" else "Failed"
+        change = CardUpdate(state=state, reason=result.reason, run=record)
         try:
-            await self.options.card_store.update(
-                run.card.path, state=state, reason=result.reason or False, run=record
-            )
+            await self.options.card_store.update(run.card.path, change)
         except Exception as exc:
             return [
                 Notice(level="warning", message=f"could not write the result to the card: {exc}")

@@ -17,6 +17,8 @@ from cardrunner.card.card import (
     Card,
     CardError,
     CardProblem,
+    CardUpdate,
+    RunRecord,
     card_edits,
     find_cards,
     load_card,
@@ -606,8 +608,10 @@ def test_write_card_replaces_the_file_atomically_and_keeps_its_mode(tmp_path: Pa
     path.write_bytes(EXAMPLE.replace("\n", "\r\n").encode())
     path.chmod(0o640)
     inode = path.stat().st_ino
-    card = write_card(path, state="Failed", reason="rejected", run=RUN)
+    change = CardUpdate(state="Failed", reason="rejected", run=RunRecord(**RUN))
+    card = write_card(path, change)
     assert (card.state, card.reason, card.runs[-1]["id"]) == ("Failed", "rejected", RUN["id"])
+    assert card.last_run == RunRecord(**RUN)
     assert path.read_bytes().decode() == card.text
     assert card.text == update_card_text(EXAMPLE.replace("\n", "\r\n"), state="Failed",
                                          reason="rejected", run=RUN)  # fmt: skip
@@ -619,7 +623,7 @@ def test_write_card_replaces_the_file_atomically_and_keeps_its_mode(tmp_path: Pa
 def test_write_card_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
     (tmp_path / "real.md").write_text(EXAMPLE)
     (tmp_path / "link.md").symlink_to("real.md")
-    assert write_card(tmp_path / "link.md", state="Review").state == "Review"
+    assert write_card(tmp_path / "link.md", CardUpdate(state="Review")).state == "Review"
     assert (tmp_path / "link.md").is_symlink()
     assert load_card(tmp_path / "real.md").state == "Review"
 
@@ -629,7 +633,7 @@ def test_write_card_leaves_a_card_it_cannot_update_untouched(tmp_path: Path) -> 
     path.write_text("---\ntitle: [\n---\n" + BODY)
     before = path.read_bytes()
     with pytest.raises(CardError, match=r"broken.md:1: cannot update the card"):
-        write_card(path, state="Done")
+        write_card(path, CardUpdate(state="Done"))
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["broken.md"]
 
@@ -638,7 +642,7 @@ def test_write_card_records_the_state_even_if_the_body_is_broken(tmp_path: Path)
     path = tmp_path / "nobody.md"
     path.write_text("---\ntitle: t\n---\nThe criteria were deleted meanwhile.\n")
     with pytest.raises(CardError, match="no acceptance criteria"):
-        write_card(path, state="Failed", reason="cancelled")
+        write_card(path, CardUpdate(state="Failed", reason="cancelled"))
     assert yaml.safe_load(path.read_text().split("---")[1]) == {
         "title": "t",
         "state": "Failed",

@@ -13,6 +13,7 @@ from typing import Any
 
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
+from cardrunner.card.record import CardUpdate
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.prepare import RunOptions
@@ -47,11 +48,11 @@ class FailingStore(DiskCardStore):
     def __init__(self, fail_on: str) -> None:
         self.fail_on, self.states = fail_on, []
 
-    async def update(self, path: Path, **fields: Any) -> None:
-        self.states.append(fields["state"])
-        if fields["state"] == self.fail_on:
-            raise RuntimeError(f"the editor refused the {fields['state']} edit")
-        await super().update(path, **fields)
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        self.states.append(change.state)
+        if change.state == self.fail_on:
+            raise RuntimeError(f"the editor refused the {change.state} edit")
+        await super().update(path, change)
 
 
 async def test_a_refusal_while_preparing_is_the_runs_one_result(tmp_path: Path) -> None:

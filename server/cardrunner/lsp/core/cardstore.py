@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Literal
 
 from lsprotocol import types
 
+from cardrunner.card.record import CardUpdate
 from cardrunner.card.writeback import card_edits, update_card_text
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.index import CardIndex
@@ -36,33 +36,19 @@ class EditorCardStore:
         self.disk_only = False
         """Set at shutdown: an editor that is closing cannot be trusted to keep an edit."""
 
-    async def update(
-        self,
-        path: Path,
-        *,
-        state: str,
-        reason: str | Literal[False] | None = None,
-        run: dict[str, Any] | None = None,
-    ) -> None:
-        if await self._through_editor(path, state=state, reason=reason, run=run):
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        if await self._through_editor(path, change):
             return
-        await self._disk.update(path, state=state, reason=reason, run=run)
+        await self._disk.update(path, change)
         await self._index.read(path)
 
-    async def _through_editor(
-        self,
-        path: Path,
-        *,
-        state: str,
-        reason: str | Literal[False] | None,
-        run: dict[str, Any] | None,
-    ) -> bool:
+    async def _through_editor(self, path: Path, change: CardUpdate) -> bool:
         doc = self._index.open_document(path)
         if doc is None or self.disk_only or not self._client.supports_apply_edit:
             return False
         uri, old, version = doc
         try:
-            new = update_card_text(old, state=state, reason=reason, run=run)
+            new = update_card_text(old, **change.text_arguments())
         except ValueError as exc:
             log.warning("cannot update the open card %s (%s); writing the file", path.name, exc)
             return False
@@ -72,7 +58,7 @@ class EditorCardStore:
         try:
             result = await self._client.request(
                 types.WORKSPACE_APPLY_EDIT,
-                types.ApplyWorkspaceEditParams(edit=edit, label=f"cardrunner: card {state}"),
+                types.ApplyWorkspaceEditParams(edit=edit, label=f"cardrunner: card {change.state}"),
             )
         except Exception as exc:
             log.warning("applyEdit on %s failed (%r); writing the file instead", path.name, exc)

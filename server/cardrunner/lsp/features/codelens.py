@@ -45,8 +45,8 @@ def resumable(situation: CardSituation) -> bool:
         return False
     if card.state == "In Work":
         return True
-    last = card.runs[-1] if card.runs else None
-    reason = (last or {}).get("reason") or card.reason
+    last = card.last_run
+    reason = (last.reason if last else None) or card.reason
     return card.state == "Failed" and reason in RESUMABLE_REASONS
 
 
@@ -57,8 +57,8 @@ def last_reason(situation: CardSituation) -> str | None:
     card = situation.entry.card if situation.entry else None
     if card is None:
         return None
-    last = card.runs[-1] if card.runs else None
-    return (last or {}).get("reason") or card.reason
+    last = card.last_run
+    return (last.reason if last else None) or card.reason
 
 
 GRANT_ROUNDS, GRANT_COST_USD = 20, 1.0
@@ -80,7 +80,8 @@ def has_log(situation: CardSituation) -> bool:
     if situation.view is not None and situation.view.log_path is not None:
         return True
     card = situation.entry.card if situation.entry else None
-    return bool(card and card.runs and card.runs[-1].get("log"))
+    last = card.last_run if card else None
+    return bool(last and last.log)
 
 
 def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:

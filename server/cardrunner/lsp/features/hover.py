@@ -25,12 +25,11 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
                 text += f"\n\nreason: `{view.reason}` {view.detail}"
             if view.commit:
                 text += f"\n\ncommit `{view.commit[:10]}`"
-        elif card.runs:
-            last = card.runs[-1]
+        elif (last := card.last_run) is not None:
             text += (
-                f"\n\nlast run `{last.get('id')}`: {last.get('result')}"
-                f"{' (' + str(last.get('reason')) + ')' if last.get('reason') else ''} · "
-                f"{last.get('rounds')} rounds · {last.get('tokens')} tok · ${last.get('cost_usd')}"
+                f"\n\nlast run `{last.id}`: {last.result}"
+                f"{' (' + last.reason + ')' if last.reason else ''} · "
+                f"{last.rounds} rounds · {last.tokens} tok · ${last.cost_usd}"
             )
         return _markdown(text)
     if line in card.criteria_lines:
