@@ -39,6 +39,7 @@ from cardrunner.agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.cardstore import EditorCardStore
 from cardrunner.lsp.core.client import Client, setup_logging
 from cardrunner.lsp.core.config import SettingsFeature
@@ -235,9 +236,8 @@ class CardServer(LanguageServer):
     async def set_card_state(self, path: Path, state: str) -> None:
         """Move a card by hand: its front matter changes (in the buffer when it is open)."""
         try:
-            await self.card_store.update(
-                path, state=state, reason=None if state == "Failed" else False
-            )
+            kept = KEEP if state == "Failed" else None  # a reason only goes with Failed
+            await self.card_store.update(path, CardUpdate(state=state, reason=kept))
         except Exception as exc:
             self.client.show_message(
                 f"cardrunner: cannot move the card: {exc}", types.MessageType.Error
