@@ -1,7 +1,7 @@
 """Budgets and guards: what stops a run that would not stop by itself.
 
-One object, checked before every model call (rounds, tokens, cost, wall time) and after every tool
-call (consecutive errors, stalls). "0 or None means off". Each limit ends the run with its own
+One object, checked before every model call (rounds, tokens, cost, wall time) and after every
+round's tool calls (rounds in which every call failed, stalls). "0 or None means off". Each limit ends the run with its own
 reason from the fixed list, and the detail says the numbers.
 """
 
@@ -17,6 +17,20 @@ from cardrunner.config.settings import Limits, Price
 
 STALL_REPEATS = 3
 WRAP_UP_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One finished call as the guards judge it."""
+
+    name: str
+    arguments: object
+    result: str
+    is_error: bool
+
+    @property
+    def key(self) -> str:
+        return self.name + json.dumps(self.arguments, sort_keys=True, default=str)
 
 
 @dataclass
@@ -85,29 +99,39 @@ class Guards:
         self.cost_usd += cost
         return cost
 
-    def after_tool(self, name: str, arguments: object, result: str, is_error: bool) -> Stop | None:
-        """Called after every tool call: stalled, or too many errors in a row?"""
-        self.tool_calls += 1
-        call = name + json.dumps(arguments, sort_keys=True, default=str)
-        self._recent_calls = [*self._recent_calls[-(STALL_REPEATS - 1) :], call]
+    def after_round(self, calls: list[CallRecord]) -> Stop | None:
+        """Called once a round's calls have all run and their results are in the conversation:
+        stalled, or too many failed rounds in a row?
+
+        Counted by rounds, not calls (the seed's rule): three parallel calls that fail together
+        are one failed round, so the model always gets to see a round's errors and answer them
+        before its errors can end the run."""
+        self.tool_calls += len(calls)
+        if not calls:
+            return None
+        same = json.dumps(sorted(c.key for c in calls))
+        self._recent_calls = [*self._recent_calls[-(STALL_REPEATS - 1) :], same]
         if len(self._recent_calls) == STALL_REPEATS and len(set(self._recent_calls)) == 1:
+            what = ", ".join(sorted({c.name for c in calls}))
             return Stop(
                 "stalled",
-                f"{name} was called {STALL_REPEATS} times in a row with the same arguments",
+                f"{what} was called {STALL_REPEATS} rounds in a row with the same arguments",
             )
-        if not is_error:
+        if not all(c.is_error for c in calls):
             self.consecutive_errors = 0
             self._recent_errors = []
             return None
         self.consecutive_errors += 1
-        self._recent_errors = [*self._recent_errors[-(STALL_REPEATS - 1) :], result]
+        errors = json.dumps(sorted(c.result for c in calls))
+        self._recent_errors = [*self._recent_errors[-(STALL_REPEATS - 1) :], errors]
+        last = calls[-1].result[:200]
         if len(self._recent_errors) == STALL_REPEATS and len(set(self._recent_errors)) == 1:
-            return Stop("stalled", f"the same error {STALL_REPEATS} times: {result[:200]}")
+            return Stop("stalled", f"the same error {STALL_REPEATS} rounds in a row: {last}")
         limit = self.limits.max_consecutive_tool_errors
         if limit and self.consecutive_errors >= limit:
             return Stop(
                 "tool_errors",
-                f"{self.consecutive_errors} tool errors in a row; last: {result[:200]}",
+                f"every call failed in {self.consecutive_errors} rounds in a row; last: {last}",
             )
         return None
 

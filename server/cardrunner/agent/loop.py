@@ -25,7 +25,7 @@ from cardrunner.agent.events import (
     ToolStarted,
 )
 from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
-from cardrunner.agent.limits import Guards, Stop
+from cardrunner.agent.limits import CallRecord, Guards
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
 from cardrunner.agent.verdict import Verdict
 from cardrunner.config.settings import ModelOptions
@@ -33,10 +33,10 @@ from cardrunner.config.settings import ModelOptions
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """One finished tool call: the block the model gets back, and a guard's stop, if any."""
+    """One finished tool call: the block the model gets back, and what the guards judge."""
 
     block: Block
-    stop: Stop | None
+    record: CallRecord
     announce: str = ""
 
 
@@ -103,7 +103,7 @@ class Loop:
                     self.messages.append(Message("user", [o.block for o in outcomes]))
                     if told := " ".join(o.announce for o in outcomes if o.announce):
                         yield self.announce(f"[cardrunner: {told}]")
-                    if stop := next((o.stop for o in outcomes if o.stop), None):
+                    if stop := g.after_round([o.record for o in outcomes]):
                         yield self.finish("failed", stop.reason, stop.detail)
                         return
                 case "pause_turn":
@@ -172,8 +172,8 @@ class Loop:
                 is_error=result.is_error,
                 content=sent if isinstance(sent, list) else None,
             )
-            stop = self.guards.after_tool(name, args, result.text, result.is_error)
-            done(CallOutcome(block, stop, result.announce))
+            record = CallRecord(name, args, result.text, result.is_error)
+            done(CallOutcome(block, record, result.announce))
 
     def conclude(self, text: str) -> RunFinished:
         """End with what the verdict makes of the final answer."""

@@ -30,7 +30,9 @@ class Limits(_Strict):
         400_000, ge=0, description="Input+output tokens per run, cache included."
     )
     max_cost_usd: float | None = Field(None, ge=0, description="USD per run at the price table.")
-    max_consecutive_tool_errors: int = Field(3, ge=0, description="is_error results in a row.")
+    max_consecutive_tool_errors: int = Field(
+        3, ge=0, description="Rounds in a row in which every tool call failed."
+    )
     max_wall_seconds: float | None = Field(None, ge=0, description="Wall-clock seconds per run.")
 
 

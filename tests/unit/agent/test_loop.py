@@ -158,3 +158,31 @@ async def test_round_events_carry_usage_and_totals(make_loop: LoopFactory) -> No
     rounds = [e for e in events if isinstance(e, RoundFinished)]
     assert rounds[0].usage.input_tokens == 10 and rounds[0].total_usage.total == 15
     assert result.usage.input_tokens == 10 and result.usage.output_tokens == 5
+
+
+async def test_a_round_of_parallel_failures_is_one_failed_round(make_loop: LoopFactory) -> None:
+    """Three calls that fail together count once: the model reads the errors and goes on."""
+    three = calls(use("fail", n=1), use("fail", n=2), use("crash"))
+    loop, model = make_loop([three, calls(use("echo", text="fixed")), REPORT, DONE])
+    events, result = await drain(loop)
+    assert result.status == "done", result
+    failed = [e for e in events if isinstance(e, ToolFinished) and e.is_error]
+    assert len(failed) == 3
+    second = model.requests[1]["messages"][-1]["content"]
+    assert [b.get("is_error") for b in second] == [True, True, True], "the model saw them all"
+
+
+async def test_three_rounds_of_parallel_failures_end_the_run(make_loop: LoopFactory) -> None:
+    rounds = [calls(use("fail", n=i), use("crash")) for i in range(3)]
+    loop, model = make_loop([*rounds, DONE])
+    _, result = await drain(loop)
+    assert (result.reason, result.rounds) == ("tool_errors", 3)
+    assert "3 rounds in a row" in result.detail
+    assert len(model.requests) == 3, "two rounds of errors were answered before the stop"
+
+
+async def test_one_success_in_a_round_resets_the_count(make_loop: LoopFactory) -> None:
+    mixed = [calls(use("fail", n=i), use("echo", text=str(i))) for i in range(4)]
+    loop, _ = make_loop([*mixed, REPORT, DONE])
+    _, result = await drain(loop)
+    assert result.status == "done", result
