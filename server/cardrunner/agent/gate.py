@@ -21,7 +21,7 @@ MAX_RESULT_CHARS = 4000
 """Tool output longer than this is cut; every later round would pay for it again."""
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-"""What the Messages API accepts as a tool name."""
+"""What the Messages API accepts as a tool name (the request validator checks the same)."""
 
 
 class ToolError(Exception):

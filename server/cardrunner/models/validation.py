@@ -10,9 +10,9 @@ single request cannot show: assistant turns must come back exactly as they were 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from cardrunner.agent.gate import TOOL_NAME_RE
 from cardrunner.models.binding import binds_thinking
 from cardrunner.models.history import (
     ConversationChecker,
@@ -27,7 +27,6 @@ __all__ = [
     "validate_request",
 ]
 
-TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 """What the API accepts as a tool name (and therefore as a tool_use name)."""
 
 MAX_BREAKPOINTS = 4

@@ -14,13 +14,17 @@ from pathlib import Path
 from lsprotocol import types
 
 from cardrunner.agent.events import RESUMABLE_REASONS
+from cardrunner.lsp.core.commandids import (
+    ACCEPT,
+    CANCEL,
+    REJECT,
+    RESUME,
+    RUN,
+    SHOW_DIFF,
+    SHOW_LOG,
+)
 from cardrunner.lsp.core.index import CardEntry
 from cardrunner.run.view import RunView
-
-RUN, CANCEL, RESUME = "cardrunner.runCard", "cardrunner.cancelRun", "cardrunner.resumeRun"
-ACCEPT, REJECT = "cardrunner.acceptChanges", "cardrunner.rejectChanges"
-SHOW_DIFF, SHOW_LOG = "cardrunner.showDiff", "cardrunner.showLog"
-ALL_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
 
 
 @dataclass(frozen=True)

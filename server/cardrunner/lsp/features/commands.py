@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef
+from cardrunner.lsp.core import commandids as ids
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex, uri_to_path
@@ -209,16 +210,16 @@ class Commands:
 
 
 COMMANDS = {
-    "cardrunner.runCard": Commands.run_card,
-    "cardrunner.resumeRun": Commands.resume_run,
-    "cardrunner.cancelRun": Commands.cancel_run,
-    "cardrunner.acceptChanges": Commands.accept_changes,
-    "cardrunner.rejectChanges": Commands.reject_changes,
-    "cardrunner.showDiff": Commands.show_diff,
-    "cardrunner.showLog": Commands.show_log,
-    "cardrunner.toggleHunk": Commands.toggle_hunk,
-    "cardrunner.setState": Commands.set_state,
-    "cardrunner.debug.modules": Commands.debug_modules,
+    ids.RUN: Commands.run_card,
+    ids.RESUME: Commands.resume_run,
+    ids.CANCEL: Commands.cancel_run,
+    ids.ACCEPT: Commands.accept_changes,
+    ids.REJECT: Commands.reject_changes,
+    ids.SHOW_DIFF: Commands.show_diff,
+    ids.SHOW_LOG: Commands.show_log,
+    ids.TOGGLE_HUNK: Commands.toggle_hunk,
+    ids.SET_STATE: Commands.set_state,
+    ids.DEBUG_MODULES: Commands.debug_modules,
 }
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from cardrunner.agent.review import HunkRef
+from cardrunner.lsp.core.commandids import ACCEPT, REJECT, TOGGLE_HUNK
 from cardrunner.tools.hunks import Hunk, ParsedDiff
 
-TOGGLE_HUNK = "cardrunner.toggleHunk"
-ACCEPT, REJECT = "cardrunner.acceptChanges", "cardrunner.rejectChanges"
 SOURCE = "cardrunner"
 
 
