@@ -3,10 +3,12 @@ checks on): each run ends with zero requests the fake rejected."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from cardrunner.agent.events import Compacted
 from tests.support.api_run import run_through_api
-from tests.support.project import fix_transcript, make_project, turn, use
+from tests.support.project import fix_transcript, git, make_project, turn, use
 
 
 async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -20,6 +22,36 @@ async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_p
     )
     run = await run_through_api(root, card, [missing, *fix_transcript()])
     assert not run.api.violations, run.api.violations
-    assert run.result.status == "done", run.result
+    assert run.result.status == "done", (run.result.reason, run.result.detail)
     errors = run.bodies[1]["messages"][-1]["content"]
     assert [b.get("is_error") for b in errors] == [True, True, True]
+
+
+async def test_a_45_round_run_on_sonnet_5_5_compacts_and_every_request_is_accepted(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    options = (
+        '\n[options]\neffort = "high"\ncontext_window = 40000\ncompact_at = 0.5\n'
+        "keep_tool_results = 4\n"
+    )
+    card = make_project(root, extra_toml=options)
+    toml = root / "cardrunner.toml"
+    toml.write_text(toml.read_text().replace("max_rounds = 30", "max_rounds = 60\nmax_tokens = 0"))
+    (root / "src" / "notes.py").write_text("".join(f"# note {i:04d}: keep\n" for i in range(200)))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "notes")
+    looking = [
+        turn(use("read_file", path="src/notes.py", start_line=1 + i), think="" if i % 2 else "Go.")
+        for i in range(45)
+    ]
+    run = await run_through_api(root, card, [*looking, *fix_transcript()])
+    assert not run.api.violations, run.api.violations
+    assert run.result.status == "done", (run.result.reason, run.result.detail)
+    assert run.result.rounds == 45 + len(fix_transcript())
+    compactions = [e for e in run.events if isinstance(e, Compacted)]
+    assert {e.kind for e in compactions} >= {"stub_tool_results"}
+    assert all(b["model"] == "claude-sonnet-5-5" for b in run.bodies)
+    assert all(b["output_config"] == {"effort": "high"} for b in run.bodies)
+    largest = max(len(json.dumps(b["messages"])) for b in run.bodies) / 4
+    assert largest < 40_000, "compaction kept every request inside the window"

@@ -4,8 +4,15 @@ Two steps, only when the estimate passes `compact_at` of the window: first, tool
 than the newest `keep` are replaced by a one-line stub (tool, arguments, size, how to get it
 back); if that is not enough, the oldest whole rounds (assistant turn + its results) are removed
 and a summary of them is added to the first user message. Whole rounds go, so tool_use/tool_result
-pairs and thinking blocks stay valid. Compaction happens in steps, not every round, so the prompt
-cache keeps working between steps. `apply` redoes a logged compaction exactly (for resume).
+pairs stay valid.
+
+Rewriting an earlier message changes the prefix of every thinking block after it, and on the
+preserved-thinking models such a block fails the API's prefix check (a 400). So each step also
+removes the thinking from the turns it keeps after the first message it rewrote — the option the
+API documents for trimmed conversations; turns before it keep their thinking, which is still
+valid. Compaction happens in steps, not every round, so the prompt cache keeps working between
+steps. `apply_stubs` and `apply_summary` are deterministic, so a resume redoes a logged
+compaction exactly.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 from cardrunner.agent.events import Compacted
 from cardrunner.agent.model import Block, Message
 
+THINKING = frozenset({"thinking", "redacted_thinking"})
 STUB_PREFIX = "[compacted]"
 SUMMARY_PREFIX = "SUMMARY OF EARLIER ROUNDS (removed to save context)"
 
@@ -125,7 +133,8 @@ class Compactor:
     def apply_stubs(messages: list[Message], ids: list[str]) -> list[str]:
         """Replace the named tool results by stubs; returns what was dropped, for the log."""
         calls, wanted, dropped = _calls(messages), set(ids), []
-        for m in messages:
+        first: int | None = None
+        for index, m in enumerate(messages):
             if m.role != "user":
                 continue
             for i, b in enumerate(m.content):
@@ -140,6 +149,9 @@ class Compactor:
                         new["is_error"] = True
                     m.content[i] = new
                     dropped.append(stub[len(STUB_PREFIX) + 1 :])
+                    first = index if first is None else first
+        if first is not None:
+            strip_thinking(messages, after=first)
         return dropped
 
     def _rounds_to_remove(self, messages: list[Message]) -> int:
@@ -164,6 +176,21 @@ class Compactor:
         old = [b["text"] for b in first.content if b.get("text", "").startswith(SUMMARY_PREFIX)]
         text = summary if not old else old[0] + "\n" + summary.split("\n", 1)[1]
         first.content = [*kept, {"type": "text", "text": text}]
+        strip_thinking(messages, after=0)
+
+
+def strip_thinking(messages: list[Message], after: int) -> int:
+    """Remove the thinking blocks of every assistant turn after message `after`; how many.
+
+    A turn that held nothing but thinking keeps one line saying so (content may not be empty)."""
+    removed = 0
+    for m in messages[after + 1 :]:
+        if m.role != "assistant" or not any(b.get("type") in THINKING for b in m.content):
+            continue
+        kept = [b for b in m.content if b.get("type") not in THINKING]
+        removed += len(m.content) - len(kept)
+        m.content = kept or [{"type": "text", "text": "(thinking removed by compaction)"}]
+    return removed
 
 
 def summarize(removed: list[Message]) -> str:

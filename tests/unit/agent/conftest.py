@@ -97,10 +97,11 @@ def make_loop() -> LoopFactory:
         options: ModelOptions | None = None,
         clock: Callable[[], float] | None = None,
         compactor: Any = None,
+        api_model: str | None = None,
     ) -> tuple[Loop, ScriptedModel]:
         from cardrunner.agent.gate import ToolPool
 
-        model = ScriptedModel(steps)
+        model = ScriptedModel(steps, api_model=api_model)
         evidence = Evidence(criteria if criteria is not None else ["the thing works"])
         pool = ToolPool(
             [

@@ -101,3 +101,46 @@ def test_stubs_replay_exactly_for_resume() -> None:
         else:
             Compactor.apply_summary(b, e.removed_messages, e.summary)
     assert [m.wire() for m in a] == [m.wire() for m in b]
+
+
+async def test_on_sonnet_5_5_compaction_removes_the_thinking_it_would_invalidate(
+    make_loop: LoopFactory,
+) -> None:
+    """The scripted model binds every signature to its prefix: a rewrite that kept the thinking
+    after it would fail its check at the next request."""
+    options = ModelOptions(context_window=12_000, compact_at=0.5, keep_tool_results=4)
+    compactor = Compactor(options.context_window, options.compact_at, options.keep_tool_results)
+    loop, model = make_loop(
+        long_script(),
+        tools=[big_tool(3800)],
+        options=options,
+        compactor=compactor,
+        limits=Limits(max_tokens=0),
+        api_model="claude-sonnet-5-5",
+    )
+    events, result = await drain(loop)
+    model.assert_complete()
+    assert result.status == "done"
+    assert {e.kind for e in events if isinstance(e, Compacted)} == {"stub_tool_results", "summary"}
+    thinking_sent = [
+        sum(b["type"] == "thinking" for m in body["messages"] for b in m["content"])
+        for body in model.requests
+    ]
+    assert max(thinking_sent) > 1, "thinking is sent back while nothing before it changed"
+    assert min(thinking_sent[5:]) < max(thinking_sent), "and removed where a rewrite was"
+
+
+def test_stubbing_strips_thinking_only_after_the_first_rewritten_message() -> None:
+    from cardrunner.agent.model import Message
+
+    think = {"type": "thinking", "thinking": "", "signature": "s"}
+    out = [Message("user", [{"type": "text", "text": "card"}])]
+    for i in range(4):
+        use = {"type": "tool_use", "id": f"t{i}", "name": "big", "input": {}}
+        out.append(Message("assistant", [dict(think), use]))
+        out.append(
+            Message("user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "y"}])
+        )
+    Compactor.apply_stubs(out, ["t1"])
+    kinds = [[b["type"] for b in m.content] for m in out if m.role == "assistant"]
+    assert kinds == [["thinking", "tool_use"], ["thinking", "tool_use"], ["tool_use"], ["tool_use"]]
