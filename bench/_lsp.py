@@ -68,14 +68,17 @@ class LspProcess:
         )
         self._reader = asyncio.create_task(self._read())
 
-    async def initialize(self, root: Path) -> dict[str, Any]:
+    async def initialize(self, root: Path, process_id: int | None = None) -> dict[str, Any]:
+        """`initialize` + `initialized`; `process_id` is the editor's pid the server watches
+        (this process by default)."""
         result: dict[str, Any] = await self.request(
             "initialize",
             {
-                "processId": os.getpid(),
+                "processId": os.getpid() if process_id is None else process_id,
                 "rootUri": root.as_uri(),
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                 "capabilities": CAPABILITIES,
+                "initializationOptions": {"client": {"notifications": True}},
             },
         )
         self.notify("initialized", {})

@@ -15,6 +15,7 @@ import {
   type MessageActionItem,
   type ShowMessageRequestParams,
 } from "vscode-languageclient/node";
+import { initializationOptions } from "./protocol";
 import { StderrClassifier } from "./serverLog";
 import type { ServerSettings } from "./settings";
 
@@ -64,7 +65,7 @@ export function buildClientOptions(deps: OptionDeps): LanguageClientOptions {
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationFailedHandler: () => false,
     errorHandler: deps.errorHandler,
-    initializationOptions: deps.settings(),
+    initializationOptions: initializationOptions(deps.settings()),
     middleware: {
       executeCommand: (command, args, next) =>
         deps.hooks().executeCommand?.(command, args) ? undefined : next(command, args),

@@ -31,6 +31,15 @@ export const ClientCommand = {
   showOutput: "cardrunner.client.showOutput",
 } as const;
 
+/**
+ * `initializationOptions` as this client sends them: the settings in the server's shape, plus the
+ * one key that is not a setting, `client`, which asks for the custom notifications above. The
+ * server sends them only to clients that ask (others would show a warning per message).
+ */
+export function initializationOptions<S extends object>(settings: S): S & { client: { notifications: true } } {
+  return { ...settings, client: { notifications: true } };
+}
+
 export const RunStatusMethod = "cardrunner/runStatus";
 export const ReviewRequestedMethod = "cardrunner/reviewRequested";
 

@@ -4,7 +4,9 @@
 VS Code's capabilities; parametrize it indirectly with "minimal" (no progress, no
 showDocument, no applyEdit, no lens refresh, no configuration) or "null-show-document"
 (VS Code capabilities, but showDocument is answered with null) or "refuses-edits"
-(VS Code capabilities; the test decides whether applyEdit is applied).
+(VS Code capabilities; the test decides whether applyEdit is applied) or "plain" (the
+minimal capabilities, and no custom notifications asked for: Eglot, lsp-mode, Helix).
+Every other profile asks for the `cardrunner/*` notifications, as the VS Code client does.
 """
 
 from __future__ import annotations
@@ -26,8 +28,13 @@ def lsp_project(tmp_path: Path) -> Project:
     return make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
 
 
+PLAIN = frozenset({"plain"})
+"""Profiles of clients that know nothing of cardrunner: no `client` initializationOptions,
+so no custom notifications (the test sees only the standard protocol)."""
+
+
 def capabilities(profile: str) -> types.ClientCapabilities:
-    if profile == "minimal":
+    if profile in ("minimal", "plain"):
         return types.ClientCapabilities(
             text_document=types.TextDocumentClientCapabilities(
                 synchronization=types.TextDocumentSyncClientCapabilities(),
@@ -53,6 +60,9 @@ async def client(lsp_client: LanguageClient, lsp_project: Project, request: Any)
             capabilities=capabilities(profile),
             root_uri=root,
             workspace_folders=[types.WorkspaceFolder(uri=root, name="ws")],
+            initialization_options=None
+            if profile in PLAIN
+            else {"client": {"notifications": True}},
         )
     )
     yield

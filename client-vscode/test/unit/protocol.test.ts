@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseReviewRequested, parseRunStatus } from "../../src/protocol";
+import { initializationOptions, parseReviewRequested, parseRunStatus } from "../../src/protocol";
 
 const RUN = {
   uri: "file:///w/cards/delete.md",
@@ -64,5 +64,17 @@ describe("parseReviewRequested", () => {
 
   it("rejects a notification that names no card", () => {
     assert.equal(parseReviewRequested({ files: [] }), undefined);
+  });
+});
+
+describe("initializationOptions", () => {
+  it("asks for the custom notifications next to the settings, which stay as they are", () => {
+    const settings = { model: "claude-opus-5-5", limits: { max_rounds: 30 } };
+    assert.deepEqual(initializationOptions(settings), {
+      model: "claude-opus-5-5",
+      limits: { max_rounds: 30 },
+      client: { notifications: true },
+    });
+    assert.deepEqual(settings, { model: "claude-opus-5-5", limits: { max_rounds: 30 } });
   });
 });

@@ -42,9 +42,11 @@ from cardrunner.agent.events import (
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.cardstore import EditorCardStore
 from cardrunner.lsp.core.client import Client, setup_logging
-from cardrunner.lsp.core.config import SettingsFeature
+from cardrunner.lsp.core.config import SettingsFeature, split_client_options
 from cardrunner.lsp.core.diagnostics import DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex, uri_to_path
+from cardrunner.lsp.core.lifeline import Ending, Lifeline, serve_stdio_and_exit
+from cardrunner.lsp.core.protocol import CardProtocol
 from cardrunner.lsp.core.watcher import CardWatcher
 from cardrunner.lsp.features import commands
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
@@ -52,7 +54,9 @@ from cardrunner.lsp.features.codelens import CardSituation
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
+from cardrunner.lsp.handlers import register_documents, register_life_cycle
 from cardrunner.lsp.views import register_views, review_marks
+from cardrunner.run.liveness import interrupted_runs
 from cardrunner.run.manager import RunLoop, RunManager
 from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.sweep import open_ledger, sweep
@@ -62,13 +66,25 @@ log = logging.getLogger("cardrunner.lsp")
 
 HEAVY_MODULES = ("anthropic", "mcp")
 
+SHUTDOWN_SECONDS = 10.0
+"""At `shutdown` the editor waits for our answer: runs get this long to write their results."""
+WIND_DOWN_SECONDS = 0.8
+"""When the editor is gone (or said `exit`): the bound on stopping runs before the process
+ends, so it ends within a second. A run that needs longer leaves a log without a result,
+which the next server shows as interrupted."""
+
 
 class CardServer(LanguageServer):
     """The language server and its features."""
 
     def __init__(self) -> None:
-        super().__init__("cardrunner", __version__)
+        super().__init__("cardrunner", __version__, protocol_cls=CardProtocol)
         self.root = Path.cwd().resolve()
+        self.lifeline = Lifeline()
+        protocol = self.protocol
+        assert isinstance(protocol, CardProtocol)
+        protocol.on_exit = lambda code: self.lifeline.end("the editor said exit", code)
+        self._stopped = False
         self.client = Client(self)
         self.log_handler = setup_logging(self)
         self.settings = SettingsFeature(self.client, lambda: self.root)
@@ -87,8 +103,15 @@ class CardServer(LanguageServer):
             self.card_store,
             runs_loop=self.runs_loop,
         )
+        self.orphans: dict[Path, str] = {}
+        """Cards whose newest run log has no result and no live process → that run's id."""
         self.diagnostics = CardDiagnostics(
-            self.index, self.store, self.runs.get, self.runs.is_live, lambda: self.root
+            self.index,
+            self.store,
+            self.runs.get,
+            self.runs.is_live,
+            lambda: self.root,
+            self.orphans.get,
         )
         self.run_progress = RunProgress(self, self.client, self.runs.cancel)
         self.status = RunStatus(self.client, self.runs.views, self.index.uri)
@@ -105,7 +128,12 @@ class CardServer(LanguageServer):
         path = uri_to_path(uri) if uri else (Path(params.root_path) if params.root_path else None)
         self.root = (path or Path.cwd()).resolve()
         self.runs.root = self.root
-        self.settings.init_options = params.initialization_options
+        own, self.settings.init_options = split_client_options(params.initialization_options)
+        self.client.custom_notifications = own.notifications
+        self.lifeline.watch_parent(params.process_id)
+        # Before any run can start a process (a run may be asked for before `initialized`):
+        # a group started earlier would be missing from the ledger the next server sweeps.
+        open_ledger(self.root)
         self.settings.load_initial()  # a run may be asked for before `initialized` is handled
 
     async def startup(self) -> None:
@@ -115,8 +143,9 @@ class CardServer(LanguageServer):
         swept = await asyncio.to_thread(sweep, self.root)
         if swept:
             log.warning("stopped %d process group(s) left by a server that died", len(swept))
-        open_ledger(self.root)
         await self.settings.reload()
+        orphans = await asyncio.to_thread(interrupted_runs, self.root)
+        self.orphans.update({(self.root / card).resolve(): run for card, run in orphans.items()})
         await self.rescan()
         self.watcher.start()
         log.info(
@@ -133,13 +162,33 @@ class CardServer(LanguageServer):
             self.watcher.start()
             await self.rescan()
 
-    async def stop_all(self) -> None:
-        """At shutdown: stop watching, cancel every run (cards end Failed/cancelled, on disk)."""
+    async def stop_all(self, why: str, seconds: float = SHUTDOWN_SECONDS) -> None:
+        """The editor is closing (`why`): stop watching and stop every run — it ends `Failed`
+        / `interrupted` (resumable), with its result in the log and the card on disk."""
+        if self._stopped:
+            return
+        self._stopped = True
         self.card_store.disk_only = True
         await self.watcher.aclose()
-        await self.runs.aclose()
+        await self.runs.aclose(seconds, interrupted=why)
         await self.run_progress.aclose()
         await asyncio.to_thread(self.runs_loop.close)
+
+    async def wind_down(self, end: Ending) -> None:
+        """The server ends (`exit`, end of input, the editor died): the same as a shutdown,
+        bounded so the process is gone within a second."""
+        self.lifeline.close()
+        try:
+            await asyncio.wait_for(self.stop_all(end.why, WIND_DOWN_SECONDS), WIND_DOWN_SECONDS)
+        except TimeoutError:
+            log.warning(
+                "runs did not stop within %.1f s; their logs say interrupted", WIND_DOWN_SECONDS
+            )
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors in the server are logged, never popped up: a malformed message from the
+        client is not the user's business (and bad requests were already answered)."""
+        log.warning("server error (%s): %r", getattr(source, "__name__", source), error)
 
     async def rescan(self) -> None:
         """Read every card again; cards that are gone (or no longer cards) lose their views."""
@@ -169,6 +218,7 @@ class CardServer(LanguageServer):
     def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
         busy = [v for v in self.runs.views() if v.live and v.touched and v.card_path != path]
         view = self.runs.start(path, resume)
+        self.orphans.pop(path, None)  # its log gets a result now (a resume continues it)
         for other in busy:
             self.client.show_message(
                 f"cardrunner: {other.title} is still running and has changed "
@@ -218,6 +268,7 @@ class CardServer(LanguageServer):
             view=self.runs.get(path),
             live=self.runs.is_live(path),
             reviewing=self.reviews.pending(path) is not None,
+            orphan_run=self.orphans.get(path),
         )
 
     def card_changed(self, path: Path) -> None:
@@ -315,71 +366,21 @@ def _warm_up() -> None:
 def build_server() -> CardServer:
     """The server with every handler registered (tests may start it in-process)."""
     server = CardServer()
-    _register_life_cycle(server)
-    _register_documents(server)
+    register_life_cycle(server)
+    register_documents(server)
     register_views(server)
     commands.register(server)
     return server
 
 
-def _register_life_cycle(server: CardServer) -> None:
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: CardServer, params: types.InitializeParams) -> None:
-        ls.initialize(params)
-
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: CardServer, params: types.InitializedParams) -> None:
-        commands.spawn(ls.startup())
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: CardServer, params: Any) -> None:
-        await ls.stop_all()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(
-        ls: CardServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        commands.spawn(ls.reload_settings())
-
-
-def _register_documents(server: CardServer) -> None:
-    def refresh(ls: CardServer, uri: str) -> None:
-        path = ls.index.remember_uri(uri)
-        if path is not None and ls.index.is_card(path):
-            doc = ls.index.open_document(path)
-            if doc is not None:
-                ls.index.update(path, doc[1])
-                ls.diagnostics.refresh(path)
-        ls.client.forget_finished_requests()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: CardServer, params: types.DidOpenTextDocumentParams) -> None:
-        refresh(ls, params.text_document.uri)
-        path = uri_to_path(params.text_document.uri)
-        if path is not None and ls.index.is_card(path):
-            ls.store.touch(ls.index.uri(path))  # an opened card always gets its (maybe empty) list
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: CardServer, params: types.DidChangeTextDocumentParams) -> None:
-        refresh(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: CardServer, params: types.DidCloseTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None and ls.index.is_card(path):
-
-            async def reread() -> None:
-                await ls.index.read(path)
-                ls.diagnostics.refresh(path)
-
-            commands.spawn(reread())
-
-
 def serve() -> None:
-    """Run the language server on stdin/stdout until the client says exit."""
+    """Run the language server on stdin/stdout until the editor says exit or goes away."""
     if os.environ.get("CARDRUNNER_LSP_DEBUG"):
         logging.getLogger("pygls").setLevel(logging.DEBUG)
-    build_server().start_io()
+    server = build_server()
+    serve_stdio_and_exit(
+        server.protocol, server.lifeline, server.wind_down, server._report_server_error
+    )
 
 
 __all__ = ["CardServer", "build_server", "serve"]

@@ -3,10 +3,16 @@
 A run writes `.cardrunner/runs/<run-id>.pid` (its process id and card) while it goes and removes
 it when it ends. A card left `In Work` whose run has no live process was interrupted: the process
 died (a crash, SIGKILL, a closed editor). The CLI's `check` and the language server both ask here.
+
+The same holds for a run log that has no `result` line and no live process, whatever the card
+says (its state may never have reached the disk): `interrupted_runs` finds those. And when a run
+is stopped because its editor went away, the stop carries an `interruption` message, so the
+session records `interrupted` (the process-level stop, resumable) rather than the user's `cancelled`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -15,7 +21,8 @@ from pathlib import Path
 from cardrunner.config.paths import StatePaths
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie has exited: it only waits to be reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -51,6 +58,67 @@ def live_cards(root: Path) -> dict[str, str]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and _alive(int(data.get("pid", 0))):
+        if isinstance(data, dict) and process_alive(int(data.get("pid", 0))):
             out[str(data.get("card"))] = path.stem
     return out
+
+
+INTERRUPTION = "interrupted: "
+"""Prefix of the cancel message that makes a stopped run `interrupted` instead of `cancelled`."""
+
+
+def interruption(why: str) -> str:
+    """The message to cancel a run's task with when its editor went away (`why`)."""
+    return INTERRUPTION + why
+
+
+def interrupted_by(exc: asyncio.CancelledError) -> str | None:
+    """Why the run was interrupted, when the cancel said so; None for a plain cancel."""
+    message = exc.args[0] if exc.args else None
+    if isinstance(message, str) and message.startswith(INTERRUPTION):
+        return message[len(INTERRUPTION) :]
+    return None
+
+
+_TAIL = 8192
+
+
+def _first_and_last(path: Path) -> tuple[dict[str, object], dict[str, object]] | None:
+    """The first and the last complete line of a log, parsed (a log can be long: read the ends)."""
+    try:
+        with path.open("rb") as file:
+            first = json.loads(file.readline())
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - _TAIL))
+            lines = [line for line in file.read().split(b"\n") if line.strip()]
+        last = json.loads(lines[-1]) if lines else first
+    except (OSError, ValueError, IndexError):
+        return None
+    if not isinstance(first, dict) or not isinstance(last, dict):
+        return None
+    return first, last
+
+
+def interrupted_runs(root: Path) -> dict[str, str]:
+    """Card path (relative to root) → run id, for each card whose newest run log has no result
+    and whose run has no live process: the server or its editor died while it ran."""
+    folder = StatePaths(root).runs
+    if not folder.is_dir():
+        return {}
+    live = set(live_cards(root).values())
+    newest: dict[str, tuple[float, Path, dict[str, object]]] = {}
+    for log in folder.glob("*.jsonl"):
+        ends = _first_and_last(log)
+        if ends is None or ends[0].get("type") != "start":
+            continue
+        data = ends[0].get("data")
+        card = data.get("card") if isinstance(data, dict) else None
+        with contextlib.suppress(OSError):
+            mtime = log.stat().st_mtime
+            if isinstance(card, str) and (card not in newest or newest[card][0] < mtime):
+                newest[card] = (mtime, log, ends[1])
+    return {
+        card: log.stem
+        for card, (_, log, last) in newest.items()
+        if last.get("type") != "result" and log.stem not in live
+    }

@@ -24,6 +24,7 @@ from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
+from cardrunner.run.liveness import interruption
 from cardrunner.run.log import new_run_id
 from cardrunner.run.prepare import RunOptions, RunRefused, refuse_early
 from cardrunner.run.resume import ResumeGrant
@@ -102,10 +103,10 @@ class RunManager:
         self._runs_loop = runs_loop
         self._views: dict[Path, RunView] = {}
         self._done: dict[Path, asyncio.Future[None]] = {}
-        self._cancel: dict[Path, Callable[[], object]] = {}
+        self._cancel: dict[Path, Callable[[str | None], object]] = {}
         # Touched only on the loop the runs execute on:
         self._run_tasks: dict[Path, asyncio.Task[Any]] = {}
-        self._cancel_early: set[Path] = set()
+        self._cancel_early: dict[Path, str | None] = {}
         self._keep: set[asyncio.Task[None]] = set()
 
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
@@ -152,27 +153,28 @@ class RunManager:
         # through the runs loop, after the task's first step, or is remembered until then.
         if self._runs_loop is None:
             self._keep.add(asyncio.create_task(drive, name=f"run {view.run_id}"))
-            self._cancel[path] = lambda: home.call_soon(self._cancel_here, path)
+            self._cancel[path] = lambda why: home.call_soon(self._cancel_here, path, why)
         else:
             runs = self._runs_loop.loop
             asyncio.run_coroutine_threadsafe(drive, runs)
-            self._cancel[path] = lambda: runs.call_soon_threadsafe(self._cancel_here, path)
+            self._cancel[path] = lambda why: runs.call_soon_threadsafe(self._cancel_here, path, why)
         self._done[path] = done
         return view
 
-    def _cancel_here(self, path: Path) -> None:
+    def _cancel_here(self, path: Path, why: str | None) -> None:
         """On the loop the run executes on: cancel its task, or remember to at its start."""
         task = self._run_tasks.get(path)
         if task is not None:
-            task.cancel()
+            task.cancel(interruption(why) if why else None)
         else:
-            self._cancel_early.add(path)
+            self._cancel_early[path] = why
 
-    def cancel(self, card_path: Path) -> bool:
-        """Cancel the card's run; the runner ends it `Failed`/`cancelled`. False if none runs."""
+    def cancel(self, card_path: Path, interrupted: str | None = None) -> bool:
+        """Cancel the card's run; the runner ends it `Failed`/`cancelled` — or `interrupted`
+        when `interrupted` says why it had to stop (its editor went away). False if none runs."""
         if not self.is_live(card_path):
             return False
-        self._cancel[card_path]()
+        self._cancel[card_path](interrupted)
         return True
 
     async def wait(self, card_path: Path) -> None:
@@ -181,11 +183,12 @@ class RunManager:
         if done is not None:
             await asyncio.gather(done, return_exceptions=True)
 
-    async def aclose(self, seconds: float = 10.0) -> None:
-        """Cancel every run and wait (bounded) until they have written their results."""
+    async def aclose(self, seconds: float = 10.0, interrupted: str | None = None) -> None:
+        """Cancel every run (as `cancel` does) and wait (bounded) until they have written
+        their results."""
         live = [path for path in self._done if self.is_live(path)]
         for path in live:
-            self._cancel[path]()
+            self._cancel[path](interrupted)
         if live:
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
 
@@ -202,8 +205,8 @@ class RunManager:
         assert task is not None
         self._run_tasks[path] = task
         if path in self._cancel_early:  # the session ends it `cancelled` at its first step
-            self._cancel_early.discard(path)
-            task.cancel()
+            why = self._cancel_early.pop(path)
+            task.cancel(interruption(why) if why else None)
         if asyncio.get_running_loop() is not home:  # they talk to the editor: on its loop
             options.approver = _OnLoop(options.approver, home)
             options.card_store = _OnLoop(options.card_store, home)

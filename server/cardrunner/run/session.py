@@ -19,7 +19,7 @@ from pathlib import Path
 from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.run.assembly import OpenRun, open_run, relative
-from cardrunner.run.liveness import clear_live, mark_live
+from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
 from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
 
 
@@ -44,14 +44,18 @@ class RunSession:
                 yield event
         except RunRefused as exc:
             self._end("config_error", str(exc))
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
             started = self._run is not None
-            self._end(
-                "cancelled", "the run was cancelled" + ("" if started else " before it started")
-            )
+            why = interrupted_by(exc)  # the editor went away: resumable, not the user's cancel
+            if why is not None:
+                self._end("interrupted", why)
+            else:
+                self._end(
+                    "cancelled", "the run was cancelled" + ("" if started else " before it started")
+                )
         except OSError as exc:  # the log could not be written (disk full …): stop, keep the card
             self._end("interrupted", f"cannot write the run log: {exc}")
         except Exception as exc:  # a bug in the loop or a tool's event: end cleanly, resumable

@@ -24,11 +24,18 @@ REQUEST_TIMEOUT = 10.0
 """Seconds for showDocument, applyEdit, configuration and the like."""
 
 
+CUSTOM_PREFIX = "cardrunner/"
+
+
 class Client:
     """Thin wrapper over the pygls server for everything that goes to the client."""
 
     def __init__(self, server: LanguageServer) -> None:
         self._ls = server
+        self.custom_notifications = False
+        """The client asked for `cardrunner/*` notifications (initializationOptions
+        `{"client": {"notifications": true}}`). Off by default: clients that do not know
+        them show a warning per message (lsp-mode opens a *Warnings* window each time)."""
 
     @property
     def caps(self) -> types.ClientCapabilities:
@@ -86,6 +93,9 @@ class Client:
             protocol._result_types.pop(msg_id, None)
 
     def notify(self, method: str, params: Any) -> None:
+        """Send a notification; a custom `cardrunner/*` one only to a client that asked."""
+        if method.startswith(CUSTOM_PREFIX) and not self.custom_notifications:
+            return
         self._ls.protocol.notify(method, params)
 
     def show_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:

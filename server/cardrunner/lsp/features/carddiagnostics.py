@@ -1,7 +1,7 @@
 """What a card's diagnostics say: its parse problems, and what its run is doing or did.
 
-Always: each parse problem on its line, and a card left `In Work` with no live run is flagged
-"interrupted — resume or reset". With a run: one diagnostic on the title line with the latest
+Always: each parse problem on its line, and a card whose last run stopped without finishing
+(left `In Work`, recorded `interrupted`, or a run log without a result) is flagged "interrupted". With a run: one diagnostic on the title line with the latest
 round, one per acceptance criterion, and at the end the result. Severities say what needs
 attention, because a problem list full of successes hides the one failure: verified criteria,
 a running round and a done result are Hints (shown in the editor, left out of problem lists);
@@ -55,8 +55,33 @@ def _state_line(lines: list[str]) -> int:
     return 0
 
 
-def card_problems(entry: CardEntry, live: bool) -> list[types.Diagnostic]:
-    """Parse problems, plus the 'interrupted' warning for a card stuck `In Work`."""
+def interruption(entry: CardEntry, orphan_run: str | None) -> str | None:
+    """Why the card reads as interrupted (no run of it is going on now), or None.
+
+    Three ways to know: a newest run log without a result (the server or its editor died
+    mid-run; the card's state may never have reached the disk), a card left `In Work`, and a
+    last run recorded `interrupted` (its editor went away and the server stopped it)."""
+    card = entry.card
+    if card is None:
+        return None
+    if orphan_run is not None:
+        return (
+            f"interrupted — run {orphan_run} stopped without a result (its server or editor "
+            "died); resume it or run the card again"
+        )
+    if card.state == "In Work":
+        return "interrupted — resume or reset (the card is In Work but no run is going on)"
+    last = card.last_run
+    if card.state == "Failed" and last is not None and last.reason == "interrupted":
+        return "interrupted — its run stopped when the editor went away; resume it"
+    return None
+
+
+def card_problems(
+    entry: CardEntry, live: bool, orphan_run: str | None = None, idle: bool = True
+) -> list[types.Diagnostic]:
+    """Parse problems, plus the 'interrupted' warning for a card whose run stopped without
+    finishing (only while no run of it goes on, nor has in this session: `idle`)."""
     lines = split_lines(entry.text)
     out = [
         _diag(
@@ -69,8 +94,8 @@ def card_problems(entry: CardEntry, live: bool) -> list[types.Diagnostic]:
         )
         for p in entry.problems
     ]
-    if entry.card is not None and entry.card.state == "In Work" and not live:
-        message = "interrupted — resume or reset (the card is In Work but no run is going on)"
+    message = interruption(entry, orphan_run) if idle and not live else None
+    if message is not None:
         out.append(_diag(lines, _state_line(lines), message, S.Warning, "interrupted"))
     return out
 
@@ -116,6 +141,7 @@ class CardDiagnostics:
         run_of: Callable[[Path], RunView | None],
         live: Callable[[Path], bool],
         root: Callable[[], Path],
+        orphan_run: Callable[[Path], str | None] = lambda path: None,
     ) -> None:
         self._index, self._store, self._run_of, self._live, self._root = (
             index,
@@ -124,6 +150,7 @@ class CardDiagnostics:
             live,
             root,
         )
+        self._orphan_run = orphan_run
 
     def refresh(self, path: Path) -> None:
         entry = self._index.get(path)
@@ -132,7 +159,8 @@ class CardDiagnostics:
             self._store.clear_uri(uri)
             return
         view = self._run_of(path)
-        self._store.set(CARD, uri, card_problems(entry, self._live(path)))
+        problems = card_problems(entry, self._live(path), self._orphan_run(path), view is None)
+        self._store.set(CARD, uri, problems)
         self._store.set(RUN, uri, run_diagnostics(entry, view) if view else [])
 
     def build(self, view: RunView) -> None:

@@ -37,6 +37,8 @@ class CardSituation:
     view: RunView | None
     live: bool
     reviewing: bool
+    orphan_run: str | None = None
+    """A run of the card whose log has no result and no live process (see `interrupted_runs`)."""
 
 
 def resumable(situation: CardSituation) -> bool:
@@ -47,7 +49,7 @@ def resumable(situation: CardSituation) -> bool:
     card = entry.card if entry else None
     if card is None:
         return False
-    if card.state == "In Work":
+    if card.state == "In Work" or (view is None and situation.orphan_run is not None):
         return True
     last = card.last_run
     reason = (last.reason if last else None) or card.reason
@@ -61,6 +63,8 @@ def last_reason(situation: CardSituation) -> str | None:
     card = situation.entry.card if situation.entry else None
     if card is None:
         return None
+    if situation.view is None and situation.orphan_run is not None:
+        return "interrupted"
     last = card.last_run
     return (last.reason if last else None) or card.reason
 

@@ -1,0 +1,69 @@
+"""The JSON-RPC layer, made strict where pygls is lenient: every request gets an answer.
+
+pygls 2.1 drops three kinds of requests on the floor: one whose params do not fit the method's
+type (`textDocument/codeLens` with `params: {}` — the structuring error escapes the read loop,
+so no response is sent and the user sees an "Error in server" pop-up), any request after
+`shutdown` (logged, never answered), and it ends the process on `exit` with `sys.exit`, which
+its own read loop swallows (status 0 where the spec says 1, and runs left going). JSON-RPC
+requires a response to every request, so `CardProtocol` answers the first two with proper
+errors, and hands `exit` to the server's `Lifeline`, which winds the runs down first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+log = logging.getLogger("cardrunner.lsp.protocol")
+
+
+class _Answered:
+    """A request that was already answered with an error while it was read; nothing to do."""
+
+    jsonrpc = "2.0"
+
+
+class CardProtocol(LanguageServerProtocol):
+    """`LanguageServerProtocol` that answers malformed requests and defers `exit`."""
+
+    on_exit: Callable[[int], None] | None = None
+    """Called with the exit status the spec gives (0 after `shutdown`, else 1)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            method = data.get("method")
+            if "id" in data and isinstance(method, str):
+                log.warning("request %s %r has invalid params: %s", data["id"], method, exc)
+                self._send_response(data["id"], None, exc.to_response_error())
+            else:  # a notification or a response: nobody waits for an answer
+                log.warning("ignored a malformed message %r: %s", method, exc)
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        method = getattr(message, "method", None)
+        is_request = method is not None and getattr(message, "id", None) is not None
+        if self._shutdown and is_request and method != types.EXIT:
+            error = JsonRpcInvalidRequest("the server is shutting down")
+            self._send_response(message.id, None, error.to_response_error())
+            return
+        super().handle_message(message)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """The spec's status: 0 when `shutdown` came first, 1 otherwise (pygls exits itself,
+        and its read loop then turns any status into 0)."""
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        code = 0 if self._shutdown else 1
+        if self.on_exit is not None:
+            self.on_exit(code)
