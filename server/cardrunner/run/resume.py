@@ -11,16 +11,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from cardrunner.agent.compaction import Compactor
-from cardrunner.agent.events import RESUMABLE_REASONS, Announced, Usage
+from cardrunner.agent.events import (
+    RESUMABLE_REASONS,
+    Announced,
+    BuildChecked,
+    Compacted,
+    CriterionReported,
+    Event,
+    Notice,
+    ReviewDecided,
+    ReviewRequested,
+    RoundFinished,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
-from cardrunner.run.log import read_log
+from cardrunner.run.log import read_events, read_log
 
 
 @dataclass(frozen=True)
@@ -71,14 +88,14 @@ def find_resumable(root: Path, card: Path) -> Path | None:
         return None
     rel = _card_rel(card, root)
     for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
-        records = list(read_log(log))
-        starts = [r for r in records if r["type"] == "start"]
-        if not starts or starts[0]["data"].get("card") != rel:
+        events = list(read_events(read_log(log)))
+        start = next((e for e in events if isinstance(e, RunStarted)), None)
+        if start is None or start.card != rel:
             continue
-        results = [r for r in records if r["type"] == "result"]
-        if results and results[-1]["data"]["status"] == "done":
-            return None
-        if results and results[-1]["data"].get("reason") not in RESUMABLE_REASONS:
+        result = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+        if result is not None and (
+            result.status == "done" or result.reason not in RESUMABLE_REASONS
+        ):
             return None
         return log
     return None
@@ -86,60 +103,86 @@ def find_resumable(root: Path, card: Path) -> Path | None:
 
 def rebuild(log: Path) -> ResumeState:
     """Rebuild the conversation and the counters of the run in `log`."""
-    records = list(read_log(log))
-    start = next(r["data"] for r in records if r["type"] == "start")
-    messages = [Message("user", [{"type": "text", "text": start["prompt"]}])]
+    events = list(read_events(read_log(log)))
+    start = next(e for e in events if isinstance(e, RunStarted))
     state = ResumeState(
-        run_id=start["run_id"],
+        run_id=start.run_id,
         log_path=log,
-        messages=messages,
-        limits=Limits.model_validate(start["limits"]),
+        messages=[Message("user", [{"type": "text", "text": start.prompt}])],
+        limits=Limits.model_validate(start.limits),
         rounds=0,
         usage=Usage(),
         cost_usd=0.0,
         tool_calls=0,
-        elapsed=0.0,
-        base_tree=start["base_tree"],
-        prompt=start["prompt"],
-        system=start.get("system") or None,
-        tools=start.get("tool_specs") or None,
-        paths=start.get("paths") or {},
+        elapsed=max(0.0, (events[-1].time - events[0].time).total_seconds()),
+        base_tree=start.base_tree,
+        prompt=start.prompt,
+        system=start.system or None,
+        tools=start.tool_specs or None,
+        paths=start.paths,
     )
-    pending: dict[str, Block] = {}
-    first_time = records[0]["time"]
-    for rec in records:
-        kind, d = rec["type"], rec["data"]
-        if kind == "round":
-            _close_turn(messages, pending)
-            messages.append(Message("assistant", d["content"]))
-            state.history.append(d["content"])
-            state.rounds = d["round"]
-            state.usage = state.usage + Usage.model_validate(d)
-            state.cost_usd += d["cost_usd"]
-            pending = {b["id"]: b for b in d["content"] if b.get("type") == "tool_use"}
-            if d.get("stop_reason") == "pause_turn":
-                messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
-        elif kind == "tool":
-            use = pending.pop(d["tool_use_id"], None)
-            if use is not None:
-                _result(messages, d["tool_use_id"], d.get("content") or d["result"], d["is_error"])
-                state.tool_calls += 1
-        elif kind == "compaction":
-            _close_turn(messages, pending)
-            if d["kind"] == "stub_tool_results":
-                Compactor.apply_stubs(messages, d["tool_use_ids"])
-            else:
-                Compactor.apply_summary(messages, d["removed_messages"], d["summary"])
-        elif kind == "announce":
-            add_announcement(messages, Announced.model_validate(d))
-        elif kind == "criterion":
-            state.reports[d["index"]] = (d["passed"], d["evidence"])
-        elif kind == "result":
-            state.work_tree = d.get("work_tree")
-            state.previous_reason = d.get("reason") or "interrupted"
-    _close_turn(messages, pending)
-    state.elapsed = _seconds_between(first_time, records[-1]["time"])
+    replay = _Replay(state)
+    for event in events:
+        replay.apply(event)
+    _close_turn(state.messages, replay.pending)
     return state
+
+
+@dataclass
+class _Replay:
+    """Plays a run's logged events back into its conversation and counters."""
+
+    state: ResumeState
+    pending: dict[str, Block] = field(default_factory=dict)
+    """The last turn's tool calls that have no result yet."""
+
+    def apply(self, event: Event) -> None:
+        state, messages = self.state, self.state.messages
+        match event:
+            case RoundFinished():
+                self._round(event)
+            case ToolFinished():
+                if self.pending.pop(event.tool_use_id, None) is not None:
+                    _result(
+                        messages, event.tool_use_id, event.content or event.result, event.is_error
+                    )
+                    state.tool_calls += 1
+            case Compacted():
+                _close_turn(messages, self.pending)
+                if event.kind == "stub_tool_results":
+                    Compactor.apply_stubs(messages, event.tool_use_ids)
+                else:
+                    Compactor.apply_summary(messages, event.removed_messages, event.summary)
+            case Announced():
+                add_announcement(messages, event)
+            case CriterionReported():
+                state.reports[event.index] = (event.passed, event.evidence)
+            case RunFinished():
+                state.work_tree = event.work_tree
+                state.previous_reason = event.reason or "interrupted"
+            case (
+                RunStarted()
+                | RoundStarted()
+                | ToolStarted()
+                | BuildChecked()
+                | ReviewRequested()
+                | ReviewDecided()
+                | Notice()
+            ):
+                pass  # the conversation holds none of these
+            case _:
+                assert_never(event)
+
+    def _round(self, event: RoundFinished) -> None:
+        state, content = self.state, event.response or []
+        _close_turn(state.messages, self.pending)
+        state.messages.append(Message("assistant", content))
+        state.history.append(content)
+        state.rounds = event.round
+        state.usage, state.cost_usd = state.usage + event.usage, state.cost_usd + event.cost_usd
+        self.pending = {b["id"]: b for b in content if b.get("type") == "tool_use"}
+        if event.stop_reason == "pause_turn":
+            state.messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
 
 
 def _result(messages: list[Message], use_id: str, content: Any, is_error: bool) -> None:
@@ -162,15 +205,6 @@ def _close_turn(messages: list[Message], pending: dict[str, Block]) -> None:
             True,
         )
         pending.pop(use_id)
-
-
-def _seconds_between(a: str, b: str) -> float:
-    from datetime import datetime
-
-    def parse(t: str) -> datetime:
-        return datetime.fromisoformat(t.replace("Z", "+00:00"))
-
-    return max(0.0, (parse(b) - parse(a)).total_seconds())
 
 
 def resume_note(state: ResumeState, limits: Limits) -> str:
