@@ -80,7 +80,7 @@ class Compactor:
         round costs its new messages, not the whole history. Anything else (a shorter list, a
         different last message, a compaction) starts the count again."""
         n = self._count
-        if n > len(messages) or (n and messages[n - 1] is not self._last):
+        if n == 0 or n > len(messages) or messages[n - 1] is not self._last:
             n, self._total = 0, self.overhead
         for m in messages[n:]:
             self._total += _message_tokens(m)

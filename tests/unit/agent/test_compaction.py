@@ -144,3 +144,21 @@ def test_stubbing_strips_thinking_only_after_the_first_rewritten_message() -> No
     Compactor.apply_stubs(out, ["t1"])
     kinds = [[b["type"] for b in m.content] for m in out if m.role == "assistant"]
     assert kinds == [["thinking", "tool_use"], ["thinking", "tool_use"], ["tool_use"], ["tool_use"]]
+
+
+def test_after_a_compaction_the_estimate_starts_again_so_the_next_step_waits() -> None:
+    """A stale running total made every round after the first compaction compact again, which
+    cooled the prompt cache every round."""
+    from cardrunner.agent.model import Message
+
+    messages = [Message("user", [{"type": "text", "text": "card"}])]
+    compactor = Compactor(20_000, 0.5, 2)
+    steps = []
+    for i in range(40):
+        use = {"type": "tool_use", "id": f"t{i}", "name": "big", "input": {"i": i}}
+        messages.append(Message("assistant", [use]))
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "y" * 4000}
+        messages.append(Message("user", [result]))
+        steps.append(len(list(compactor.compact(messages))))
+    assert sum(steps) <= 6, steps  # in steps, not every round
+    assert abs(compactor._estimate(messages) - estimate_tokens(messages)) <= len(messages)
