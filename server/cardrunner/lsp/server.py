@@ -23,22 +23,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cardrunner import __version__
-from cardrunner.agent.events import (
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from cardrunner.agent import events as ev
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.cardstore import EditorCardStore
 from cardrunner.lsp.core.client import Client, setup_logging
@@ -298,36 +283,45 @@ class CardServer(LanguageServer):
         self.card_changed(path)
         self.status.changed()
 
-    def run_event(self, view: RunView, event: Event) -> None:
+    def run_event(self, view: RunView, event: ev.Event) -> None:
         """`RunListener`: one event of one run, fanned out to every view of it."""
         match event:
-            case RoundStarted() | RoundFinished() | ToolStarted() | ReviewRequested():
+            case ev.RoundStarted() | ev.RoundFinished() | ev.ToolStarted() | ev.ReviewRequested():
                 self.run_progress.report(view)
-            case BuildChecked():
+            case ev.BuildChecked():
                 self.diagnostics.build(view)
-            case ToolFinished(name="write_file", is_error=False):
+            case ev.ToolFinished(name="write_file", is_error=False):
                 self._warn_overlap(view, str(event.arguments.get("path")))
-            case Notice(level="warning"):
+            case ev.Notice(level="warning"):
                 self.client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
-            case Notice():
+            case ev.Notice():
                 log.info("%s: %s", view.title, event.message)
-            case Announced():
+            case ev.Announced():
                 log.info("%s: told the model: %s", view.title, event.text)
-            case RunFinished():
+            case ev.RunFinished():
                 self.diagnostics.build(view)
                 if event.reason == "config_error":
                     self.client.show_message(
                         f"cardrunner: {view.title}: {event.detail}", types.MessageType.Error
                     )
             case (
-                RunStarted() | ToolFinished() | CriterionReported() | ReviewDecided() | Compacted()
+                ev.RunStarted()
+                | ev.ToolFinished()
+                | ev.CriterionReported()
+                | ev.ReviewDecided()
+                | ev.Compacted()
             ):
                 pass  # the view holds them; lenses and diagnostics below show them
             case _:
                 assert_never(event)
         self.diagnostics.refresh(view.card_path)
         if isinstance(
-            event, RunStarted | RoundFinished | ReviewRequested | ReviewDecided | RunFinished
+            event,
+            ev.RunStarted
+            | ev.RoundFinished
+            | ev.ReviewRequested
+            | ev.ReviewDecided
+            | ev.RunFinished,
         ):
             self.client.refresh_code_lenses()
         self.status.changed()

@@ -17,23 +17,7 @@ from typing import IO, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from cardrunner.agent.events import (
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-    Usage,
-)
+from cardrunner.agent import events as ev
 from cardrunner.card.card import card_slug
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.secrets import redact
@@ -54,12 +38,12 @@ def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
     return run_id
 
 
-def log_record(event: Event) -> dict[str, Any] | None:
+def log_record(event: ev.Event) -> dict[str, Any] | None:
     """The log line for `event`, or None for transient events the log does not keep."""
     match event:
-        case RoundStarted() | ToolStarted():
+        case ev.RoundStarted() | ev.ToolStarted():
             return None
-        case RoundFinished():
+        case ev.RoundFinished():
             data = {
                 "round": event.round,
                 "ms": event.ms,
@@ -70,19 +54,19 @@ def log_record(event: Event) -> dict[str, Any] | None:
                 "text": event.text,
                 "content": event.response,
             }
-        case RunFinished():  # flat token counts, as DESIGN.md's log contract has them
+        case ev.RunFinished():  # flat token counts, as DESIGN.md's log contract has them
             data = event.model_dump(mode="json", exclude={"time", "type", "usage"})
             data.update(event.usage.model_dump())
         case (
-            RunStarted()
-            | ToolFinished()
-            | CriterionReported()
-            | BuildChecked()
-            | ReviewRequested()
-            | ReviewDecided()
-            | Compacted()
-            | Notice()
-            | Announced()
+            ev.RunStarted()
+            | ev.ToolFinished()
+            | ev.CriterionReported()
+            | ev.BuildChecked()
+            | ev.ReviewRequested()
+            | ev.ReviewDecided()
+            | ev.Compacted()
+            | ev.Notice()
+            | ev.Announced()
         ):
             data = event.model_dump(mode="json", exclude={"time", "type"})
     return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}
@@ -96,7 +80,7 @@ class RunLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = path.open("a", encoding="utf-8")
 
-    def write(self, event: Event) -> None:
+    def write(self, event: ev.Event) -> None:
         record = log_record(event)
         if record is None or self._file is None:
             return
@@ -144,35 +128,35 @@ def checked_records(path: Path) -> list[dict[str, Any]]:
     return list(read_log(path))
 
 
-_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+_EVENT: TypeAdapter[ev.Event] = TypeAdapter(ev.Event)
 
 
-def read_events(records: Iterable[dict[str, Any]]) -> Iterator[Event]:
+def read_events(records: Iterable[dict[str, Any]]) -> Iterator[ev.Event]:
     """The log's lines back as the events that wrote them: one reading for resume and `log`.
 
     A `round` line keeps only the round's own usage and cost, so the running totals (and the
     round limit from `start`) are summed again here; a `result` line's flat token counts become
     its `usage`. Lines of a kind this version does not know are skipped."""
-    total, cost, max_rounds = Usage(), 0.0, 0
+    total, cost, max_rounds = ev.Usage(), 0.0, 0
     for record in records:
         data: dict[str, Any] = record.get("data") or {}
         fields = {**data, "type": record.get("type"), "time": record.get("time")}
         if record.get("type") == "round":
-            usage = Usage.model_validate(data)
+            usage = ev.Usage.model_validate(data)
             total, cost = total + usage, cost + float(data.get("cost_usd") or 0.0)
             fields |= {"usage": usage, "total_usage": total, "total_cost_usd": cost}
             fields |= {"max_rounds": max_rounds, "response": data.get("content")}
         elif record.get("type") == "result":
-            fields["usage"] = Usage.model_validate(data)
+            fields["usage"] = ev.Usage.model_validate(data)
         try:
             event = _EVENT.validate_python(fields)
         except ValidationError:
             continue
-        if isinstance(event, RunStarted):
+        if isinstance(event, ev.RunStarted):
             max_rounds = int(event.limits.get("max_rounds") or 0)
         yield event
 
 
-def log_events(path: Path) -> list[Event]:
+def log_events(path: Path) -> list[ev.Event]:
     """Every event of the run log at `path`; raises NotARunLog unless it is one, or OSError."""
     return list(read_events(checked_records(path)))

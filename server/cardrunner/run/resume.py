@@ -13,25 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, assert_never
 
+from cardrunner.agent import events as ev
 from cardrunner.agent.compaction import Compactor
-from cardrunner.agent.events import (
-    RESUMABLE_REASONS,
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-    Usage,
-)
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
@@ -57,7 +40,7 @@ class ResumeState:
     messages: list[Message]
     limits: Limits
     rounds: int
-    usage: Usage
+    usage: ev.Usage
     cost_usd: float
     tool_calls: int
     elapsed: float
@@ -89,12 +72,12 @@ def find_resumable(root: Path, card: Path) -> Path | None:
     rel = _card_rel(card, root)
     for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
         events = list(read_events(read_log(log)))
-        start = next((e for e in events if isinstance(e, RunStarted)), None)
+        start = next((e for e in events if isinstance(e, ev.RunStarted)), None)
         if start is None or start.card != rel:
             continue
-        result = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+        result = next((e for e in reversed(events) if isinstance(e, ev.RunFinished)), None)
         if result is not None and (
-            result.status == "done" or result.reason not in RESUMABLE_REASONS
+            result.status == "done" or result.reason not in ev.RESUMABLE_REASONS
         ):
             return None
         return log
@@ -104,14 +87,14 @@ def find_resumable(root: Path, card: Path) -> Path | None:
 def rebuild(log: Path) -> ResumeState:
     """Rebuild the conversation and the counters of the run in `log`."""
     events = list(read_events(read_log(log)))
-    start = next(e for e in events if isinstance(e, RunStarted))
+    start = next(e for e in events if isinstance(e, ev.RunStarted))
     state = ResumeState(
         run_id=start.run_id,
         log_path=log,
         messages=[Message("user", [{"type": "text", "text": start.prompt}])],
         limits=Limits.model_validate(start.limits),
         rounds=0,
-        usage=Usage(),
+        usage=ev.Usage(),
         cost_usd=0.0,
         tool_calls=0,
         elapsed=max(0.0, (events[-1].time - events[0].time).total_seconds()),
@@ -136,44 +119,44 @@ class _Replay:
     pending: dict[str, Block] = field(default_factory=dict)
     """The last turn's tool calls that have no result yet."""
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: ev.Event) -> None:
         state, messages = self.state, self.state.messages
         match event:
-            case RoundFinished():
+            case ev.RoundFinished():
                 self._round(event)
-            case ToolFinished():
+            case ev.ToolFinished():
                 if self.pending.pop(event.tool_use_id, None) is not None:
                     _result(
                         messages, event.tool_use_id, event.content or event.result, event.is_error
                     )
                     state.tool_calls += 1
-            case Compacted():
+            case ev.Compacted():
                 _close_turn(messages, self.pending)
                 if event.kind == "stub_tool_results":
                     Compactor.apply_stubs(messages, event.tool_use_ids)
                 else:
                     Compactor.apply_summary(messages, event.removed_messages, event.summary)
-            case Announced():
+            case ev.Announced():
                 add_announcement(messages, event)
-            case CriterionReported():
+            case ev.CriterionReported():
                 state.reports[event.index] = (event.passed, event.evidence)
-            case RunFinished():
+            case ev.RunFinished():
                 state.work_tree = event.work_tree
                 state.previous_reason = event.reason or "interrupted"
             case (
-                RunStarted()
-                | RoundStarted()
-                | ToolStarted()
-                | BuildChecked()
-                | ReviewRequested()
-                | ReviewDecided()
-                | Notice()
+                ev.RunStarted()
+                | ev.RoundStarted()
+                | ev.ToolStarted()
+                | ev.BuildChecked()
+                | ev.ReviewRequested()
+                | ev.ReviewDecided()
+                | ev.Notice()
             ):
                 pass  # the conversation holds none of these
             case _:
                 assert_never(event)
 
-    def _round(self, event: RoundFinished) -> None:
+    def _round(self, event: ev.RoundFinished) -> None:
         state, content = self.state, event.response or []
         _close_turn(state.messages, self.pending)
         state.messages.append(Message("assistant", content))

@@ -10,22 +10,7 @@ import json
 from pathlib import Path
 from typing import assert_never
 
-from cardrunner.agent.events import (
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from cardrunner.agent import events as ev
 from cardrunner.run.log import log_events
 from cardrunner.run.view import RunView
 
@@ -43,44 +28,50 @@ def summarize_log(path: Path) -> str:
     return "\n".join(out)
 
 
-def describe(event: Event, view: RunView) -> list[str]:
+def describe(event: ev.Event, view: RunView) -> list[str]:
     """The lines one logged event adds to the account (`view` already holds it)."""
     match event:
-        case RunStarted():
+        case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
             return [head, f"  tools: {', '.join(event.tools)}"] + [
                 f"  warning: {w}" for w in event.warnings
             ]
-        case RoundFinished():
+        case ev.RoundFinished():
             u = event.usage
             return [
                 f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
                 f"cache {u.cache_read_input_tokens:>7,}  out {u.output_tokens:>6,}  "
                 f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
             ]
-        case ToolFinished():
+        case ev.ToolFinished():
             first = event.result.strip().splitlines()[:1]
             mark = "✗" if event.is_error else "·"
             args = json.dumps(event.arguments, ensure_ascii=False)[:70]
             shown = first[0][:80] if first else ""
             return [f"   {mark} {event.name}({args}) {event.ms} ms → {shown}"]
-        case CriterionReported():
+        case ev.CriterionReported():
             verdict = "passed" if event.passed else "FAILED"
             return [f"   criterion {event.index}: {verdict} — {event.evidence[:100]}"]
-        case ReviewDecided():
+        case ev.ReviewDecided():
             return [f"   review: {event.decision} {event.reason} {event.commit or ''}".rstrip()]
-        case Compacted():
+        case ev.Compacted():
             change = f"{event.tokens_before:,} → {event.tokens_after:,}"
             return [f"   compaction ({event.kind}): {change} tokens"]
-        case RunFinished():
+        case ev.RunFinished():
             status = (
                 "DONE" if event.status == "done" else f"FAILED ({event.reason}: {event.detail})"
             )
             commit = f" · commit {event.commit[:10]}" if event.commit else ""
             return [f"result: {status} · {view.totals()}{commit}"]
-        case Announced():
+        case ev.Announced():
             return [f"   told the model: {event.text[:120]}"]
-        case RoundStarted() | ToolStarted() | BuildChecked() | ReviewRequested() | Notice():
+        case (
+            ev.RoundStarted()
+            | ev.ToolStarted()
+            | ev.BuildChecked()
+            | ev.ReviewRequested()
+            | ev.Notice()
+        ):
             return []  # transient, or shown by the lines around them
         case _:
             assert_never(event)

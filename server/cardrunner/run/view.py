@@ -12,23 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, assert_never
 
-from cardrunner.agent.events import (
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    Problem,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from cardrunner.agent import events as ev
 
 RunState = Literal["running", "review", "done", "failed"]
 
@@ -65,7 +49,7 @@ class RunView:
     commit: str | None = None
     log_path: Path | None = None
     criteria: list[Criterion] = field(default_factory=list)
-    problems: dict[str, list[Problem]] = field(default_factory=dict)
+    problems: dict[str, list[ev.Problem]] = field(default_factory=dict)
     """Build/test problems by path relative to the root; replaced at each build."""
     last_round_text: str = ""
     touched: set[str] = field(default_factory=set)
@@ -95,57 +79,57 @@ class RunView:
             f"(cache read {self.cache_read_tokens:,}) · ${self.cost_usd:.4f}"
         )
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: ev.Event) -> None:
         """Fold one event into the view."""
         match event:
-            case RunStarted():
+            case ev.RunStarted():
                 self.run_id, self.title, self.model = event.run_id, event.title, event.model
                 self.max_rounds = int(event.limits.get("max_rounds") or 0)
                 self.criteria = [Criterion(text) for text in event.criteria]
                 self.round = event.resumed_from_round
-            case RoundStarted():
+            case ev.RoundStarted():
                 self.round, self.max_rounds = event.round, event.max_rounds
-            case RoundFinished():
+            case ev.RoundFinished():
                 self.round = event.round
                 self.tokens, self.cost_usd = event.total_usage.total, event.total_cost_usd
                 self.cache_read_tokens = event.total_usage.cache_read_input_tokens
                 self.last_round_text = event.text
-            case ToolStarted():
+            case ev.ToolStarted():
                 self.tool = event.name
-            case ToolFinished():
+            case ev.ToolFinished():
                 self._tool_finished(event)
-            case CriterionReported():
+            case ev.CriterionReported():
                 self._criterion(event)
-            case BuildChecked():
+            case ev.BuildChecked():
                 self.problems = {}
                 for problem in event.problems:
                     self.problems.setdefault(problem.path, []).append(problem)
-            case ReviewRequested():
+            case ev.ReviewRequested():
                 self.state = "review"
-            case ReviewDecided():
+            case ev.ReviewDecided():
                 self.state = "running"
                 self.commit = event.commit or self.commit
-            case RunFinished():
+            case ev.RunFinished():
                 self._finished(event)
-            case Compacted() | Notice() | Announced():
+            case ev.Compacted() | ev.Notice() | ev.Announced():
                 pass  # shown as they come; they change nothing a view keeps
             case _:
                 assert_never(event)
 
-    def _tool_finished(self, event: ToolFinished) -> None:
+    def _tool_finished(self, event: ev.ToolFinished) -> None:
         self.tool, self.tool_calls = None, self.tool_calls + 1
         path = event.arguments.get("path")
         if event.name == "write_file" and not event.is_error and isinstance(path, str):
             self.touched.add(path)
 
-    def _criterion(self, event: CriterionReported) -> None:
+    def _criterion(self, event: ev.CriterionReported) -> None:
         if 0 <= event.index < len(self.criteria):
             status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
             self.criteria[event.index] = Criterion(
                 self.criteria[event.index].text, status, event.evidence
             )
 
-    def _finished(self, event: RunFinished) -> None:
+    def _finished(self, event: ev.RunFinished) -> None:
         self.state = "done" if event.status == "done" else "failed"
         self.reason, self.detail = event.reason, event.detail
         self.commit = event.commit or self.commit

@@ -13,22 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import assert_never
 
-from cardrunner.agent.events import (
-    Announced,
-    BuildChecked,
-    Compacted,
-    CriterionReported,
-    Event,
-    Notice,
-    ReviewDecided,
-    ReviewRequested,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from cardrunner.agent import events as ev
 from cardrunner.run.view import RunView, elapsed, tokens_short
 
 
@@ -65,52 +50,52 @@ class LiveView:
             self._write("\r\x1b[2K" + self.status())
             self._status_shown = True
 
-    def show(self, event: Event) -> None:
+    def show(self, event: ev.Event) -> None:
         """Fold `event` into the view, then print what it changed."""
         self.view.apply(event)
         match event:
-            case RunStarted():
+            case ev.RunStarted():
                 self._line(
                     f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
                 )
-            case RoundStarted():
+            case ev.RoundStarted():
                 self._thinking = True
                 self._redraw()
-            case RoundFinished():
+            case ev.RoundFinished():
                 self._thinking = False
                 if not self._tty:
                     self._line(
                         self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
                     )
                 self._redraw()
-            case ToolStarted():
+            case ev.ToolStarted():
                 self._redraw()
-            case ToolFinished():
+            case ev.ToolFinished():
                 if event.is_error:
                     self._line(
                         f"  ✗ {event.name}: {event.result.splitlines()[0][:120] if event.result else ''}"
                     )
                 self._redraw()
-            case CriterionReported():
+            case ev.CriterionReported():
                 mark = "✓" if event.passed else "✗"
                 self._line(f"  {mark} criterion {event.index}: {event.evidence[:140]}")
-            case BuildChecked():
+            case ev.BuildChecked():
                 if not event.ok:
                     self._line(f"  ✗ {event.tool}: {len(event.problems)} problem(s)")
-            case ReviewRequested():
+            case ev.ReviewRequested():
                 self._line(f"  ⏸ review requested: {len(event.files)} file(s)")
-            case ReviewDecided():
+            case ev.ReviewDecided():
                 what = f"committed {event.commit[:10]}" if event.commit else event.reason
                 self._line(f"  review: {event.decision} {what}".rstrip())
-            case Compacted():
+            case ev.Compacted():
                 self._line(
                     f"  compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,} tokens"
                 )
-            case Notice():
+            case ev.Notice():
                 self._line(f"  {event.level}: {event.message}")
-            case Announced():
+            case ev.Announced():
                 self._line(f"  told the model: {event.text}")
-            case RunFinished():
+            case ev.RunFinished():
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:
                 assert_never(event)
