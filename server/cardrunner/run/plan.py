@@ -11,9 +11,10 @@ while the sum of their cost budgets fits the board budget.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -102,36 +103,57 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
     )
     cards, skipped = _select(root, settings, selection)
     repo = BranchRepo(root)
-    tracked = await repo.tracked_files() if await repo.is_repo() else []
-    history = await repo.card_history() if tracked else CardHistory()
+    tracked = TrackedFiles(await repo.tracked_files() if await repo.is_repo() else [])
+    history = await repo.card_history() if tracked.files else CardHistory()
     footprints = {
         c.path: await _footprint(repo, c, history, tracked, settings.cards) for c in cards
     }
-    include: list[PlannedCard] = []
-    kept: list[Card] = []
-    spent = 0.0
+    names = _names([c.path for c in cards], root)
+    schedule = _Schedule(names, selection, budget)
     for card in cards:
-        name = _rel(card.path, root)
-        clash = next((k for k in kept if footprints[k.path] & footprints[card.path]), None)
-        if selection.defer_conflicts and clash is not None:
-            why = f"touches the same files as {_rel(clash.path, root)}; run it after that one"
-            skipped.append(Skipped(card=name, why=why))
-            continue
-        if selection.budget_usd is not None and cost is not None:
-            if spent + cost > selection.budget_usd + 1e-9:
-                why = f"the board budget of ${selection.budget_usd:.2f} is reached"
-                skipped.append(Skipped(card=name, why=why))
-                continue
-            spent += cost
-        kept.append(card)
-        include.append(_entry(card, name, budget))
+        schedule.offer(card, footprints[card.path])
+    skipped += schedule.skipped
     return Plan(
-        include=include,
-        conflicts=_conflicts(kept, footprints, root),
+        include=schedule.include,
+        conflicts=_conflicts(schedule.kept, footprints, names),
         skipped=skipped,
         budget_usd=selection.budget_usd,
-        scheduled_usd=round(spent, 4) if selection.budget_usd is not None else None,
+        scheduled_usd=round(schedule.spent, 4) if selection.budget_usd is not None else None,
     )
+
+
+@dataclass
+class _Schedule:
+    """Cards taken in order while the board budget lasts (and, if asked, while none overlap)."""
+
+    names: dict[Path, str]
+    selection: Selection
+    budget: Budget
+    include: list[PlannedCard] = field(default_factory=list)
+    kept: list[Card] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    spent: float = 0.0
+    claimed: dict[str, str] = field(default_factory=dict)
+    """File → the first scheduled card that touches it."""
+
+    def offer(self, card: Card, footprint: set[str]) -> None:
+        name = self.names[card.path]
+        board, cost = self.selection.budget_usd, self.budget.max_cost_usd
+        owners = sorted({self.claimed[f] for f in footprint if f in self.claimed})
+        if self.selection.defer_conflicts and owners:
+            why = f"touches the same files as {owners[0]}; run it after that one"
+            self.skipped.append(Skipped(card=name, why=why))
+            return
+        if board is not None and cost is not None:
+            if self.spent + cost > board + 1e-9:
+                why = f"the board budget of ${board:.2f} is reached"
+                self.skipped.append(Skipped(card=name, why=why))
+                return
+            self.spent += cost
+        for path in footprint:
+            self.claimed.setdefault(path, name)
+        self.kept.append(card)
+        self.include.append(_entry(card, name, self.budget))
 
 
 def _entry(card: Card, name: str, budget: Budget) -> PlannedCard:
@@ -164,8 +186,20 @@ def _select(root: Path, settings: Settings, sel: Selection) -> tuple[list[Card],
     return cards, skipped
 
 
+@dataclass
+class TrackedFiles:
+    """The files git tracks, indexed once per plan by file name (a card may name just that)."""
+
+    files: list[str]
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for path in self.files:
+            self.by_name.setdefault(path.rpartition("/")[2], []).append(path)
+
+
 async def _footprint(
-    repo: BranchRepo, card: Card, history: CardHistory, tracked: list[str], cards: str
+    repo: BranchRepo, card: Card, history: CardHistory, tracked: TrackedFiles, cards: str
 ) -> set[str]:
     """The files a card is likely to touch: its history and the paths its text names."""
     files = named_files(card.text, tracked)
@@ -173,10 +207,11 @@ async def _footprint(
         files |= history.files[sha]
     recorded = [r.commit for r in card.records if r.commit]
     files |= await repo.files_of([c for c in recorded if c not in history.files])
-    return {f for f in files if not PurePosixPath(f).is_relative_to(cards.strip("/") or ".")}
+    folder = cards.strip("/") + "/"
+    return {f for f in files if not f.startswith(folder)}
 
 
-def named_files(text: str, tracked: list[str]) -> set[str]:
+def named_files(text: str, tracked: TrackedFiles) -> set[str]:
     """Tracked files a card's text names: by path, by folder (`src/ui/`) or by file name.
 
     A path inside a command line (a fenced block, or a code span with a space in it such as
@@ -184,28 +219,44 @@ def named_files(text: str, tracked: list[str]) -> set[str]:
     it does not count: otherwise every card naming the project's test command would overlap.
     """
     text = _COMMANDS.sub(" ", text)
-    by_name: dict[str, list[str]] = {}
-    for path in tracked:
-        by_name.setdefault(PurePosixPath(path).name, []).append(path)
     found: set[str] = set()
     for match in _PATHLIKE.finditer(text):
         token = match.group(0).removeprefix("./").rstrip(".").rstrip("/")
         if "/" in token or match.group(0).endswith("/"):
-            found.update(p for p in tracked if p == token or p.startswith(token + "/"))
+            found.update(p for p in tracked.files if p == token or p.startswith(token + "/"))
         elif "." in token:
-            found.update(by_name.get(token, []))
+            found.update(tracked.by_name.get(token, []))
     return found
 
 
-def _conflicts(cards: list[Card], footprints: dict[Path, set[str]], root: Path) -> list[Conflict]:
-    out: list[Conflict] = []
-    for i, first in enumerate(cards):
-        for second in cards[i + 1 :]:
-            shared = footprints[first.path] & footprints[second.path]
-            if shared:
-                pair = (_rel(first.path, root), _rel(second.path, root))
-                out.append(Conflict(cards=pair, files=sorted(shared)))
-    return out
+def _conflicts(
+    cards: list[Card], footprints: dict[Path, set[str]], names: dict[Path, str]
+) -> list[Conflict]:
+    """Every pair of cards sharing a file, in board order; by file, so a sparse board is cheap."""
+    by_file: dict[str, list[int]] = {}
+    for i, card in enumerate(cards):
+        for path in footprints[card.path]:
+            by_file.setdefault(path, []).append(i)
+    shared: dict[tuple[int, int], list[str]] = {}
+    for path, holders in by_file.items():
+        for pair in itertools.combinations(holders, 2):
+            shared.setdefault(pair, []).append(path)
+    return [
+        Conflict(cards=(names[cards[a].path], names[cards[b].path]), files=sorted(files))
+        for (a, b), files in sorted(shared.items())
+    ]
+
+
+def _names(paths: list[Path], root: Path) -> dict[Path, str]:
+    """Each card's path as the plan shows it: relative to the workspace, with slashes."""
+    top = root.resolve()
+    names: dict[Path, str] = {}
+    for path in paths:
+        try:
+            names[path] = path.resolve().relative_to(top).as_posix()
+        except ValueError:
+            names[path] = str(path)
+    return names
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cardrunner.config.settings import Settings
-from cardrunner.run.plan import PlanError, Selection, make_plan, named_files
+from cardrunner.run.plan import PlanError, Selection, TrackedFiles, make_plan, named_files
 from tests.support.project import git
 
 
@@ -133,7 +133,7 @@ async def test_an_invalid_card_is_skipped_and_says_why(repo: Path) -> None:
 
 
 def test_paths_in_command_lines_do_not_count() -> None:
-    tracked = ["scripts/build.py", "tests/unit/test_a.py", "src/calc.py"]
+    tracked = TrackedFiles(["scripts/build.py", "tests/unit/test_a.py", "src/calc.py"])
     text = (
         "- `python scripts/build.py` and `python -m pytest -q tests/unit` pass.\n"
         "```\npython -m pytest tests/unit/test_a.py\n```\nChange `src/calc.py`."
@@ -142,7 +142,9 @@ def test_paths_in_command_lines_do_not_count() -> None:
 
 
 def test_named_files_by_path_folder_and_file_name() -> None:
-    tracked = ["src/calc.py", "src/ui/view.py", "lib/calc.py", "README.md", "docs/a.md"]
+    tracked = TrackedFiles(
+        ["src/calc.py", "src/ui/view.py", "lib/calc.py", "README.md", "docs/a.md"]
+    )
     text = "See ./src/ui/. Then calc.py, and README.md. Not src/missing.py nor 3.5 or e.g."
     assert named_files(text, tracked) == {
         "src/ui/view.py",
