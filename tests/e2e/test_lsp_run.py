@@ -232,9 +232,9 @@ async def test_the_question_shows_the_diff_then_rejects_then_accepts(
 
     assert len(editor.questions) == 3  # asked, diff shown, asked again; then the second review
     assert editor.questions[0].actions and [a.title for a in editor.questions[0].actions] == [
-        ACCEPT,
+        SHOW_DIFF,  # the default (first) answer is the harmless one; Accept comes last
         REJECT,
-        SHOW_DIFF,
+        ACCEPT,
     ]
     diff_uri = Path(editor.reviews[0]["diffPath"]).as_uri()
     assert editor.shown.count(diff_uri) >= 2  # opened at review, and again on "Show diff"

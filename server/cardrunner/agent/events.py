@@ -249,6 +249,9 @@ class RunFinished(_Event):
     final_text: str = ""
     work_tree: str | None = None
     """When the write area was restored at the end: the run's changes as a git tree (resume)."""
+    unmerged_branch: str | None = None
+    """The accepted commit is on this branch only: it did not apply cleanly to the user's
+    branch, so the card waits in `Review` for the user to merge it (never `Done`)."""
 
 
 Event = Annotated[

@@ -36,6 +36,8 @@ class RunRecord(BaseModel):
     """Every token of the run, cached or not (`Usage.total`)."""
     cost_usd: float | None = None
     commit: str | None = None
+    branch: str | None = None
+    """Set when `commit` is not on the user's branch: the branch that holds it."""
     log: str | None = None
     """The run log's path relative to the workspace."""
 

@@ -32,7 +32,18 @@ _NEEDS_ESCAPE = re.compile(
     '[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|["\\\\]'
 )
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-RUN_KEYS = ("id", "started", "result", "reason", "rounds", "tokens", "cost_usd", "commit", "log")
+RUN_KEYS = (
+    "id",
+    "started",
+    "result",
+    "reason",
+    "rounds",
+    "tokens",
+    "cost_usd",
+    "commit",
+    "branch",
+    "log",
+)
 """The order in which a `runs:` entry's keys are written; other keys follow in their own order."""
 
 

@@ -117,8 +117,10 @@ class RunSession:
                 result, note = await run.area.finish(result)
             except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
                 note = f"could not tidy up the run's changes: {exc}"
-            notes += [note] if note else []
             closing: list[Event] = [Notice(level="info", message=n) for n in notes]
+            if note:  # a commit left on its branch needs the user: a warning, not a remark
+                level = "warning" if result.unmerged_branch else "info"
+                closing.append(Notice(level=level, message=note))
             with contextlib.suppress(OSError):
                 for event in [*closing, result]:
                     run.log.write(event)
@@ -140,9 +142,12 @@ class RunSession:
             tokens=result.usage.total,
             cost_usd=round(result.cost_usd, 4),
             commit=result.commit,
+            branch=result.unmerged_branch,
             log=relative(run.log.path, self.options.root),
         )
-        state = "Done" if result.status == "done" else "Failed"
+        state = (
+            "Failed" if result.status != "done" else "Review" if result.unmerged_branch else "Done"
+        )
         change = CardUpdate(state=state, reason=result.reason, run=record)
         try:
             await self.options.card_store.update(run.card.path, change)

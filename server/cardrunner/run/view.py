@@ -47,6 +47,8 @@ class RunView:
     reason: str | None = None
     detail: str = ""
     commit: str | None = None
+    unmerged_branch: str | None = None
+    """The accepted commit stayed on this branch (it did not apply to the user's)."""
     log_path: Path | None = None
     criteria: list[Criterion] = field(default_factory=list)
     problems: dict[str, list[ev.Problem]] = field(default_factory=dict)
@@ -133,6 +135,7 @@ class RunView:
         self.state = "done" if event.status == "done" else "failed"
         self.reason, self.detail = event.reason, event.detail
         self.commit = event.commit or self.commit
+        self.unmerged_branch = event.unmerged_branch
         self.tokens, self.cost_usd = event.usage.total, event.cost_usd
         self.cache_read_tokens = event.usage.cache_read_input_tokens
         self.round, self.tool_calls, self.tool = event.rounds, event.tool_calls, None

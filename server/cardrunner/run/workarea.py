@@ -112,10 +112,11 @@ class WorkArea:
                 return result.model_copy(
                     update={"commit": head}
                 ), f"brought onto your branch from {self.branch}"
-            return (
-                result,
-                f"the commit does not apply cleanly to your branch; it stays on {self.branch}",
+            note = (
+                f"the commit {result.commit[:10]} does not apply cleanly to your branch; it "
+                f"stays on {self.branch} — merge or rebase it yourself (the card waits in Review)"
             )
+            return result.model_copy(update={"unmerged_branch": self.branch, "detail": note}), note
         if result.reason in UNDO_REASONS:
             work = await self.git.snapshot(self.paths)
             await self.main.remove_worktree(self.worktree, force=True)

@@ -121,7 +121,13 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         else:
             message, severity = f"pending: criterion {index} not verified yet", S.Warning
         out.append(_diag(lines, line, message, severity, f"criterion-{index}"))
-    if view.state == "done":
+    if view.state == "done" and view.unmerged_branch:  # not on the user's branch: not done
+        message = (
+            f"committed on {view.unmerged_branch} only ({(view.commit or '')[:10]}): it does "
+            "not apply cleanly to your branch — merge or rebase it yourself"
+        )
+        out.append(_diag(lines, title_line, message, S.Warning, "result"))
+    elif view.state == "done":
         commit = f" · commit {view.commit[:10]}" if view.commit else ""
         message = f"done in {view.round} rounds · ${view.cost_usd:.2f}{commit}"
         out.append(_diag(lines, title_line, message, S.Hint, "result"))

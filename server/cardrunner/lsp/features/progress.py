@@ -133,6 +133,8 @@ def _percent(view: RunView) -> int | None:
 
 
 def _final(view: RunView) -> str:
+    if view.state == "done" and view.unmerged_branch:
+        return f"committed on {view.unmerged_branch} only (not on your branch) · {view.summary()}"
     if view.state == "done":
         return f"done · {view.summary()}"
     if view.state == "failed":

@@ -140,10 +140,15 @@ class ReviewHub:
         pending.decided.set_result(decision)
         return True
 
-    async def show_diff(self, card_path: Path) -> Path | None:
+    async def show_diff(self, card_path: Path, *, say_where: bool = True) -> Path | None:
+        """Open the card's diff; a client that cannot (no `window/showDocument`, or it said
+        no) is told where the file is instead (`say_where`), so "Show diff" is never a no-op."""
         diff = self.last_diff(card_path)
-        if diff is not None:
-            await self._client.show_document(from_fs_path(str(diff)) or diff.as_uri())
+        if diff is None:
+            return None
+        shown = await self._client.show_document(from_fs_path(str(diff)) or diff.as_uri())
+        if not shown and say_where:
+            self._client.show_message(f"cardrunner: the diff to review is {diff}")
         return diff
 
     async def review(self, card_path: Path, request: ReviewRequest) -> ReviewDecision:
@@ -176,14 +181,11 @@ class ReviewHub:
 
     async def _ask(self, pending: PendingReview) -> None:
         """Open the diff, then ask until someone decides; a client that cannot answer stops it."""
-        await self.show_diff(pending.card_path)
-        r = pending.request
-        files = ", ".join(r.files[:5]) + (" …" if len(r.files) > 5 else "")
+        await self.show_diff(pending.card_path, say_where=False)  # the question says where
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
-            message=f"cardrunner: review '{r.card_title}' — {len(r.files)} file(s): {files}\n"
-            f"{r.message.strip().splitlines()[0] if r.message.strip() else ''}",
-            actions=[types.MessageActionItem(t) for t in (ACCEPT, REJECT, SHOW_DIFF)],
+            message=question(pending.request, pending.diff_path),
+            actions=[types.MessageActionItem(t) for t in ACTIONS],
         )
         while not pending.decided.done():
             try:
@@ -202,6 +204,24 @@ class ReviewHub:
                 await self.show_diff(pending.card_path)
             else:
                 return  # dismissed: the lenses, code actions and commands still decide
+
+
+ACTIONS = (SHOW_DIFF, REJECT, ACCEPT)
+"""The question's answers. The first is what a plain Enter picks in some clients (Eglot), so
+it is the harmless one; Accept, the one that cannot be taken back, comes last."""
+
+
+def question(request: ReviewRequest, diff_path: Path) -> str:
+    """The review question: what changed, where the diff is, and how else to answer — a client
+    without `window/showDocument` shows only this text."""
+    files = ", ".join(request.files[:8]) + (" …" if len(request.files) > 8 else "")
+    subject = request.message.strip().splitlines()[0] if request.message.strip() else ""
+    return (
+        f"cardrunner: review '{request.card_title}' — {len(request.files)} file(s): {files}\n"
+        f"{subject}\n"
+        f"diff: {diff_path}\n"
+        "(or answer later: cardrunner.acceptChanges, or cardrunner.rejectChanges with a reason)"
+    )
 
 
 class EditorApprover:

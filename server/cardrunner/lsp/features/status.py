@@ -35,6 +35,7 @@ def status_entry(view: RunView, uri: str) -> dict[str, Any]:
         "reason": view.reason,
         "logPath": str(view.log_path) if view.log_path else None,
         "commit": view.commit,
+        "unmergedBranch": view.unmerged_branch,
         "summary": view.summary(),
     }
 

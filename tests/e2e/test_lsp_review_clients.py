@@ -1,0 +1,136 @@
+"""The review in every editor: without `window/showDocument`, without progress, without the
+custom notifications (Eglot, lsp-mode, Neovim 0.7), and when the accepted commit cannot be
+brought onto the user's branch."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.support.lsp import (
+    ACCEPT,
+    GOOD_APP,
+    REJECT,
+    SHOW_DIFF,
+    command,
+    diag_codes,
+    editor_of,
+    final,
+    front_matter,
+    git,
+    lens_command,
+    lens_titles,
+    project_of,
+    tool,
+    turn,
+    wait_for,
+)
+
+
+def edit_and_commit(content: str, subject: str) -> list[dict[str, object]]:
+    return [
+        turn(
+            tool("write_file", path="src/app.py", content=content),
+            tool("report_criterion", index=0, passed=True, evidence="says hello"),
+            tool("report_criterion", index=1, passed=True, evidence="names the user"),
+        ),
+        turn(tool("git_commit", message=f"card: {subject}\n\n{subject}.")),
+        final(),
+    ]
+
+
+def result_of(client: LanguageClient, uri: str) -> types.Diagnostic | None:
+    return diag_codes(client, uri).get("result")
+
+
+@pytest.mark.parametrize("client", ["plain"], indirect=True)
+async def test_a_client_without_show_document_or_progress_reviews_by_the_path(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("plain", title="Plain editor")
+    project.transcript(
+        "plain",
+        [
+            *edit_and_commit(GOOD_APP, "plain")[:1],
+            turn(tool("git_commit", message="card: plain\n\nFirst.")),
+            turn(tool("git_commit", message="card: plain\n\nSecond.")),
+            final(),
+        ],
+    )
+    editor.answers = [SHOW_DIFF, REJECT, ACCEPT]
+    uri = editor.open(card)
+    started = await command(client, "cardrunner.runCard", uri)
+    assert started["token"] is None, "no progress without window.workDoneProgress"
+    await wait_for(lambda: len(editor.questions) >= 2, 30, "the question, asked again")
+
+    first = editor.questions[0]
+    assert [a.title for a in first.actions or []] == [SHOW_DIFF, REJECT, ACCEPT]
+    diff = project.root / ".cardrunner" / "runs" / f"{started['runId']}.diff"
+    assert "src/app.py" in first.message and str(diff) in first.message
+    assert "cardrunner.rejectChanges" in first.message, "the reject command is named"
+    said = [m.message for m in client.messages if str(diff) in m.message]
+    assert said, "'Show diff' without showDocument says where the diff is"
+    assert editor.shown == []
+
+    result = await wait_for(lambda: result_of(client, uri), 30, "the run's result")
+    assert result.message.startswith("done in 4 rounds")
+    assert front_matter(card.read_text())["state"] == "Done"
+    assert editor.status == [] and editor.reviews == [], "no custom notifications unasked"
+    assert client.progress_reports == {}
+    assert [m for m in client.messages if m.type == types.MessageType.Error] == []
+
+
+@pytest.mark.parametrize("client", ["plain"], indirect=True)
+async def test_the_review_lens_names_the_diff_when_it_cannot_open_it(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("lens")
+    project.transcript("lens", edit_and_commit(GOOD_APP, "lens"))
+    uri = editor.open(card)
+    started = await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: editor.questions, 30, "the review question (dismissed)")
+    review = await lens_command(client, uri, "Review changes")
+    shown = await command(client, review.command, *(review.arguments or []))
+    assert shown["diffPath"].endswith(f"{started['runId']}.diff")
+    await wait_for(
+        lambda: any(shown["diffPath"] in m.message for m in client.messages),
+        what="a message naming the diff",
+    )
+    await command(client, "cardrunner.acceptChanges", uri)
+    await wait_for(lambda: result_of(client, uri), 30, "the run's result")
+
+
+async def test_a_commit_that_does_not_apply_stays_on_its_branch_and_the_card_says_so(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    cards = {name: project.write_card(name) for name in ("first", "second")}
+    project.transcript("first", edit_and_commit(GOOD_APP, "first"))
+    project.transcript("second", edit_and_commit('def greet(name):\n    return "hey"\n', "second"))
+    uris = {name: card.as_uri() for name, card in cards.items()}
+    for uri in uris.values():
+        await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: len(editor.questions) == 2, 30, "both reviews waiting")
+
+    await command(client, "cardrunner.acceptChanges", uris["first"])
+    await wait_for(lambda: result_of(client, uris["first"]), 30, "the first card's result")
+    await command(client, "cardrunner.acceptChanges", uris["second"])
+    result = await wait_for(lambda: result_of(client, uris["second"]), 30, "the second's result")
+
+    assert result.severity == types.DiagnosticSeverity.Warning
+    assert "cards/second" in result.message and "not apply" in result.message
+    fields = front_matter(cards["second"].read_text())
+    assert fields["state"] == "Review", "not Done: the commit is not on the user's branch"
+    record = fields["runs"][-1]
+    assert record["result"] == "done" and record["branch"] == "cards/second"
+    assert git(project.root, "branch", "--contains", record["commit"]).split() == ["cards/second"]
+    assert git(project.root, "log", "-1", "--format=%s") == "card: first\n"
+    warned = [m for m in client.messages if m.type == types.MessageType.Warning]
+    assert any("does not apply cleanly" in m.message for m in warned)
+    assert front_matter(cards["first"].read_text())["state"] == "Done"
+    log_result = project.log_lines(editor.last_status(uris["second"])["runId"])[-1]  # type: ignore[index]
+    assert log_result["data"]["unmerged_branch"] == "cards/second"
+    assert "▶ Run card" in await lens_titles(client, uris["second"])
