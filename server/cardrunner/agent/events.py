@@ -128,24 +128,25 @@ class RoundFinished(_Event):
     """The assistant content blocks exactly as received."""
 
 
-class ToolStarted(_Event):
+class _ToolCall(_Event):
+    """Which call of which round an event is about."""
+
+    round: int
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolStarted(_ToolCall):
     """A tool call is about to run."""
 
     type: Literal["tool_start"] = "tool_start"
-    round: int
-    tool_use_id: str
-    name: str
-    arguments: dict[str, Any]
 
 
-class ToolFinished(_Event):
+class ToolFinished(_ToolCall):
     """A tool call ended; `result` is the plain text the model will see."""
 
     type: Literal["tool"] = "tool"
-    round: int
-    tool_use_id: str
-    name: str
-    arguments: dict[str, Any]
     ms: int
     result: str
     is_error: bool

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,15 +46,15 @@ DESCRIPTIONS = {
 }
 
 
+@dataclass
 class UiSession:
     """At most one running app, and the lock that keeps its commands in order."""
 
-    def __init__(self, app: str, cwd: Path, timeout: float) -> None:
-        self.app = app
-        self.cwd = cwd
-        self.timeout = timeout
-        self.child: AppChild | None = None
-        self.lock = asyncio.Lock()
+    app: str
+    cwd: Path
+    timeout: float
+    child: AppChild | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def start(self) -> str:
         async with self.lock:

@@ -41,35 +41,36 @@ class Client:
     def caps(self) -> types.ClientCapabilities:
         return self._ls.client_capabilities
 
+    def _capable(self, *path: str) -> bool:
+        """The client capability at `path` (e.g. "window", "work_done_progress") is set."""
+        node: Any = self.caps
+        for name in path:
+            node = getattr(node, name, None)
+        return bool(node)
+
     @property
     def supports_progress(self) -> bool:
-        window = self.caps.window
-        return bool(window and window.work_done_progress)
+        return self._capable("window", "work_done_progress")
 
     @property
     def supports_show_document(self) -> bool:
-        window = self.caps.window
-        return bool(window and window.show_document and window.show_document.support)
+        return self._capable("window", "show_document", "support")
 
     @property
     def supports_lens_refresh(self) -> bool:
-        ws = self.caps.workspace
-        return bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+        return self._capable("workspace", "code_lens", "refresh_support")
 
     @property
     def supports_configuration(self) -> bool:
-        ws = self.caps.workspace
-        return bool(ws and ws.configuration)
+        return self._capable("workspace", "configuration")
 
     @property
     def supports_apply_edit(self) -> bool:
-        ws = self.caps.workspace
-        return bool(ws and ws.apply_edit)
+        return self._capable("workspace", "apply_edit")
 
     @property
     def supports_document_changes(self) -> bool:
-        ws = self.caps.workspace
-        return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
+        return self._capable("workspace", "workspace_edit", "document_changes")
 
     @property
     def position_encoding(self) -> str:

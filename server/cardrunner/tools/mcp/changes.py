@@ -12,21 +12,17 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cardrunner.agent.gate import Tool
+
 if TYPE_CHECKING:
     import mcp_types
 
 
-class Offered(Protocol):
-    """A tool as the run offers it (the hub's `McpTool`)."""
+class Offered(Tool, Protocol):
+    """A tool as the run offers it (the hub's `McpTool`): a `Tool` with the server's name."""
 
     @property
     def remote_name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def input_schema(self) -> dict[str, Any]: ...
 
 
 def _shape(description: str, schema: dict[str, Any]) -> str:
