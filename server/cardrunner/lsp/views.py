@@ -24,6 +24,9 @@ from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
 
+SCAN_WAIT = 10.0
+"""Seconds a board or symbol request waits for the first scan of the cards folder."""
+
 if TYPE_CHECKING:
     from cardrunner.lsp.server import CardServer
 
@@ -101,11 +104,13 @@ def register_views(server: CardServer) -> None:
         return hover(ls.situation(path), params.position.line)
 
     @server.feature(BOARD)
-    def on_board(ls: CardServer, params: Any) -> dict[str, Any]:
+    async def on_board(ls: CardServer, params: Any) -> dict[str, Any]:
+        await ls.index.wait_scanned(SCAN_WAIT)
         return board(ls).model_dump(mode="json", by_alias=True)
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    def on_symbol(
+    async def on_symbol(
         ls: CardServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
+        await ls.index.wait_scanned(SCAN_WAIT)
         return workspace_symbols(board(ls), params.query)

