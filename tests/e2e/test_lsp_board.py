@@ -52,7 +52,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, within: float = 20) -> None:
+async def eventually(check: Callable[[], Awaitable[bool]], what: str, within: float = 60) -> None:
     """Ask again until `check` holds (a request, not a notification, is what changes)."""
     deadline = time.monotonic() + within
     while not await check():

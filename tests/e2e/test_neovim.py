@@ -26,7 +26,7 @@ NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.
 DRIVER = r"""
 local out, card = {}, vim.env.CARD
 local function wait(what, cond)
-  assert(vim.wait(30000, cond, 50), "timed out waiting for " .. what)
+  assert(vim.wait(60000, cond, 50), "timed out waiting for " .. what)
 end
 local function board(client)
   return client:request_sync("cardrunner/board", vim.NIL, 10000, 0).result
@@ -110,7 +110,7 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
     done = subprocess.run(
         [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua")],
         cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=120,
+        timeout=240,
     )  # fmt: skip
     assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
     seen = json.loads(out.read_text())
