@@ -45,6 +45,8 @@ export class ServerClient implements vscode.Disposable {
   private readonly crashes = new CrashPolicy();
   /** Set by the composition root before start. */
   hooks: ClientHooks = {};
+  /** The argv the server was last started with (the demo command reuses its interpreter). */
+  serverArgv: string[] | undefined;
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -123,6 +125,15 @@ export class ServerClient implements vscode.Disposable {
     }
   }
 
+  /** A custom request (e.g. `cardrunner/board`); undefined while the server is not running. */
+  async request(method: string, params: unknown): Promise<unknown> {
+    const client = this.client;
+    if (!client || client.state !== State.Running) {
+      return undefined;
+    }
+    return client.sendRequest(method, params);
+  }
+
   private serialise(step: () => Promise<void>): Promise<void> {
     this.busy = this.busy.then(step, step);
     return this.busy;
@@ -158,7 +169,8 @@ export class ServerClient implements vscode.Disposable {
       this.fail(resolution);
       return;
     }
-    const argv = formatArgv([found.command, ...found.args]);
+    this.serverArgv = [found.command, ...found.args];
+    const argv = formatArgv(this.serverArgv);
     this.log.info(`starting the server: ${argv} (${found.source})`);
     const serverOptions: ServerOptions = {
       command: found.command,

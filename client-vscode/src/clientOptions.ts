@@ -60,7 +60,8 @@ export function buildClientOptions(deps: OptionDeps): LanguageClientOptions {
         });
       },
     },
-    documentSelector: CARD_SELECTOR,
+    // The review's `.diff` too: the server offers per-hunk keep/drop and reads `#` comments there.
+    documentSelector: [...CARD_SELECTOR, { scheme: "file", pattern: "**/.cardrunner/runs/*.diff" }],
     outputChannel: deps.log,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationFailedHandler: () => false,

@@ -14,9 +14,16 @@ import { parseGrant, resumeArguments } from "./reviewPlan";
 import { runLine } from "./runView";
 import * as api from "./vscodeapi";
 
-function cardUri(arg: unknown): string | undefined {
+/** The card a command is about: a URI string, a `vscode.Uri`, a Cards view item, or the active editor. */
+export function cardUri(arg: unknown): string | undefined {
   if (typeof arg === "string") {
     return arg;
+  }
+  if (arg && typeof arg === "object" && "card" in arg) {
+    const card = (arg as { card?: { uri?: unknown } }).card;
+    if (typeof card?.uri === "string") {
+      return card.uri; // an item of the Cards view
+    }
   }
   if (arg && typeof arg === "object" && "toString" in arg && "scheme" in arg) {
     return String(arg); // a vscode.Uri from a menu
@@ -59,7 +66,7 @@ export function registerCommands(
   });
 
   const showLog = api.registerCommand(ClientCommand.showLog, async (arg?: unknown) => {
-    const explicit = typeof arg === "string" ? arg : api.activeMarkdownUri();
+    const explicit = arg === undefined ? api.activeMarkdownUri() : cardUri(arg);
     const withLog = runs().filter((r) => r.logPath);
     const run = withLog.find((r) => r.uri === explicit) ?? (withLog.length === 1 ? withLog[0] : undefined);
     if (run) {
@@ -81,7 +88,7 @@ export function registerCommands(
     resume,
     showLog,
     api.registerCommand(ClientCommand.review, (arg?: unknown) =>
-      review.review(typeof arg === "string" ? arg : undefined),
+      review.review(arg === undefined ? undefined : cardUri(arg)),
     ),
     api.registerCommand(ClientCommand.showOutput, () => log.show()),
   ];

@@ -6,6 +6,7 @@
  * decides who talks to whom (server notifications → status and review; API key change → restart).
  */
 import type * as vscode from "vscode";
+import { registerCards } from "./cards";
 import { ServerClient } from "./client";
 import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
@@ -27,15 +28,25 @@ export function activate(context: vscode.ExtensionContext): void {
     showLog: (run) => void openLog(run, client),
   });
 
+  const cards = registerCards(context, client, review);
+
   client.hooks = review.hooks();
   client.onStateChange((state, detail) => {
     status.setServerState(state, detail);
     if (state === "stopped" || state === "failed") {
       status.update([]); // the runs were the old process's; a new one reports its own
+    } else if (state === "running") {
+      cards.view.refreshSoon();
     }
   });
-  client.onNotification(RunStatusMethod, (params) => review.onTransitions(status.update(parseRunStatus(params))));
-  client.onNotification(ReviewRequestedMethod, (params) => review.onReviewRequested(params));
+  client.onNotification(RunStatusMethod, (params) => {
+    review.onTransitions(status.update(parseRunStatus(params)));
+    cards.view.refreshSoon();
+  });
+  client.onNotification(ReviewRequestedMethod, (params) => {
+    review.onReviewRequested(params);
+    cards.view.refreshSoon();
+  });
 
   context.subscriptions.push(
     log,
@@ -43,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
     client,
     review,
     status,
+    ...cards.disposables,
     ...registerCommands(client, review, () => status.current, log),
   );
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);

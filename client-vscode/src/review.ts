@@ -30,6 +30,8 @@ export class ReviewController implements vscode.Disposable {
   private allowDiffDocumentsUntil = 0;
   /** Per card: left sides (run-start copies or empty documents) of the diff editors opened. */
   private readonly opened = new Map<string, Set<string>>();
+  /** Per card: the title of the multi-file diff editor opened for its review. */
+  private readonly multi = new Map<string, string>();
 
   constructor(
     private readonly server: ServerClient,
@@ -54,6 +56,10 @@ export class ReviewController implements vscode.Disposable {
       },
       executeCommand: (command, args) => {
         const uri = typeof args[0] === "string" ? args[0] : undefined;
+        if (uri && command === ServerCommand.rejectChanges && args.length === 1) {
+          void this.rejectAsking(uri); // the ✗ Reject lens carries no reason: ask for one
+          return true;
+        }
         if (uri && (command === ServerCommand.acceptChanges || command === ServerCommand.rejectChanges)) {
           this.pending.delete(uri); // decided by a lens or code action
           void this.closeDiffs(uri);
@@ -165,6 +171,21 @@ export class ReviewController implements vscode.Disposable {
   }
 
   private async openDiffs(card: string, entries: DiffEntry[]): Promise<void> {
+    const review = this.pending.get(card);
+    const changes = entries.map((entry) => this.sides(card, entry));
+    const title = `Review: ${review?.title ?? card}`;
+    this.multi.set(card, title);
+    if (
+      await api.openChanges(title, changes).then(
+        () => true,
+        (err: unknown) => (
+          this.log.info(`multi-file diff editor unavailable (${String(err)}); one tab per file`),
+          false
+        ),
+      )
+    ) {
+      return;
+    }
     const shown = entries.slice(0, MAX_DIFFS);
     for (const [i, entry] of shown.entries()) {
       await this.openDiff(card, entry, i > 0).then(undefined, (err: unknown) => {
@@ -176,20 +197,29 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {
+  /** [the file, its before side, its after side] as the diff editors take them. */
+  private sides(card: string, entry: DiffEntry): [vscode.Uri, vscode.Uri, vscode.Uri] {
     const side = (path: string | null, label: string): vscode.Uri =>
       path === null ? api.parseUri(`${EMPTY_SCHEME}:/${label}/${entry.path}`) : api.fileUri(path);
     const left = side(entry.left, "before");
+    const right = side(entry.right, "after");
     const opened = this.opened.get(card) ?? new Set<string>();
     this.opened.set(card, opened.add(left.toString()));
-    return api.openDiff(left, side(entry.right, "after"), entry.title, background);
+    return [entry.right === null ? left : right, left, right];
+  }
+
+  private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {
+    const [, left, right] = this.sides(card, entry);
+    return api.openDiff(left, right, entry.title, background);
   }
 
   /** After a decision the diffs are stale (the before copies go away): close them. */
   private async closeDiffs(card: string): Promise<void> {
     const opened = this.opened.get(card) ?? new Set<string>();
     this.opened.delete(card);
-    await api.closeDiffEditors(opened).then(undefined, (err: unknown) => {
+    const multi = this.multi.get(card);
+    this.multi.delete(card);
+    await api.closeDiffEditors(opened, multi).then(undefined, (err: unknown) => {
       this.log.warn(`could not close the review's diff editors: ${String(err)}`);
     });
   }
@@ -238,7 +268,11 @@ export class ReviewController implements vscode.Disposable {
       description: "the reason goes back to the model",
       action: "reject",
     };
-    const whole = { label: "$(file-code) Open the whole diff", description: review.diffPath, action: "diff" };
+    const whole = {
+      label: "$(file-code) Drop single hunks, comment lines…",
+      description: "in the review's .diff: lenses per hunk, # lines are comments",
+      action: "diff",
+    };
     const items = review.diffPath ? [accept, reject, whole] : [accept, reject];
     const choice = await api.showQuickPick(items, { title: `Review "${review.title}"`, ignoreFocusOut: true });
     if (choice?.action === "accept") {
@@ -269,17 +303,25 @@ export class ReviewController implements vscode.Disposable {
     await this.closeDiffs(review.uri);
   }
 
+  /** Reject from a lens, the Cards view or the palette: ask for the reason first. */
+  async rejectAsking(uri: string): Promise<void> {
+    const review = this.pending.get(uri);
+    await this.reject(
+      review ?? { uri, runId: "", title: uri.split("/").pop() ?? uri, message: "", diffPath: "", files: [] },
+    );
+  }
+
   private async reject(review: ReviewRequestedParams): Promise<void> {
     const answer = await api.showInputBox({
       title: `Reject the changes of "${review.title}"`,
-      prompt: "The reason goes back to the model, which continues the run.",
+      prompt:
+        "The reason goes back to the model, which continues the run. Empty: the # comments typed into the review's .diff.",
       ignoreFocusOut: true,
-      validateInput: (value) => (value.trim() === "" ? "Say what is wrong, so the model can fix it." : undefined),
     });
-    const args = rejectArguments(review.uri, answer);
-    if (!args) {
-      return;
+    if (answer === undefined) {
+      return; // Escape: the review stays open
     }
+    const args = rejectArguments(review.uri, answer) ?? [review.uri];
     this.pending.delete(review.uri);
     await this.server.executeServerCommand(ServerCommand.rejectChanges, args);
     await this.closeDiffs(review.uri);

@@ -165,15 +165,21 @@ export function openDiff(left: vscode.Uri, right: vscode.Uri, title: string, bac
   });
 }
 
+/** VS Code's multi-file diff editor (`vscode.changes`): one tab with every changed file. */
+export function openChanges(title: string, changes: Array<[vscode.Uri, vscode.Uri, vscode.Uri]>): Thenable<unknown> {
+  return vscode.commands.executeCommand("vscode.changes", title, changes);
+}
+
 /** Close the diff editors showing any of `uris` (on either side); unsaved ones are left open. */
-export async function closeDiffEditors(uris: ReadonlySet<string>): Promise<void> {
+export async function closeDiffEditors(uris: ReadonlySet<string>, multiTitle?: string): Promise<void> {
   const tabs = vscode.window.tabGroups.all
     .flatMap((group) => group.tabs)
     .filter(
       (tab) =>
-        tab.input instanceof vscode.TabInputTextDiff &&
-        !tab.isDirty &&
-        (uris.has(tab.input.original.toString()) || uris.has(tab.input.modified.toString())),
+        (tab.input instanceof vscode.TabInputTextDiff &&
+          !tab.isDirty &&
+          (uris.has(tab.input.original.toString()) || uris.has(tab.input.modified.toString()))) ||
+        (multiTitle !== undefined && tab.label === multiTitle),
     );
   if (tabs.length > 0) {
     await vscode.window.tabGroups.close(tabs, true);
@@ -216,4 +222,63 @@ export function markdown(text: string): vscode.MarkdownString {
 /** Open the Settings UI at `cardrunner.server.command`. */
 export function openSettings(query: string): Thenable<unknown> {
   return vscode.commands.executeCommand("workbench.action.openSettings", query);
+}
+
+export function createEmitter<T>(): vscode.EventEmitter<T> {
+  return new vscode.EventEmitter<T>();
+}
+
+export function createTreeView<T>(id: string, provider: vscode.TreeDataProvider<T>): vscode.TreeView<T> {
+  return vscode.window.createTreeView(id, { treeDataProvider: provider, showCollapseAll: false });
+}
+
+export function treeItem(label: string, state: "expanded" | "collapsed" | "none"): vscode.TreeItem {
+  const collapsible = {
+    expanded: vscode.TreeItemCollapsibleState.Expanded,
+    collapsed: vscode.TreeItemCollapsibleState.Collapsed,
+    none: vscode.TreeItemCollapsibleState.None,
+  }[state];
+  return new vscode.TreeItem(label, collapsible);
+}
+
+/** Call `listener` when files matching `glob` are created, changed or deleted. */
+export function watchFiles(glob: string, listener: () => void): vscode.Disposable {
+  const watcher = vscode.workspace.createFileSystemWatcher(glob);
+  watcher.onDidCreate(listener);
+  watcher.onDidChange(listener);
+  watcher.onDidDelete(listener);
+  return watcher;
+}
+
+/** Set a context key for when-clauses (`cardrunner.running`, `cardrunner.reviewWaiting`). */
+export function setContext(key: string, value: unknown): Thenable<unknown> {
+  return vscode.commands.executeCommand("setContext", key, value);
+}
+
+/** The first workspace folder's URI, if one is open. */
+export function workspaceFolderUri(): vscode.Uri | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri;
+}
+
+/** Create a file (failing if it exists) and open it in an editor. */
+export async function createAndOpen(uri: vscode.Uri, text: string): Promise<void> {
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(doc);
+}
+
+export function joinPath(base: vscode.Uri, ...parts: string[]): vscode.Uri {
+  return vscode.Uri.joinPath(base, ...parts);
+}
+
+export function createWebviewPanel(id: string, title: string, root: vscode.Uri): vscode.WebviewPanel {
+  return vscode.window.createWebviewPanel(id, title, vscode.ViewColumn.Active, {
+    enableScripts: true,
+    localResourceRoots: [root],
+    retainContextWhenHidden: false,
+  });
+}
+
+export function createTerminal(name: string): vscode.Terminal {
+  return vscode.window.createTerminal({ name, cwd: workspaceFolderUri() });
 }
