@@ -63,6 +63,8 @@ async def test_a_client_without_show_document_or_progress_reviews_by_the_path(
     uri = editor.open(card)
     started = await command(client, "cardrunner.runCard", uri)
     assert started["token"] is None, "no progress without window.workDoneProgress"
+    run = await wait_for(lambda: diag_codes(client, uri).get("run"), 30, "the run's diagnostic")
+    assert "round " in run.message, "without progress, the round is in the run's diagnostic"
     await wait_for(lambda: len(editor.questions) >= 2, 30, "the question, asked again")
 
     first = editor.questions[0]

@@ -4,6 +4,14 @@ Each run gets a token `cardrunner/run/<run id>`; a report goes out per round and
 with the percentage of rounds used. The progress lives in its own task that drains a queue
 of messages and ends the progress in `finally`, so no run — crashed, cancelled, or cut off by
 shutdown — leaves a spinner behind. Cancelling it in the editor cancels the run.
+
+Some clients lose our `window/workDoneProgress/create` (lsp-mode 8 drops one that arrives in
+the same read as the command's response, about one run in three). So the create is sent a
+moment after the command has been answered, and when no answer comes within `CREATE_TIMEOUT`
+it is sent again with a new token (`…#2`, `…#3`): the same token could be refused as a
+duplicate by a client that did get the first one. A client that answers with an error gets no
+progress, and no retry. Clients without `window.workDoneProgress` see the round in the run's
+diagnostic and the summary lens instead.
 """
 
 from __future__ import annotations
@@ -23,6 +31,12 @@ from cardrunner.run.view import RunView
 log = logging.getLogger("cardrunner.lsp.progress")
 
 _END = object()
+
+CREATE_DELAY = 0.05
+"""Seconds between the command's answer and the progress `create` (a read of its own)."""
+CREATE_TIMEOUT = 3.0
+"""Seconds to wait for the client's answer to one `create`."""
+CREATE_ATTEMPTS = 3
 
 
 class _Progress:
@@ -74,6 +88,17 @@ class RunProgress:
             progress.queue.put_nowait(_final(view))
             progress.queue.put_nowait(_END)
 
+    async def _create(self, first: str) -> str:
+        """Create the progress, retrying with a new token while answers are lost; the token
+        the client accepted (TimeoutError after `CREATE_ATTEMPTS` lost answers)."""
+        await asyncio.sleep(CREATE_DELAY)  # after the command's response, in a read of its own
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            token = first if attempt == 1 else f"{first}#{attempt}"
+            if await _create_once(self._client, token):
+                return token
+            log.info("progress create %s was not answered; trying a new token", token)
+        raise TimeoutError(f"the client answered none of {CREATE_ATTEMPTS} progress creates")
+
     async def aclose(self) -> None:
         """Let ended progresses send their end; cancel the rest (their `finally` ends them)."""
         for progress in self._active.values():
@@ -84,14 +109,11 @@ class RunProgress:
 
     async def _run(self, progress: _Progress, card_path: Path) -> None:
         wp = self._ls.work_done_progress
-        token = progress.token
         begun = False
         final = "ended"
+        token = progress.token
         try:
-            await self._client.request(
-                types.WINDOW_WORK_DONE_PROGRESS_CREATE,
-                types.WorkDoneProgressCreateParams(token=token),
-            )
+            token = progress.token = await self._create(progress.token)
             cancelled: Future[None] = Future()
             wp.tokens[token] = cancelled
             loop = asyncio.get_running_loop()
@@ -124,6 +146,19 @@ class RunProgress:
                 except Exception as exc:
                     log.info("progress end %s: %r", token, exc)
             wp.tokens.pop(token, None)  # pygls never forgets tokens (pygls#607)
+
+
+async def _create_once(client: Client, token: str) -> bool:
+    """One `create`: True when answered, False when the answer was lost (raises on an error)."""
+    try:
+        await client.request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=token),
+            seconds=CREATE_TIMEOUT,
+        )
+    except TimeoutError:
+        return False
+    return True
 
 
 def _percent(view: RunView) -> int | None:
