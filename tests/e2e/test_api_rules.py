@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import Compacted
 from tests.support.api_run import run_through_api
-from tests.support.project import fix_transcript, git, make_project, turn, use
+from tests.support.project import CALC, FIXED, fix_transcript, git, make_project, turn, use
 
 
 async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -55,3 +55,31 @@ async def test_a_45_round_run_on_sonnet_5_5_compacts_and_every_request_is_accept
     assert all(b["output_config"] == {"effort": "high"} for b in run.bodies)
     largest = max(len(json.dumps(b["messages"])) for b in run.bodies) / 4
     assert largest < 40_000, "compaction kept every request inside the window"
+
+
+async def test_a_2000_line_file_is_changed_through_edit_file(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    card = make_project(root)
+    filler = "".join(f"\n\ndef f{i}(x):\n    return x + {i}\n" for i in range(499))
+    filler += "\n# the end\n"
+    (root / "src" / "calc.py").write_text(CALC + filler)
+    git(root, "commit", "-qam", "a long module")
+    assert len((root / "src" / "calc.py").read_text().splitlines()) == 2000
+    fix = {
+        "old_text": "def add(a, b):\n    return a - b",
+        "new_text": "def add(a, b):\n    return a + b",
+    }
+    steps = [
+        turn(use("read_file", path="src/calc.py", max_lines=5), think="Only the top matters."),
+        turn(use("edit_file", path="src/calc.py", edits=[fix]), think="One line to change."),
+        *fix_transcript()[3:],  # build and test, report, commit, done
+    ]
+    run = await run_through_api(root, card, steps)
+    assert not run.api.violations, run.api.violations
+    assert run.result.status == "done", (run.result.reason, run.result.detail)
+    text = (root / "src" / "calc.py").read_text()
+    assert text == FIXED + filler and len(text.splitlines()) == 2000
+    edited = run.bodies[2]["messages"][-1]["content"][0]
+    assert edited["content"] == "edited src/calc.py: 1 replacement(s) at line 1 (2 → 2 lines)"
+    sent = json.dumps(run.bodies[2]["messages"][-2]["content"])
+    assert len(sent) < len(text) // 20, "the call carried the change, not the file"

@@ -22,6 +22,7 @@ from typing import Any
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
+from cardrunner.tools.edit import edit_tool
 
 _HIDDEN_BY_HFS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 """Code points some file systems ignore in names, so `.g\u200cit` would be `.git` there."""
@@ -243,7 +244,7 @@ def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) 
 
 
 def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list[Tool]:
-    """list_files, read_file and write_file, all behind `guard`."""
+    """list_files, read_file, write_file and edit_file, all behind `guard`."""
     known = conflicts or ConflictGuard()
     readable, writable = ", ".join(guard.read_folders), ", ".join(guard.write_folders)
 
@@ -318,10 +319,12 @@ def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list
         FunctionTool(
             "write_file",
             "Writes a whole file: creates it or replaces its content (parent folders are "
-            "created). Always pass the complete new content, never a diff or an excerpt. "
+            "created). Always pass the complete new content, never a diff or an excerpt; to "
+            "change part of an existing file, use edit_file. "
             f"Writable folders: {writable}. If the user edited the file since you last wrote "
             "it, the write is refused: read it again and merge.",
             make_schema({"path": path_prop, "content": {"type": "string"}}, ["path", "content"]),
             write_file,
         ),
+        edit_tool(guard, known),
     ]
