@@ -146,3 +146,26 @@ def test_the_repositorys_own_cards_pass_check() -> None:
     proc = cli(repo, "check", "cards")
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.strip() == "no problems found"
+
+
+def test_a_missing_module_is_named_as_such_not_as_a_stale_transcript(tmp_path: Path) -> None:
+    card = make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
+            'test = ["python", "-m", "no_such_test_runner_here"]',
+        )
+    )
+    git(tmp_path, "commit", "-qam", "a test runner that is not installed")
+    steps = [
+        {"content": [{"type": "tool_use", "name": "run_tests", "input": {}}], "stop_reason": "tool_use"},
+        {"content": [{"type": "tool_use", "name": "list_files", "input": {"path": "src"}}], "stop_reason": "tool_use"},
+        {"content": [{"type": "text", "text": "RESULT: done"}], "expect": ["1 passed"]},
+    ]  # fmt: skip
+    transcript = write_transcript(tmp_path.parent / f"{tmp_path.name}-missing.json", steps)
+    proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", "--replay", str(transcript))
+    assert proc.returncode == 1
+    assert "the module 'no_such_test_runner_here' is not installed" in proc.stderr
+    assert "no longer fits" not in proc.stderr
+    assert front_matter(card)["reason"] == "model_failed"

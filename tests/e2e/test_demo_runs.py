@@ -4,6 +4,7 @@ confirmed through the UI server (not by reading files), and `cardrunner demo` wo
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,37 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     assert proc.stdout.count(" done ") == 3
     assert "no terminal to ask on" in proc.stderr
     assert "Open it in an editor" in proc.stdout
+
+
+def test_a_failed_demo_card_leaves_nothing_for_the_next(tmp_path: Path) -> None:
+    from cardrunner.demo.command import run_cards
+
+    root = create_workspace(tmp_path / "repo")
+    model_py = (root / "invoice" / "model.py").read_text()
+    give_up = [
+        {"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "invoice/model.py"}}], "stop_reason": "tool_use"},
+        {"content": [
+            {"type": "tool_use", "name": "write_file", "input": {"path": "invoice/model.py", "content": "broken = True\n"}},
+            {"type": "tool_use", "name": "write_file", "input": {"path": "invoice/extra.py", "content": "x = 1\n"}},
+        ], "stop_reason": "tool_use"},
+        {"content": [{"type": "text", "text": "RESULT: failed: gave up"}], "stop_reason": "end_turn"},
+    ]  # fmt: skip
+    failing = tmp_path / "give-up.json"
+    failing.write_text(json.dumps({"responses": give_up}))
+    rows = run_cards(root, [(CARDS[0], failing), (CARDS[0], transcript_for(CARDS[0]))], yes=True)
+    assert [r.result for r in rows] == ["failed: model_failed", "done"]
+    assert not (root / "invoice" / "extra.py").exists()
+    assert (root / "invoice" / "model.py").read_text() != model_py  # the second run's fix
+
+
+def test_a_missing_piece_is_named_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cardrunner.demo import command
+
+    monkeypatch.setattr(command, "NEEDED", (("no_such_module_for_the_demo", "a test"),))
+    assert command.run_demo(tmp_path / "demo", yes=True) == 2
+    err = capsys.readouterr().err
+    assert "a missing piece, not a failed card" in err
+    assert "no_such_module_for_the_demo (a test)" in err
+    assert not (tmp_path / "demo").exists()

@@ -53,6 +53,16 @@ def create_workspace(dest: Path, *, commit: bool = True) -> Path:
     return dest
 
 
+def reset_write_area(root: Path, paths: list[str]) -> None:
+    """Put `paths` back exactly as committed: changed files restored, new files removed.
+
+    Only for the demo's own repository, which the demo created: a user's checkout is never
+    reset like this (the runner restores only what a run changed, from its recorded start).
+    """
+    _git(root, "checkout", "-q", "HEAD", "--", *paths)
+    _git(root, "clean", "-fdq", "--", *paths)
+
+
 def _git(cwd: Path, *args: str) -> None:
     try:
         subprocess.run(

@@ -9,13 +9,15 @@ terminal unless `--yes`); at the end a table says what every run did and cost.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardrunner.demo import CARDS, DemoError, create_workspace
+from cardrunner.demo import CARDS, DemoError, create_workspace, reset_write_area
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 
@@ -29,6 +31,7 @@ class Row:
     tokens: int
     cost_usd: float
     seconds: float
+    commit: str | None = None
 
 
 def new_demo_folder() -> Path:
@@ -47,7 +50,24 @@ def transcript_for(card: str) -> Path:
     return TRANSCRIPTS / (Path(card).stem + ".json")
 
 
-async def _run_one(root: Path, card: str, yes: bool) -> Row:
+NEEDED = (
+    ("textual", "the demo app's UI toolkit"),
+    ("pytest", "the demo app's test command"),
+)
+"""What the demo repository's commands import, with what each is for."""
+
+
+def missing_pieces() -> list[str]:
+    """The modules the demo needs that the interpreter running cardrunner cannot import.
+
+    The demo's build, test and app commands run with this interpreter (`python` in their argv),
+    so a missing module would otherwise surface mid-run as a tool error — and, worse, as a
+    transcript that "no longer fits" instead of the install problem it is.
+    """
+    return [f"{name} ({why})" for name, why in NEEDED if importlib.util.find_spec(name) is None]
+
+
+async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
     from cardrunner.agent.review import Approver, AutoApprover
     from cardrunner.config.settings import load_settings
     from cardrunner.run.prepare import RunOptions
@@ -64,7 +84,7 @@ async def _run_one(root: Path, card: str, yes: bool) -> Row:
         card_path=root / card,
         settings=settings,
         approver=approver,
-        replay=transcript_for(card),
+        replay=transcript,
     )
     view = LiveView(sys.stderr.write, sys.stderr.isatty())
     started = time.monotonic()
@@ -73,17 +93,36 @@ async def _run_one(root: Path, card: str, yes: bool) -> Row:
         view.show(event)
         if event.type == "result":
             result = "done" if event.status == "done" else f"failed: {event.reason}"
-            tokens = event.usage.total
             row = Row(
                 Path(card).stem,
                 result,
                 event.rounds,
                 event.tool_calls,
-                tokens,
+                event.usage.total,
                 event.cost_usd,
                 time.monotonic() - started,
+                event.commit,
             )
     return row
+
+
+def run_cards(root: Path, cards: Sequence[tuple[str, Path]], *, yes: bool) -> list[Row]:
+    """Run each (card, transcript) in order; a failed card's leftovers are undone before the next.
+
+    A failed run may keep its changes for the user to look at, but here the next card's run
+    would refuse to start over them ("uncommitted changes"): one failure must stay one failure.
+    """
+    from cardrunner.config.settings import load_settings
+
+    rows: list[Row] = []
+    for card, transcript in cards:
+        row = asyncio.run(_run_one(root, card, transcript, yes))
+        rows.append(row)
+        if row.result != "done":
+            paths = load_settings(root)[0].paths.write
+            reset_write_area(root, paths)
+            sys.stderr.write(f"  ({', '.join(paths)} put back as committed for the next card)\n\n")
+    return rows
 
 
 def table(rows: list[Row]) -> str:
@@ -97,11 +136,19 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def next_steps(root: Path) -> str:
+def next_steps(root: Path, rows: list[Row], reviewed: bool) -> str:
+    done = sum(1 for r in rows if r.commit)
+    how = "each reviewed on the terminal" if reviewed else "each accepted without asking (--yes)"
+    commits = (
+        f"the {done} card commit(s), {how}, and the card's state after each run"
+        if done
+        else "the cards' states after each run (no card made a commit)"
+    )
     return f"""
 The demo repository is {root}
-  git -C {root} log --oneline          the three commits, each reviewed before it was made
+  git -C {root} log --oneline          {commits}
   cardrunner log {root}/.cardrunner/runs/<run>.jsonl   what a run did, round by round
+  cardrunner transcript <run>.jsonl -o my.json        a run as a transcript you can replay
 
 Open it in an editor:
   VS Code: install the cardrunner extension (client-vscode/), open {root}, open a card in cards/
@@ -110,14 +157,22 @@ Open it in an editor:
            under cards/ (see the README); the same lenses, code actions and diagnostics appear.
 
 Run a card with a real model (costs money — see the README):
-  git -C {root} revert --no-edit HEAD   # bring the last gap back (or write a card of your own)
+  git -C {root} revert --no-edit HEAD~1   # bring the last gap back (or write a card of your own)
   export ANTHROPIC_API_KEY=...
-  cardrunner run {root}/cards/validate-quantity-and-price.md
+  cardrunner run {root}/cards/validate-quantity-and-price.md --yes
 """
 
 
 def run_demo(folder: Path | None, *, yes: bool = False) -> int:
     """Create the demo repository and run its three cards. Returns the process exit status."""
+    missing = missing_pieces()
+    if missing:
+        sys.stderr.write(
+            "cardrunner demo: a missing piece, not a failed card: the interpreter running "
+            f"cardrunner ({sys.executable}) cannot import {', '.join(missing)}. Install "
+            "cardrunner with its dependencies (see the README), then run the demo again.\n"
+        )
+        return 2
     if not yes and not sys.stdin.isatty():
         sys.stderr.write(
             "cardrunner demo: no terminal to ask on, so each review is accepted as with --yes\n"
@@ -131,10 +186,10 @@ def run_demo(folder: Path | None, *, yes: bool = False) -> int:
     sys.stderr.write(
         f"Created the demo repository {root}: an invoice app with three gaps, one card each.\n\n"
     )
-    rows = [asyncio.run(_run_one(root, card, yes)) for card in CARDS]
+    rows = run_cards(root, [(card, transcript_for(card)) for card in CARDS], yes=yes)
     print(table(rows))
     print(
         "\n(tokens and cost are estimates for the configured model: the answers were played from transcripts)"
     )
-    print(next_steps(root))
+    print(next_steps(root, rows, reviewed=not yes))
     return 0 if all(r.result == "done" for r in rows) else 1

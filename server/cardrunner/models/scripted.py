@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,14 +59,36 @@ def _unmet(expected: list[str], body: dict[str, Any]) -> list[str]:
     return [e for e in expected if e not in seen]
 
 
+_NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
+
+
+def _missing_module(body: dict[str, Any]) -> str | None:
+    """A module some tool result of the conversation said is not installed, if any."""
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            content = block.get("content") if block.get("type") == "tool_result" else None
+            text = content if isinstance(content, str) else json.dumps(content or "")
+            if found := _NO_MODULE.search(text):
+                return found.group(1)
+    return None
+
+
 def _honest_failure(problem: str, body: dict[str, Any]) -> dict[str, Any]:
-    """When the code no longer fits the transcript, the scripted model says so instead of lying."""
+    """When the code no longer fits the transcript, the scripted model says so instead of lying.
+
+    A tool that could not import a module is a different story — an install problem, not a
+    transcript that went stale — so it is named as the missing piece it is.
+    """
     seen = _last_results(body).strip().splitlines()
     got = seen[0][:160] if seen else "(nothing)"
-    text = (
-        f"The last tool result said: {got}\n"
-        f"RESULT: failed: the code no longer fits this transcript: {problem}"
+    module = _missing_module(body)
+    why = (
+        f"a missing piece, not the transcript: the module '{module}' is not installed for "
+        "the interpreter the commands run with"
+        if module
+        else f"the code no longer fits this transcript: {problem}"
     )
+    text = f"The last tool result said: {got}\nRESULT: failed: {why}"
     return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
 
