@@ -54,10 +54,19 @@ def test_a_card_run_end_to_end_through_the_real_sdk(tmp_path: Path) -> None:
         card.read_text().split("---", 2)[2]
         == (tmp_path / "cards/fix-add.md").read_text().split("---", 2)[2]
     )
-    # the commit holds only allowed paths, and the trailers
-    files = git(tmp_path, "show", "--name-only", "--format=", "HEAD").split()
+    # the run's commit holds only allowed paths, and the trailers; the card's new state follows
+    # in a commit of its own, so nothing is left modified
+    assert git(tmp_path, "rev-parse", "HEAD~1").strip() == run["commit"]
+    files = git(tmp_path, "show", "--name-only", "--format=", "HEAD~1").split()
     assert files == ["src/calc.py"]
-    message = git(tmp_path, "log", "-1", "--format=%B")
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
+    assert git(tmp_path, "show", "HEAD:cards/fix-add.md") == card.read_text()
+    assert git(tmp_path, "status", "--porcelain") == ""
+    assert (
+        git(tmp_path, "log", "-1", "--format=%s")
+        == "card: Adding two numbers subtracts them → Done\n"
+    )
+    message = git(tmp_path, "log", "-1", "--format=%B", "HEAD~1")
     assert message.startswith("card: Adding two numbers subtracts them")
     for trailer in ("Card: fix-add", "Run: ", "Rounds: 6", "Cost: $"):
         assert trailer in message
@@ -119,7 +128,7 @@ def test_reject_then_accept_on_the_terminal(tmp_path: Path) -> None:
     assert "REJECTED" in str(result["content"]) and "please mention the test" in str(
         result["content"]
     )
-    assert "attempt 2" in git(tmp_path, "log", "-1", "--format=%B")
+    assert "attempt 2" in git(tmp_path, "log", "-1", "--format=%B", "HEAD~1")
     decisions = [r["data"]["decision"] for r in log_records(tmp_path) if r["type"] == "review"]
     assert decisions == ["reject", "accept"]
 
@@ -130,7 +139,7 @@ def test_no_commit_reviews_but_never_commits(tmp_path: Path) -> None:
     with FakeMessagesAPI(fix_transcript()) as api:
         proc = cli(tmp_path, "run", "cards/fix-add.md", "--no-commit", env=api_env(api))
     assert proc.returncode == 0, proc.stderr
-    assert git(tmp_path, "rev-parse", "HEAD") == head
+    assert git(tmp_path, "rev-parse", "HEAD") == head  # not even the card's state
 
 
 @pytest.mark.parametrize(

@@ -52,13 +52,20 @@ def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
         ["git", "log", "--format=%s"], cwd=fixed_repo, capture_output=True, text=True, check=True
     )
     subjects = log.stdout.splitlines()
-    assert subjects[:3] == [
+    assert subjects[:6] == [  # each run's commit, then the card's state in one of its own
+        "card: Refuse invalid quantities and prices → Done",
         "card: Refuse invalid quantities and prices",
+        "card: Deleting an item should ask first → Done",
         "card: Deleting an item should ask first",
+        "card: The total ignores the discount → Done",
         "card: The total ignores the discount",
     ]
     for card in CARDS:
         assert "state: Done" in (fixed_repo / card).read_text()
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=fixed_repo, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == "", "no card (or anything else) is left modified"
     assert not live_process_groups() and not wait_gone(ui_servers())
 
 

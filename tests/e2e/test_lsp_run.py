@@ -88,7 +88,8 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     assert any((r.message or "").startswith("awaiting review · ") for r in middle)
     assert "done" in (reports[-1].message or "")
 
-    message = git(project.root, "log", "-1", "--format=%B")
+    message = git(project.root, "log", "-1", "--format=%B", "HEAD~1")  # HEAD: the card's state
+    assert git(project.root, "log", "-1", "--format=%s").endswith("→ Done\n")
     assert message.startswith("card: greeting")
     assert "Card: greeting" in message and f"Run: {run_id}" in message
     assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP
@@ -171,7 +172,7 @@ async def test_reject_with_a_reason_goes_back_to_the_model_then_accept(
     ]
     assert reason in commits[0]["data"]["result"] and "REJECTED" in commits[0]["data"]["result"]
     assert "Accepted and committed" in commits[1]["data"]["result"]
-    assert git(project.root, "log", "-1", "--format=%s") == "card: polite\n"
+    assert git(project.root, "log", "-1", "--format=%s", "HEAD~1") == "card: polite\n"
     assert front_matter(card.read_text())["state"] == "Done"
     assert (await command(client, "cardrunner.acceptChanges", uri)).get("error")
 
@@ -192,7 +193,7 @@ async def test_clients_without_progress_or_show_document_still_finish(
 
     result = await command(client, "cardrunner.runCard", uri)
     await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", 30, "done")
-    assert "Card: greeting" in git(project.root, "log", "-1", "--format=%B")
+    assert "Card: greeting" in git(project.root, "log", "-1", "--format=%B", "HEAD~1")
     if result["token"] is None:
         assert client.progress_reports == {}
     if refuses:  # asked, refused, so written on disk (and said so in the log)
@@ -244,4 +245,4 @@ async def test_the_question_shows_the_diff_then_rejects_then_accepts(
         if r["type"] == "tool" and r["data"]["name"] == "git_commit"
     ]
     assert "rejected in the editor" in commits[0]["data"]["result"]
-    assert git(project.root, "log", "-1", "--format=%s") == "card: asked\n"
+    assert git(project.root, "log", "-1", "--format=%s", "HEAD~1") == "card: asked\n"

@@ -111,7 +111,8 @@ async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None
     assert view.state == "done" and view.commit and not view.live
     assert [c.status for c in view.criteria] == ["verified", "verified"]
     assert recorder.ended == [view]
-    assert git(project.root, "log", "-1", "--format=%s").strip() == "card: greeting"
+    assert git(project.root, "log", "-1", "--format=%s", "HEAD~1").strip() == "card: greeting"
+    assert git(project.root, "log", "-1", "--format=%s").strip().endswith("→ Done")
 
 
 async def test_cancel_ends_cancelled_and_leaves_no_process(project: Project) -> None:

@@ -129,10 +129,13 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     opts.settings.commands.test = [sys.executable, "-c", "print('1 passed')"]
     events = await collect(opts)
     assert events[-1].status == "done", events[-1]
-    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == [
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD~1").split() == [
         "src/calc.py",
         "src/new.py",
     ]
+    # the cancelled run's card state, left uncommitted, lands with the resumed run's
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
+    assert not git(tmp_path, "status", "--porcelain").strip()
 
 
 async def test_a_rejected_run_restores_the_write_area(tmp_path: Path) -> None:
@@ -179,10 +182,13 @@ async def test_isolation_leaves_the_user_tree_alone_and_brings_a_clean_commit_ba
     assert approver.seen == {"user": CALC, "worktree": FIXED, "branch": "main"}
     assert (tmp_path / "src/calc.py").read_text() == FIXED
     assert (
-        git(tmp_path, "rev-parse", "HEAD~1").strip() == head
-        and result.commit == git(tmp_path, "rev-parse", "HEAD").strip()
+        git(tmp_path, "rev-parse", "HEAD~2").strip() == head
+        and result.commit == git(tmp_path, "rev-parse", "HEAD~1").strip()
     )
-    assert git(tmp_path, "rev-parse", "--verify", "cards/fix-add").strip()
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
+    assert not git(tmp_path, "status", "--porcelain").strip()
+    # the branch's commit is on the user's branch now, so the branch itself is gone
+    assert not git(tmp_path, "branch", "--list", "cards/fix-add").strip()
     assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
 
 
@@ -201,7 +207,8 @@ async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Pat
     notes = [e.message for e in events if isinstance(e, Notice)]
     assert any("stays on cards/fix-add" in n for n in notes), notes
     assert (tmp_path / "src/calc.py").read_text() == "def add(a, b):\n    return sum([a, b])\n"
-    assert git(tmp_path, "log", "-1", "--format=%s").strip() == "my own fix"
+    assert git(tmp_path, "log", "-1", "--format=%s", "HEAD~1").strip() == "my own fix"
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
     assert git(tmp_path, "show", "cards/fix-add:src/calc.py") == FIXED
     assert not git(tmp_path, "status", "--porcelain", "--", "src").strip()
 
@@ -251,7 +258,9 @@ async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Pa
     assert (tmp_path / "src/calc.py").read_text() == FIXED and (
         tmp_path / "src/extra.py"
     ).read_text() == "X = 2\n"
-    assert len(git(tmp_path, "log", "--format=%s").splitlines()) == 4
+    subjects = git(tmp_path, "log", "--format=%s").splitlines()
+    assert len(subjects) == 6  # two runs' commits, each followed by its card's state
+    assert sum(1 for s in subjects if s.endswith("→ Done")) == 2
 
 
 async def test_a_full_disk_stops_the_run_with_a_clear_reason_and_keeps_the_work(

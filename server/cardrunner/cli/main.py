@@ -226,7 +226,12 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
             return EXIT_USAGE
     grant = ResumeGrant(args.grant_rounds, args.grant_cost) if args.resume else None
     return RunOptions(
-        root=root, card_path=card, settings=settings, approver=_approver(args), resume=grant
+        root=root,
+        card_path=card,
+        settings=settings,
+        approver=_approver(args),
+        resume=grant,
+        commit_card_state=not args.no_commit,  # --no-commit: nothing at all is committed
     )
 
 

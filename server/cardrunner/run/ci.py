@@ -103,6 +103,7 @@ class CardBranchRun:
             o,
             settings=o.settings.model_copy(update={"isolation": False}),
             card_store=_UncommittedRecord(o.card_store),
+            commit_card_state=False,  # the card goes into the one folded commit instead
         )
         view = RunView(card.path, "", card.title)
         result: RunFinished | None = None

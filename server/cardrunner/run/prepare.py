@@ -41,6 +41,9 @@ class RunOptions:
     """The id a front end announced before the run started (the editor shows it at once)."""
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     """Where the API key is looked up (tests pass their own)."""
+    commit_card_state: bool = True
+    """Commit the card's final state after the run (`run/cardcommit.py`). Off for `--no-commit`
+    (nothing at all is committed) and on CI, which folds the card into its one commit."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ from pathlib import Path
 from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.run.assembly import OpenRun, open_run, relative
+from cardrunner.run.cardcommit import commit_card_state
 from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
 from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
 
@@ -155,7 +156,11 @@ class RunSession:
             return [
                 Notice(level="warning", message=f"could not write the result to the card: {exc}")
             ]
-        return []
+        if not self.options.commit_card_state:
+            return []
+        rel = relative(run.card.path, self.options.root)
+        note = await commit_card_state(run.area.main, rel, run.card, change)
+        return [Notice(level="warning", message=note)] if note else []
 
 
 def run_card(options: RunOptions) -> AsyncIterator[Event]:

@@ -10,12 +10,13 @@ nothing is ever forced.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.agent.events import RunFinished
 from cardrunner.config.paths import StatePaths
-from cardrunner.tools.git import GitRepo
+from cardrunner.tools.git import GitError, GitRepo
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
 
@@ -81,7 +82,7 @@ class WorkArea:
         resume_base: str | None,
         resume_work: str | None,
     ) -> WorkArea:
-        worktree = StatePaths(main.root).worktree(slug)
+        worktree = StatePaths(main.root).ensure().worktree(slug)  # ignored before it exists
         branch = f"cards/{slug}"
         if not worktree.exists():
             if await main.head() is None:
@@ -109,9 +110,12 @@ class WorkArea:
             await self.main.remove_worktree(self.worktree, force=True)
             if applied:
                 head = await self.main.head()
+                if self.branch:  # its commit is on the user's branch now: nothing to keep
+                    with contextlib.suppress(GitError):
+                        await self.main.delete_branch(self.branch)
                 return result.model_copy(
                     update={"commit": head}
-                ), f"brought onto your branch from {self.branch}"
+                ), f"brought onto your branch from {self.branch} (branch deleted)"
             note = (
                 f"the commit {result.commit[:10]} does not apply cleanly to your branch; it "
                 f"stays on {self.branch} — merge or rebase it yourself (the card waits in Review)"

@@ -212,6 +212,38 @@ class GitRepo:
         await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
         return sha
 
+    async def commit_content(self, path: str, content: bytes, message: str) -> str:
+        """Commit `content` as `path` on top of HEAD, whatever the working tree holds; the sha.
+
+        For a file whose committed text the caller computed (a card's new state): the user's
+        unsaved or unrelated edits in the working file never slip into the commit. The user's
+        index entry for `path` is brought in line, as after a normal commit of that file.
+        """
+        head = await self.head()
+        if head is None:
+            raise GitError("nothing to commit on: the repository has no commits")
+        listed = (await self._git("ls-tree", head, "--", path)).text
+        mode = listed.split(" ", 1)[0] if listed else "100644"
+        with tempfile.TemporaryDirectory(prefix="cardrunner-blob-") as tmp:
+            blob_file = Path(tmp) / "blob"
+            await asyncio.to_thread(blob_file.write_bytes, content)
+            blob = (await self._git("hash-object", "-w", f"--path={path}", str(blob_file))).text
+        async with self._temp_index(head) as env:
+            prefix = await self._prefix()
+            entry = f"{mode},{blob},{prefix}{path}"
+            await self._git("update-index", "--add", "--cacheinfo", entry, env=env)
+            tree = (await self._git("write-tree", env=env)).text
+        ident = await self._identity()
+        sha = (await self._git(*ident, "commit-tree", tree, "-p", head, "-m", message)).text
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
+        await self._git("reset", "-q", sha, "--", *_specs([path]), check=False)
+        return sha
+
+    async def delete_branch(self, branch: str) -> None:
+        """Delete `branch` (its commits were brought elsewhere, e.g. cherry-picked)."""
+        await self._git("branch", "-D", branch)
+
     async def _tree_has_files(self, tree: str) -> bool:
         return bool((await self._git("ls-tree", "--name-only", "-z", tree)).stdout)
 

@@ -1,0 +1,60 @@
+"""The card's final state lands in git with the run, in a commit of its own.
+
+A run writes the card's new `state`, `reason` and run record; left uncommitted, every run would
+leave a modified card behind for the next `git commit -a` to pick up by accident. It is not
+amended into the run's commit: the run record names that commit's sha, and a commit cannot
+name itself. So a follow-up commit holds exactly the card's change. Failed runs get one too —
+the board in git should say what happened, and a failure's reason and cost are history.
+
+Two kinds of run move no branch, by promise: a run whose changes were undone (cancelled, or
+rejected and ended — "as if it never ran"), and `--no-commit`. Their card keeps its new state
+as the one change in the checkout, and the next run's card commit carries it along.
+
+The committed text is the card as the run read it at its start plus the same update the card
+store applied, never the working file at the end: an editor's unsaved buffer or edits made
+during the run never slip into the commit, they stay in the working tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from cardrunner.card.card import Card, update_card_text
+from cardrunner.card.record import CardUpdate
+from cardrunner.run.workarea import UNDO_REASONS
+from cardrunner.tools.git import GitError, GitRepo
+
+
+def should_commit(update: CardUpdate) -> bool:
+    """False for runs that promise to leave the user's branch where it was (undone runs)."""
+    return not (isinstance(update.reason, str) and update.reason in UNDO_REASONS)
+
+
+def commit_message(card: Card, update: CardUpdate) -> str:
+    """`card: <title> → Done` (or `→ Failed (reason)`), with the run's trailers."""
+    reason = update.reason if isinstance(update.reason, str) else ""
+    outcome = f"{update.state}" + (f" ({reason})" if reason else "")
+    run_id = update.run.id if update.run is not None else None
+    return (
+        f"card: {card.title} → {outcome}\n\n"
+        f"The card's state and run record after run {run_id}.\n\n"
+        f"Card: {card.slug}\nRun: {run_id}\n"
+    )
+
+
+async def commit_card_state(repo: GitRepo, rel: str, card: Card, update: CardUpdate) -> str:
+    """Commit the card's new state (`rel`: its path in `repo`); returns a note for the user,
+    "" when it simply worked or was not wanted."""
+    if not should_commit(update):
+        return ""
+    if PurePosixPath(rel).is_absolute() or rel.startswith(".."):
+        return f"the card {card.path} is outside the repository; its state was not committed"
+    try:
+        new = update_card_text(card.text, **update.text_arguments())
+    except ValueError as exc:
+        return f"the card cannot be updated ({exc}); its state was not committed"
+    try:
+        await repo.commit_content(rel, new.encode("utf-8"), commit_message(card, update))
+    except GitError as exc:
+        return f"the card's state was written but not committed: {exc}"
+    return ""
