@@ -24,7 +24,7 @@ import { CrashPolicy } from "./crashPolicy";
 import { nodeProbe } from "./probe";
 import { ClientCommand } from "./protocol";
 import type { ApiKeyStore } from "./secrets";
-import { formatArgv, resolveServerCommand, startFailureMessage, type Resolution } from "./serverCommand";
+import { formatArgv, settingArgv, resolveServerCommand, startFailureMessage, type Resolution } from "./serverCommand";
 import { RESTART_SECTION, toServerSettings, type ServerSettings } from "./settings";
 import * as api from "./vscodeapi";
 
@@ -155,8 +155,7 @@ export class ServerClient implements vscode.Disposable {
   }
 
   private async resolve(): Promise<Resolution> {
-    const setting = api.readSetting("server.command");
-    const argv = Array.isArray(setting) ? setting.filter((s): s is string => typeof s === "string") : [];
+    const argv = settingArgv(api.readSetting("server.command"));
     return resolveServerCommand(nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter));
   }
 

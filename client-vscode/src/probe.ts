@@ -72,6 +72,7 @@ export function nodeProbe(
     setting,
     workspaceFolder,
     platform: process.platform,
+    searchPath: process.env.PATH,
     which: (name) => findOnPath(name),
     exists: pathExists,
     pythonInterpreter,

@@ -1,13 +1,15 @@
 /**
  * Which command starts `cardrunner lsp` for this workspace.
  *
- * Why an ordered search: most users never configure anything, and the server usually lives in the
- * project's own environment. The order is: the `cardrunner.server.command` setting, then
- * `uv run cardrunner lsp` (uv on PATH and a pyproject.toml/uv.lock), then `.venv`'s Python, then the
- * Python extension's selected interpreter (when cardrunner is installed in it), then `cardrunner`
- * on PATH. Every candidate looked at is recorded, so a failed start can say what was tried and how
- * to fix it. The file system and the Python extension sit behind `Probe`, so this module is pure
- * and unit-tested without VS Code.
+ * Why an ordered search: most users never configure anything, and the server usually lives where
+ * the user already put their Python. The order is: the `cardrunner.server.command` setting (an
+ * argv list, or one string split into words), then the Python extension's selected interpreter
+ * (when cardrunner is installed in it: the user chose that environment on purpose), then the
+ * workspace's `.venv` (when cardrunner is installed in it), then `uv run cardrunner lsp` where a
+ * `uv.lock` exists (uv makes the locked environment itself), then `cardrunner` on PATH as the
+ * extension host has it. Every candidate looked at is recorded, so a failed start can say what
+ * was tried and how to fix it. The file system and the Python extension sit behind `Probe`, so
+ * this module is pure and unit-tested without VS Code.
  */
 
 /** A resolved command: argv plus where it came from (shown in logs and errors). */
@@ -27,6 +29,8 @@ export interface Probe {
   /** Absolute path of an executable on PATH, or undefined. */
   which(name: string): Promise<string | undefined>;
   exists(path: string): Promise<boolean>;
+  /** The PATH `which` searches (the extension host's own), shown when nothing is found. */
+  searchPath?: string;
   /** The Python extension's selected interpreter for the workspace, or undefined. */
   pythonInterpreter(): Promise<string | undefined>;
   /** Whether `python` can import cardrunner. */
@@ -62,26 +66,25 @@ function command(argv: readonly string[], source: string): ServerCommand {
 }
 
 async function fromUv(p: Probe, folder: string, tried: string[]): Promise<ServerCommand | undefined> {
-  const uv = await p.which("uv");
-  const project = (await p.exists(joinPath(p.platform, folder, "pyproject.toml")))
-    ? "pyproject.toml"
-    : (await p.exists(joinPath(p.platform, folder, "uv.lock")))
-      ? "uv.lock"
-      : undefined;
-  if (uv && project) {
-    return command([uv, "run", "cardrunner", "lsp"], `uv and ${project} found`);
+  const locked = await p.exists(joinPath(p.platform, folder, "uv.lock"));
+  const uv = locked ? await p.which("uv") : undefined;
+  if (uv) {
+    return command([uv, "run", "cardrunner", "lsp"], "uv and uv.lock found");
   }
-  const why = !uv ? "uv not on PATH" : "no pyproject.toml or uv.lock in the workspace";
-  tried.push(`uv run cardrunner lsp: ${why}`);
+  tried.push(`uv run cardrunner lsp: ${locked ? "uv not on PATH" : "no uv.lock in the workspace"}`);
   return undefined;
 }
 
 async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<ServerCommand | undefined> {
   const python = venvPython(folder, p.platform);
-  if (await p.exists(python)) {
+  if (!(await p.exists(python))) {
+    tried.push(`${python} -m cardrunner lsp: no such file`);
+    return undefined;
+  }
+  if (await p.hasCardrunner(python)) {
     return command([python, "-m", "cardrunner", "lsp"], "the workspace's .venv");
   }
-  tried.push(`${python} -m cardrunner lsp: no such file`);
+  tried.push(`${python} -m cardrunner lsp: cardrunner is not installed in the workspace's .venv`);
   return undefined;
 }
 
@@ -102,29 +105,74 @@ async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerCom
 export async function resolveServerCommand(p: Probe): Promise<Resolution> {
   const tried: string[] = [];
   const setting = p.setting.filter((part) => part !== "");
+  if (setting.length === 1 && /(^|[\\/])cardrunner(\.exe)?$/i.test(setting[0] ?? "")) {
+    // Just the program: it serves the editor as `cardrunner lsp`.
+    return { found: command([...setting, "lsp"], "setting cardrunner.server.command, + lsp"), tried };
+  }
   if (setting.length > 0) {
     return { found: command(setting, "setting cardrunner.server.command"), tried };
   }
   tried.push("setting cardrunner.server.command: empty");
+  const py = await fromPythonExtension(p, tried);
+  if (py) {
+    return { found: py, tried };
+  }
   const folder = p.workspaceFolder;
   if (folder) {
-    const found = (await fromUv(p, folder, tried)) ?? (await fromVenv(p, folder, tried));
+    const found = (await fromVenv(p, folder, tried)) ?? (await fromUv(p, folder, tried));
     if (found) {
       return { found, tried };
     }
   } else {
-    tried.push("uv / .venv: no workspace folder open");
-  }
-  const py = await fromPythonExtension(p, tried);
-  if (py) {
-    return { found: py, tried };
+    tried.push(".venv / uv: no workspace folder open");
   }
   const onPath = await p.which("cardrunner");
   if (onPath) {
     return { found: command([onPath, "lsp"], "cardrunner on PATH"), tried };
   }
-  tried.push("cardrunner lsp: cardrunner not on PATH");
+  tried.push(`cardrunner lsp: cardrunner not on PATH (${p.searchPath ?? "PATH is empty"})`);
   return { found: undefined, tried };
+}
+
+/**
+ * The setting as argv: a list as given (non-strings dropped), or one string split into words.
+ * A string is split like a command line without a shell: spaces separate words, double or single
+ * quotes keep spaces inside a word. Backslashes are plain characters (Windows paths stay as
+ * written) and nothing is expanded (no variables, no `~`), so what the user wrote is what runs.
+ */
+export function settingArgv(value: unknown): string[] {
+  if (Array.isArray(value)) {
+    return value.filter((part): part is string => typeof part === "string" && part !== "");
+  }
+  if (typeof value !== "string") {
+    return [];
+  }
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: string | undefined;
+  for (const ch of value) {
+    if (quote) {
+      if (ch === quote) {
+        quote = undefined;
+      } else {
+        word = (word ?? "") + ch;
+      }
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      word = word ?? "";
+    } else if (/\s/.test(ch)) {
+      if (word !== undefined) {
+        words.push(word);
+        word = undefined;
+      }
+    } else {
+      word = (word ?? "") + ch;
+    }
+  }
+  if (word !== undefined) {
+    words.push(word);
+  }
+  return words;
 }
 
 /** Put a start error in the user's terms (the language client's wording is about its connection). */
@@ -156,9 +204,11 @@ export function startFailureMessage(res: Resolution, error?: string): string {
     lines.push(`Tried: ${res.tried.join("; ")}.`);
   }
   lines.push(
-    "Fix: install cardrunner (e.g. `uv sync` or `pip install -e .` in a .venv), or set " +
+    "Fix: install cardrunner into the workspace's .venv (`python3 -m venv .venv && " +
+      ".venv/bin/pip install /path/to/cardrunner`, a checkout or its wheel) or select an " +
+      "interpreter that has it, or set " +
       '"cardrunner.server.command" to the command that starts it, e.g. ' +
-      '["/path/to/.venv/bin/python", "-m", "cardrunner", "lsp"].',
+      '"/path/to/.venv/bin/cardrunner lsp".',
   );
   return lines.join(" ");
 }

@@ -8,6 +8,7 @@ import {
   describeStartError,
   formatArgv,
   resolveServerCommand,
+  settingArgv,
   startFailureMessage,
   type Probe,
 } from "../../src/serverCommand";
@@ -49,7 +50,7 @@ describe("resolveServerCommand", () => {
     });
   });
 
-  it("uses uv when uv is on PATH and the workspace has a pyproject.toml or uv.lock", async () => {
+  it("uses uv when uv is on PATH and the workspace has a uv.lock", async () => {
     const res = await resolveServerCommand(fakeProbe({ onPath: { uv: "/bin/uv" }, files: ["/ws/uv.lock"] }));
     assert.deepEqual(res.found, {
       command: "/bin/uv",
@@ -59,10 +60,57 @@ describe("resolveServerCommand", () => {
   });
 
   it("falls back to .venv when uv is missing", async () => {
-    const res = await resolveServerCommand(fakeProbe({ files: ["/ws/pyproject.toml", "/ws/.venv/bin/python"] }));
+    const res = await resolveServerCommand(
+      fakeProbe({ files: ["/ws/uv.lock", "/ws/.venv/bin/python"], withCardrunner: ["/ws/.venv/bin/python"] }),
+    );
     assert.deepEqual(res.found?.command, "/ws/.venv/bin/python");
     assert.deepEqual(res.found?.args, ["-m", "cardrunner", "lsp"]);
-    assert.match(res.tried.join("\n"), /uv not on PATH/);
+    const noUv = await resolveServerCommand(fakeProbe({ files: ["/ws/uv.lock"] }));
+    assert.match(noUv.tried.join("\n"), /uv not on PATH/);
+  });
+
+  it("needs a uv.lock for uv: a pyproject.toml alone has no environment to run in", async () => {
+    const res = await resolveServerCommand(
+      fakeProbe({ onPath: { uv: "/bin/uv", cardrunner: "/u/bin/cardrunner" }, files: ["/ws/pyproject.toml"] }),
+    );
+    assert.deepEqual(res.found, { command: "/u/bin/cardrunner", args: ["lsp"], source: "cardrunner on PATH" });
+    assert.match(res.tried.join("\n"), /no uv\.lock in the workspace/);
+  });
+
+  it("skips a .venv without cardrunner and says so", async () => {
+    const res = await resolveServerCommand(
+      fakeProbe({ files: ["/ws/.venv/bin/python"], onPath: { cardrunner: "/u/bin/cardrunner" } }),
+    );
+    assert.equal(res.found?.command, "/u/bin/cardrunner");
+    assert.match(res.tried.join("\n"), /cardrunner is not installed in the workspace's \.venv/);
+  });
+
+  it("prefers the Python extension's interpreter, then .venv, then uv, then PATH", async () => {
+    const everything = {
+      interpreter: "/sel/python",
+      withCardrunner: ["/sel/python", "/ws/.venv/bin/python"],
+      files: ["/ws/.venv/bin/python", "/ws/uv.lock"],
+      onPath: { uv: "/bin/uv", cardrunner: "/u/bin/cardrunner" },
+    };
+    const order: string[] = [];
+    for (const drop of ["interpreter", "venv", "uv", "path"]) {
+      const res = await resolveServerCommand(fakeProbe(everything));
+      order.push(res.found?.source ?? "nothing");
+      if (drop === "interpreter") everything.withCardrunner = ["/ws/.venv/bin/python"];
+      if (drop === "venv") everything.files = ["/ws/uv.lock"];
+      if (drop === "uv") everything.onPath = { uv: "", cardrunner: "/u/bin/cardrunner" };
+    }
+    assert.deepEqual(order, [
+      "the Python extension's interpreter",
+      "the workspace's .venv",
+      "uv and uv.lock found",
+      "cardrunner on PATH",
+    ]);
+  });
+
+  it("says which PATH it searched when cardrunner is not on it", async () => {
+    const res = await resolveServerCommand({ ...fakeProbe({}), searchPath: "/usr/bin:/bin" });
+    assert.match(res.tried.join("\n"), /cardrunner not on PATH \(\/usr\/bin:\/bin\)/);
   });
 
   it("uses the Python extension's interpreter only when cardrunner is installed in it", async () => {
@@ -111,11 +159,48 @@ describe("resolveServerCommand", () => {
 
   it("uses the Windows venv layout on win32", async () => {
     const probe = {
-      ...fakeProbe({ files: ["C:\\ws\\.venv\\Scripts\\python.exe"], folder: "C:\\ws" }),
+      ...fakeProbe({
+        files: ["C:\\ws\\.venv\\Scripts\\python.exe"],
+        withCardrunner: ["C:\\ws\\.venv\\Scripts\\python.exe"],
+        folder: "C:\\ws",
+      }),
       platform: "win32",
     };
     const res = await resolveServerCommand(probe);
     assert.equal(res.found?.command, "C:\\ws\\.venv\\Scripts\\python.exe");
+  });
+});
+
+describe("settingArgv", () => {
+  it("takes a list as given and splits a string into words", () => {
+    assert.deepEqual(settingArgv(["/py", "-m", "cardrunner", "lsp"]), ["/py", "-m", "cardrunner", "lsp"]);
+    assert.deepEqual(settingArgv(["/py", 3, "", "lsp"]), ["/py", "lsp"]);
+    assert.deepEqual(settingArgv("  /venv/bin/cardrunner   lsp "), ["/venv/bin/cardrunner", "lsp"]);
+    assert.deepEqual(settingArgv('"/my env/bin/python" -m cardrunner lsp'), [
+      "/my env/bin/python",
+      "-m",
+      "cardrunner",
+      "lsp",
+    ]);
+    assert.deepEqual(settingArgv("C:\\venv\\Scripts\\cardrunner.exe lsp"), [
+      "C:\\venv\\Scripts\\cardrunner.exe",
+      "lsp",
+    ]);
+    assert.deepEqual(settingArgv("$HOME/x ~/y"), ["$HOME/x", "~/y"]);
+    assert.deepEqual(settingArgv(""), []);
+    assert.deepEqual(settingArgv(undefined), []);
+    assert.deepEqual(settingArgv({ command: "x" }), []);
+  });
+
+  it("a string setting starts the server, and the program alone gets lsp", async () => {
+    const res = await resolveServerCommand(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner lsp") }));
+    assert.deepEqual(res.found, {
+      command: "/venv/bin/cardrunner",
+      args: ["lsp"],
+      source: "setting cardrunner.server.command",
+    });
+    const bare = await resolveServerCommand(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner") }));
+    assert.deepEqual(bare.found?.args, ["lsp"]);
   });
 });
 
@@ -134,7 +219,9 @@ describe("the real probe", () => {
     await writeFile(path.join(dir, "bin", "cardrunner"), "#!/bin/sh\n");
     await chmod(path.join(dir, "bin", "cardrunner"), 0o755);
     await writeFile(path.join(dir, "bin", "notexec"), "");
-    await writeFile(path.join(dir, "ws", ".venv", "bin", "python"), "");
+    // A stand-in interpreter that "has" every module: the probe runs it to ask.
+    await writeFile(path.join(dir, "ws", ".venv", "bin", "python"), "#!/bin/sh\nexit 0\n");
+    await chmod(path.join(dir, "ws", ".venv", "bin", "python"), 0o755);
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
