@@ -1,14 +1,30 @@
-"""Card state written through the editor when the card is open there, on disk otherwise.
+"""Card state in the editor and on disk, and never only in one of them without saying so.
 
-A card open in the editor belongs to the buffer: writing the file behind the editor's back
-would fight unsaved edits. So `EditorCardStore` computes the new text from the buffer with
-`update_card_text`, sends the minimal line edit with `workspace/applyEdit` (undo works), and
-waits until the editor echoes it back. An edit not applied, an error or a timeout falls back
-to writing the file on disk, and says so in the log.
+The disk is the record that outlives the editor: a state that lives only in an unsaved buffer
+is lost with it (the editor killed mid-run left `state: New` on disk, and the next session
+could not tell the card had run). But a file written behind a buffer with unsaved edits would
+fight the user. So `EditorCardStore` decides by what the editor holds:
+
+- the card is not open (or the client cannot apply edits, or the editor is going away): the
+  file is written, atomically;
+- the card is open and **clean** (the buffer reads as the file does): the file is written, and
+  the editor reloads its clean buffer (VS Code at once, Neovim with 'autoread', Emacs with
+  auto-revert). When the buffer has not followed within `RELOAD_WAIT`, the same edit is applied
+  to it with `workspace/applyEdit`, so the two agree in content (the editor may then show it as
+  modified; saving writes the same bytes) — and when the editor refuses it, a warning says
+  to reload the card;
+- the card is open with **unsaved edits**: the edit goes only into the buffer (the file is not
+  written behind the user's back), and a warning says the state is in the unsaved buffer until
+  it is saved. If the editor refuses the edit, the file is written and the warning says that
+  buffer and file now differ.
+
+Which wins: the disk whenever that loses nothing of the user's; the buffer when it holds
+unsaved edits, because the user's save will write the state with them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -24,10 +40,12 @@ log = logging.getLogger("cardrunner.lsp.cardstore")
 
 ECHO_TIMEOUT = 3.0
 """Seconds to wait for the editor's didChange after it applied our edit."""
+RELOAD_WAIT = 1.0
+"""Seconds a clean buffer gets to follow the file before the edit is applied to it."""
 
 
 class EditorCardStore:
-    """`CardStore` that prefers the editor buffer (applyEdit) and falls back to the disk."""
+    """`CardStore` that keeps the card's file and its open buffer in agreement."""
 
     def __init__(self, client: Client, index: CardIndex) -> None:
         self._client = client
@@ -37,23 +55,54 @@ class EditorCardStore:
         """Set at shutdown: an editor that is closing cannot be trusted to keep an edit."""
 
     async def update(self, path: Path, change: CardUpdate) -> None:
-        if await self._through_editor(path, change):
+        doc = self._index.open_document(path)
+        if doc is None or self.disk_only or not self._client.supports_apply_edit:
+            await self._write(path, change)
             return
+        uri, text, version = doc
+        try:
+            new = update_card_text(text, **change.text_arguments())
+        except ValueError as exc:
+            log.warning("cannot update the open card %s (%s); writing the file", path.name, exc)
+            await self._write(path, change)
+            return
+        if await self._on_disk(path) == text:
+            await self._write(path, change)
+            if new == text or await self._index.wait_for_text(path, new, RELOAD_WAIT):
+                return
+            if not await self._apply(path, uri, version, text, new, change):
+                self._client.show_message(
+                    f"cardrunner: {path.name} changed on disk ({change.state}) and the editor "
+                    "did not take the change: reload it before you edit it",
+                    types.MessageType.Warning,
+                )
+            return
+        if new != text and not await self._apply(path, uri, version, text, new, change):
+            await self._write(path, change)
+            self._warn(path, "the editor refused the edit, so its buffer and the file differ")
+            return
+        self._warn(path, f"its state ({change.state}) is in the unsaved buffer until you save it")
+
+    async def _write(self, path: Path, change: CardUpdate) -> None:
         await self._disk.update(path, change)
         await self._index.read(path)
 
-    async def _through_editor(self, path: Path, change: CardUpdate) -> bool:
-        doc = self._index.open_document(path)
-        if doc is None or self.disk_only or not self._client.supports_apply_edit:
-            return False
-        uri, old, version = doc
+    async def _on_disk(self, path: Path) -> str | None:
         try:
-            new = update_card_text(old, **change.text_arguments())
-        except ValueError as exc:
-            log.warning("cannot update the open card %s (%s); writing the file", path.name, exc)
-            return False
-        if new == old:
-            return True
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def _warn(self, path: Path, what: str) -> None:
+        self._client.show_message(
+            f"cardrunner: {path.name} has unsaved changes: {what}", types.MessageType.Warning
+        )
+
+    async def _apply(
+        self, path: Path, uri: str, version: int | None, old: str, new: str, change: CardUpdate
+    ) -> bool:
+        """Apply `old` → `new` to the open buffer; True once the editor applied it."""
         edit = self._edit(uri, version, old, new)
         try:
             result = await self._client.request(
@@ -61,13 +110,11 @@ class EditorCardStore:
                 types.ApplyWorkspaceEditParams(edit=edit, label=f"cardrunner: card {change.state}"),
             )
         except Exception as exc:
-            log.warning("applyEdit on %s failed (%r); writing the file instead", path.name, exc)
+            log.warning("applyEdit on %s failed (%r)", path.name, exc)
             return False
         if result is None or not result.applied:
             why = getattr(result, "failure_reason", None) or "not applied"
-            log.warning(
-                "the editor did not apply the edit on %s (%s); writing the file", path.name, why
-            )
+            log.warning("the editor did not apply the edit on %s (%s)", path.name, why)
             return False
         if not await self._index.wait_for_text(path, new, ECHO_TIMEOUT):
             log.info("the editor applied the edit on %s but did not echo it back", path.name)

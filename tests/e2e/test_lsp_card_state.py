@@ -1,0 +1,124 @@
+"""The card's state reaches the disk, and the open buffer never disagrees with it silently.
+
+A clean buffer: the file is written; an editor that reloads clean buffers (VS Code) follows it,
+one that does not (this test client by default, Neovim without 'autoread') gets the same edit.
+A buffer with unsaved edits: only the buffer gets the state, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.support.lsp import (
+    Editor,
+    command,
+    editor_of,
+    front_matter,
+    processes_with,
+    project_of,
+    slow_transcript,
+    wait_for,
+)
+
+
+@contextlib.asynccontextmanager
+async def reloading(editor: Editor, path: Path) -> AsyncIterator[None]:
+    """Be an editor that reloads a clean buffer when its file changes (as VS Code does)."""
+    uri = path.as_uri()
+    saved = await asyncio.to_thread(path.read_text)
+
+    async def follow() -> None:
+        nonlocal saved
+        while True:
+            on_disk = await asyncio.to_thread(path.read_text)
+            if on_disk != saved and editor.text(uri) == saved:
+                saved = on_disk
+                version = int(editor.docs[uri][1]) + 1
+                editor.docs[uri] = [on_disk, version]
+                editor.client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(
+                            uri=uri, version=version
+                        ),
+                        content_changes=[
+                            types.TextDocumentContentChangeWholeDocument(text=on_disk)
+                        ],
+                    )
+                )
+            await asyncio.sleep(0.02)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+async def start_slow(client: LanguageClient) -> tuple[Path, str]:
+    project = project_of(client)
+    card = project.write_card("slow")
+    project.transcript("slow", slow_transcript())
+    return card, card.as_uri()
+
+
+async def test_a_clean_open_card_gets_its_state_on_disk_and_in_the_buffer(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card, uri = await start_slow(client)
+    editor.open(card)
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
+    assert front_matter(card.read_text())["state"] == "In Work", "on disk while it runs"
+    await wait_for(lambda: front_matter(editor.text(uri))["state"] == "In Work", what="buffer")
+    assert editor.text(uri) == card.read_text()
+    await command(client, "cardrunner.cancelRun", uri)
+    await wait_for(lambda: front_matter(card.read_text())["state"] == "Failed", what="the end")
+    await wait_for(lambda: editor.text(uri) == card.read_text(), what="the buffer to agree")
+
+
+async def test_an_editor_that_reloads_gets_no_edit_at_all(client: LanguageClient) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card, uri = await start_slow(client)
+    editor.open(card)
+    async with reloading(editor, card):
+        await command(client, "cardrunner.runCard", uri)
+        await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
+        await command(client, "cardrunner.cancelRun", uri)
+        await wait_for(lambda: front_matter(editor.text(uri)).get("state") == "Failed", 20)
+    assert editor.edits == [], "the clean buffer followed the file: nothing to apply"
+    assert editor.text(uri) == card.read_text()
+
+
+async def test_unsaved_edits_keep_the_file_and_say_the_state_is_in_the_buffer(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card, uri = await start_slow(client)
+    editor.open(card)
+    typed = editor.text(uri).replace("should be friendly.", "should be friendly, and short.")
+    editor.docs[uri] = [typed, 2]
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=typed)],
+        )
+    )
+    on_disk = card.read_text()
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
+
+    assert card.read_text() == on_disk, "nothing written behind the unsaved edits"
+    buffer = editor.text(uri)
+    assert "and short." in buffer and front_matter(buffer)["state"] == "In Work"
+    warned = [m.message for m in client.messages if m.type == types.MessageType.Warning]
+    assert any("unsaved changes" in m and "In Work" in m for m in warned), warned
+    await command(client, "cardrunner.cancelRun", uri)
+    await wait_for(lambda: front_matter(editor.text(uri))["state"] == "Failed", what="the end")
+    assert card.read_text() == on_disk
