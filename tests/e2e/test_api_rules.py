@@ -8,7 +8,16 @@ from pathlib import Path
 
 from cardrunner.agent.events import Compacted
 from tests.support.api_run import run_through_api
-from tests.support.project import CALC, FIXED, fix_transcript, git, make_project, turn, use
+from tests.support.project import (
+    CALC,
+    FIXED,
+    cli,
+    fix_transcript,
+    git,
+    make_project,
+    turn,
+    use,
+)
 
 
 async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -25,6 +34,26 @@ async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_p
     assert run.result.status == "done", (run.result.reason, run.result.detail)
     errors = run.bodies[1]["messages"][-1]["content"]
     assert [b.get("is_error") for b in errors] == [True, True, True]
+    first = run.bodies[0]  # fitted to Sonnet 5.5 by the model table, effort sent explicitly
+    assert (first["max_tokens"], first["output_config"]) == (128_000, {"effort": "high"})
+
+
+async def test_a_cost_limit_without_a_price_refuses_to_start_and_check_says_so(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    card = make_project(root, extra_toml="max_cost_usd = 1.5\n")
+    toml = root / "cardrunner.toml"
+    toml.write_text(
+        toml.read_text().replace('model = "claude-sonnet-5-5"', 'model = "house-model"')
+    )
+    git(root, "commit", "-qam", "an unpriced model")
+    run = await run_through_api(root, card, [])
+    assert run.result.reason == "config_error"
+    assert "[prices.house-model]" in run.result.detail and "$1.50" in run.result.detail
+    assert run.bodies == [], "not one request was sent"
+    checked = cli(root, "check")
+    assert checked.returncode != 0 and "[prices.house-model]" in checked.stdout
 
 
 async def test_a_45_round_run_on_sonnet_5_5_compacts_and_every_request_is_accepted(

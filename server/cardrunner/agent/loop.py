@@ -30,6 +30,9 @@ from cardrunner.agent.model import Block, Message, Model, ModelError, ModelReque
 from cardrunner.agent.verdict import Verdict
 from cardrunner.config.settings import ModelOptions
 
+UNFITTED_OUTPUT_TOKENS = 16_000
+"""`max_tokens` when the options were not fitted to a model (`Settings.effective_options`)."""
+
 
 @dataclass(frozen=True)
 class CallOutcome:
@@ -133,7 +136,7 @@ class Loop:
             system=self.system,
             tools=self.tools or [],
             messages=self.messages,
-            max_tokens=o.max_output_tokens,
+            max_tokens=o.max_output_tokens or UNFITTED_OUTPUT_TOKENS,
             thinking=o.thinking,
             effort=o.effort,
             cache=o.cache,

@@ -49,6 +49,8 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
             f"so the cost limit can never stop a run; add [prices.{settings.model}] "
             "(input, output, cache_read, cache_write in USD per million tokens)"
         )
+    if problem := settings.thinking_problem():
+        out.append(f"{shown}/cardrunner.toml: {problem}")
     if not (root / settings.cards).is_dir():
         out.append(
             f"{shown}: cards: the cards folder {settings.cards!r} does not exist; create it "

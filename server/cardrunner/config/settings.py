@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cardrunner.config.models import MODELS, UNKNOWN, ModelSpec
+from cardrunner.config.models import Price as Price  # re-exported: where prices always lived
+
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
@@ -77,31 +80,24 @@ class McpServer(_Strict):
         return self
 
 
-class Price(_Strict):
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-
-
-DEFAULT_PRICES: dict[str, Price] = {
-    "claude-sonnet-5-5": Price(input=2, output=10, cache_read=0.20, cache_write=2.50),
-    "claude-opus-5-5": Price(input=4, output=20, cache_read=0.20, cache_write=5),
-}
+DEFAULT_PRICES: dict[str, Price] = {n: m.price for n, m in MODELS.items() if m.price}
+"""The model table's prices (`config/models.py`); `[prices.MODEL]` overrides them."""
 
 
 class ModelOptions(_Strict):
     """How requests are shaped. No sampling parameters exist here on purpose: none are sent."""
 
-    max_output_tokens: int = Field(16_000, gt=0)
+    max_output_tokens: int | None = Field(
+        None, gt=0, description="Per answer; None: the model's maximum (128k on Sonnet 5.5)."
+    )
     thinking: Literal["adaptive", "between_tools", "disabled"] = Field(
         "adaptive",
         description="`between_tools` is the lowest setting on the 5.5 models ('disabled' is "
         "refused there); 'disabled' is for older models.",
     )
-    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(
+        None, description="Sent explicitly on every request; None: the model's default effort."
+    )
     thinking_display: Literal["summarized", "omitted"] | None = Field(
         None, description="`thinking.display`; None leaves the model's default."
     )
@@ -110,7 +106,9 @@ class ModelOptions(_Strict):
         description="Escape hatch for runs resumed from old logs: thinking that fails the "
         "prefix check is dropped by the API (`drop_block`, a beta) instead of failing the run.",
     )
-    context_window: int = Field(1_000_000, gt=0)
+    context_window: int | None = Field(
+        None, gt=0, description="Tokens; None: the model's window from the model table."
+    )
     compact_at: float = Field(
         0.5, gt=0, le=1, description="Share of the context window that triggers compaction."
     )
@@ -139,6 +137,10 @@ class Settings(_Strict):
     commands: Commands = Field(default_factory=Commands)
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
+    models: dict[str, ModelSpec] = Field(
+        default_factory=dict,
+        description="[models.NAME]: override the model table (window, output, thinking, effort).",
+    )
     options: ModelOptions = Field(default_factory=ModelOptions)
     require_evidence: bool = True
     isolation: bool | None = Field(
@@ -154,7 +156,50 @@ class Settings(_Strict):
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""
         name = model or self.model
-        return self.prices.get(name) or DEFAULT_PRICES.get(name)
+        return self.prices.get(name) or self.model_spec(name).price
+
+    def model_spec(self, model: str | None = None) -> ModelSpec:
+        """The model table's entry for `model`, with what `[models.NAME]` overrides."""
+        name = model or self.model
+        base = MODELS.get(name, UNKNOWN)
+        override = self.models.get(name)
+        if override is None:
+            return base
+        return base.model_copy(update=override.model_dump(exclude_unset=True))
+
+    def effective_options(self, model: str | None = None) -> ModelOptions:
+        """`options` with what was left to the model filled in from the model table: the output
+        limit, the context window and the effort (sent explicitly, never left to chance)."""
+        spec, o = self.model_spec(model), self.options
+        return o.model_copy(
+            update={
+                "max_output_tokens": o.max_output_tokens or spec.max_output_tokens,
+                "context_window": o.context_window or spec.context_window,
+                "effort": o.effort or spec.default_effort,
+            }
+        )
+
+    def refusals(self, model: str | None = None, limits: Limits | None = None) -> list[str]:
+        """Why a run on `model` must not start with these settings: a thinking setting the
+        model answers with 400, or a cost limit that could never stop it (no price)."""
+        name = model or self.model
+        out = [p] if (p := self.thinking_problem(name)) else []
+        cap = (limits or self.limits).max_cost_usd
+        if cap and self.price() is None:
+            out.append(
+                f"limits.max_cost_usd is ${cap:.2f} but model {self.model!r} has no price, so "
+                f"the cost limit could never stop the run; add [prices.{self.model}] (input, "
+                "output, cache_read, cache_write in USD per million tokens) to cardrunner.toml, "
+                "or unset max_cost_usd"
+            )
+        return out
+
+    def thinking_problem(self, model: str | None = None) -> str | None:
+        """Why the thinking settings would be refused by the model (None: they are fine)."""
+        name = model or self.model
+        return self.model_spec(name).thinking_problem(
+            name, self.options.thinking, self.options.effort
+        )
 
 
 class SettingsProblem(BaseModel):

@@ -23,13 +23,13 @@ from cardrunner.agent.events import RunStarted
 from cardrunner.agent.gate import Tool, ToolPool
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
-from cardrunner.agent.model import Message, Model
+from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
 from cardrunner.run.log import RunLog, new_run_id
-from cardrunner.run.prepare import PreparedRun, RunRefused
+from cardrunner.run.prepare import PreparedRun, RunRefused, api_model
 from cardrunner.run.resume import what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import AppProcess, command_tools
@@ -173,7 +173,8 @@ def _loop(
     prepared: PreparedRun, pool: ToolPool, guards: Guards, verdict: RunVerdict, prompt: str
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
-    o = prepared.options.settings.options
+    settings = prepared.options.settings
+    o = settings.effective_options(api_model(prepared.model))
     system, tools, messages = _conversation(prepared, pool, prompt)
     overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
@@ -184,7 +185,9 @@ def _loop(
         verdict=verdict,
         options=o,
         messages=messages,
-        compactor=Compactor(o.context_window, o.compact_at, o.keep_tool_results, overhead),
+        compactor=Compactor(
+            o.context_window or 1_000_000, o.compact_at, o.keep_tool_results, overhead
+        ),
         tools=tools,
         system_messages=binds_thinking(api_model(prepared.model)),
     )
@@ -206,13 +209,6 @@ def _conversation(
     if changed := what_changed(resume, pool.specs(), paths):
         resume.messages[-1].content.append({"type": "text", "text": changed})
     return system, tools, resume.messages
-
-
-def api_model(model: Model) -> str:
-    """The Messages API model a run addresses (a transcript stands in for one)."""
-    from cardrunner.models.scripted import ScriptedModel
-
-    return model.api_model if isinstance(model, ScriptedModel) else model.name
 
 
 def relative(path: Path, root: Path) -> str:

@@ -124,6 +124,13 @@ def choose_model(
     return AnthropicModel(settings.model, settings.options)
 
 
+def api_model(model: Model) -> str:
+    """The Messages API model a run addresses (a transcript stands in for one)."""
+    from cardrunner.models.scripted import ScriptedModel
+
+    return model.api_model if isinstance(model, ScriptedModel) else model.name
+
+
 async def prepare_run(options: RunOptions) -> PreparedRun:
     """Model, resume and sweep for one run; raises RunRefused with the reason it cannot start."""
     o = options
@@ -138,6 +145,9 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
             resume = await asyncio.to_thread(prepare_resume, o.root, o.card_path, model, o.resume)
         except ValueError as exc:
             raise RunRefused(f"cannot resume: {exc}") from exc
+    refusals = o.settings.refusals(api_model(model), resume.limits if resume else None)
+    if refusals:
+        raise RunRefused("; ".join(refusals))
     swept = await asyncio.to_thread(sweep, o.root)
     open_ledger(o.root)
     notes = (

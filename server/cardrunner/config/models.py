@@ -1,0 +1,116 @@
+"""What cardrunner knows about each model: limits, thinking, default effort and prices, as data.
+
+Prices and limits move, so they are a table with the date they were read from the model pages
+(`as_of`), and `[models.NAME]` / `[prices.NAME]` in the settings override any entry or add a
+model the table does not know. The table decides what a request may carry (the 5.5 models refuse
+`thinking: disabled`; `between_tools` only runs at low, medium or high effort), the default
+output limit (the model's maximum, so a long file does not end a run `truncated`) and whether
+mid-conversation system messages exist.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+ThinkingKind = Literal["adaptive", "adaptive_always", "budget"]
+"""`adaptive`: adaptive by default, `between_tools` is the lowest setting (Sonnet 5.5);
+`adaptive_always`: always thinks adaptively (Opus 5.5, Fable); `budget`: older models that take
+`disabled` (and budgets, which cardrunner never sends)."""
+
+PRESERVED_THINKING = frozenset(
+    {
+        "claude-sonnet-5-5",
+        "claude-opus-5-5",
+        "claude-haiku-5-5",
+        "claude-fable-5-1",
+        "claude-fable-5-2",
+        "claude-mythos-5-1",
+        "claude-mythos-5-2",
+    }
+)
+"""Models whose thinking blocks are bound to their prefix (and that take system messages)."""
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+class ModelSpec(BaseModel):
+    """One model's entry; every field may be overridden under `[models.NAME]`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context_window: int = Field(1_000_000, gt=0)
+    max_output_tokens: int = Field(128_000, gt=0)
+    thinking: ThinkingKind = "adaptive"
+    default_effort: Effort | None = "high"
+    price: Price | None = None
+    as_of: date | None = None
+    """When the figures were read from the model and pricing pages."""
+
+    def thinking_problem(self, name: str, thinking: str, effort: str | None) -> str | None:
+        """Why this thinking setting would be refused by `name` (None: it is accepted)."""
+        if thinking == "disabled" and self.thinking != "budget":
+            lowest = "between_tools" if self.thinking == "adaptive" else "adaptive (always on)"
+            return (
+                f"options.thinking = 'disabled' is refused by {name} (a 400); its lowest "
+                f"setting is '{lowest}'"
+            )
+        if thinking == "between_tools" and self.thinking != "adaptive":
+            return f"options.thinking = 'between_tools' is not offered by {name}"
+        if thinking == "between_tools" and (effort or self.default_effort) in ("xhigh", "max"):
+            return (
+                f"options.thinking = 'between_tools' runs only at effort low, medium or high on "
+                f"{name}; use 'adaptive' for effort {effort or self.default_effort!r}"
+            )
+        return None
+
+
+_READ = date(2026, 11, 30)
+MODELS: dict[str, ModelSpec] = {
+    "claude-sonnet-5-5": ModelSpec(
+        default_effort="high",
+        # cache reads were cut from $0.20 to $0.10 per MTok on 2026-10-07 (migration guide)
+        price=Price(input=2, output=10, cache_read=0.10, cache_write=2.50),
+        as_of=_READ,
+    ),
+    "claude-opus-5-5": ModelSpec(
+        thinking="adaptive_always",
+        default_effort="medium",
+        price=Price(input=4, output=20, cache_read=0.20, cache_write=5),
+        as_of=_READ,
+    ),
+    "claude-fable-5-1": ModelSpec(
+        thinking="adaptive_always",
+        default_effort="high",
+        price=Price(input=10, output=50, cache_read=1.0, cache_write=12.5),
+        as_of=_READ,
+    ),
+    "claude-sonnet-5": ModelSpec(
+        thinking="budget",
+        default_effort="high",
+        price=Price(input=2, output=10, cache_read=0.20, cache_write=2.50),
+        as_of=_READ,
+    ),
+    "claude-haiku-4-5": ModelSpec(
+        context_window=200_000,
+        max_output_tokens=64_000,
+        thinking="budget",
+        default_effort=None,
+        price=Price(input=1, output=5, cache_read=0.10, cache_write=1.25),
+        as_of=_READ,
+    ),
+}
+UNKNOWN = ModelSpec(thinking="budget", default_effort=None)
+"""A model the table does not know: nothing is assumed about its thinking or its price."""
