@@ -9,15 +9,19 @@ model's answers come from transcripts.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.support.lsp import (
+    Project,
     command,
     diags,
     editor_of,
@@ -26,6 +30,7 @@ from tests.support.lsp import (
     git,
     lens_command,
     lens_titles,
+    make_project,
     project_of,
     slow_transcript,
     tool,
@@ -35,6 +40,24 @@ from tests.support.lsp import (
 
 S = types.DiagnosticSeverity
 BOARD = "cardrunner/board"
+RUN_SUMMARY = "cardrunner/runSummary"
+PRINTING_TESTS = (
+    "import time; print('test_greeting PASSED', flush=True); time.sleep(30)  # {marker}"
+)
+
+
+@pytest.fixture
+def lsp_project(tmp_path: Path) -> Project:
+    """The usual workspace, with a test command that prints a result, then takes its time."""
+    project = make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
+    toml = project.root / "cardrunner.toml"
+    printing = json.dumps(["python", "-u", "-c", PRINTING_TESTS.format(marker=project.marker)])
+    lines = [
+        f"test = {printing}" if line.startswith("test = ") else line
+        for line in toml.read_text().splitlines()
+    ]
+    toml.write_text("\n".join(lines) + "\n")
+    return project
 
 
 async def board(client: LanguageClient) -> dict[str, Any]:
@@ -88,6 +111,21 @@ async def test_board_and_symbols_group_cards_by_state_with_live_runs(
         return bool(cards) and (cards[0]["run"] or {}).get("tool") == "run_tests"
 
     await eventually(gamma_in_work, "gamma In Work, running run_tests")
+
+    async def test_output_shown() -> bool:
+        summary = await client.protocol.send_request_async(RUN_SUMMARY, {"uri": gamma.as_uri()})
+        return "test_greeting PASSED" in _plain(summary)["text"]
+
+    await eventually(test_output_shown, "the test output in the live run view")
+    summary = _plain(await client.protocol.send_request_async(RUN_SUMMARY, {"uri": gamma.as_uri()}))
+    assert summary["live"] is True and summary["logPath"].endswith(".jsonl")
+    assert summary["text"].startswith(f"run {started['runId']}")
+    assert "── run_tests output, as it arrives ──\ntest_greeting PASSED" in summary["text"]
+    token = started["token"]
+    assert any(
+        "run_tests · test_greeting PASSED" in (getattr(r, "message", "") or "")
+        for r in client.progress_reports.get(token, [])
+    ), "the progress shows the newest output line"
     result = await board(client)
     assert [c["title"] for c in column(result, "New")] == ["Alpha first"]
     assert [c["title"] for c in column(result, "Done")] == ["Beta shipped"]

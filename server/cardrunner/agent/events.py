@@ -154,6 +154,16 @@ class ToolFinished(_ToolCall):
     """The tool_result content exactly as sent when it is more than `result` (images)."""
 
 
+class ToolOutput(_Event):
+    """Lines a running command printed, as they come (a test run's progress, a build's errors).
+
+    Transient: the log does not keep it (the call's `ToolFinished` holds the whole output)."""
+
+    type: Literal["tool_output"] = "tool_output"
+    name: str
+    text: str
+
+
 class CriterionReported(_Event):
     """The model reported evidence for one acceptance criterion (0-based index)."""
 
@@ -261,6 +271,7 @@ Event = Annotated[
     | RoundFinished
     | ToolStarted
     | ToolFinished
+    | ToolOutput
     | CriterionReported
     | BuildChecked
     | ReviewRequested

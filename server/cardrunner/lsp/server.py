@@ -286,7 +286,13 @@ class CardServer(LanguageServer):
     def run_event(self, view: RunView, event: ev.Event) -> None:
         """`RunListener`: one event of one run, fanned out to every view of it."""
         match event:
-            case ev.RoundStarted() | ev.RoundFinished() | ev.ToolStarted() | ev.ReviewRequested():
+            case (
+                ev.RoundStarted()
+                | ev.RoundFinished()
+                | ev.ToolStarted()
+                | ev.ToolOutput()
+                | ev.ReviewRequested()
+            ):
                 self.run_progress.report(view)
             case ev.BuildChecked():
                 self.diagnostics.build(view)

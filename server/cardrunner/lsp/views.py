@@ -7,6 +7,7 @@ its own lenses and actions (per-hunk keep/drop, accept, reject) and marks on dro
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,10 @@ from cardrunner.lsp.features.board import (
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
+from cardrunner.run.log import NotARunLog
+from cardrunner.run.summary import summarize_log
 
+RUN_SUMMARY = "cardrunner/runSummary"
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
 
@@ -43,6 +47,25 @@ def _review(ls: CardServer, path: Path) -> BoardReview | None:
         return None
     r = pending.request
     return BoardReview(diff_path=str(pending.diff_path), files=list(r.files), message=r.message)
+
+
+async def run_summary(ls: CardServer, path: Path) -> dict[str, Any]:
+    """The card's current or last run told as `cardrunner log` tells it, plus what the running
+    command has printed so far: the live run view of every client."""
+    log_path = ls.last_log(path)
+    view = ls.runs.get(path)
+    live = bool(view and view.live)
+    if log_path is None:
+        return {"uri": ls.index.uri(path), "logPath": None, "live": live, "text": "no run yet"}
+    try:
+        text = await asyncio.to_thread(summarize_log, log_path)
+    except (OSError, NotARunLog) as exc:
+        text = f"the run log cannot be read yet: {exc}"
+    if view is not None and live:
+        text += f"\n\nnow: {view.live_line()}"
+        if view.tool and view.output:
+            text += f"\n── {view.tool} output, as it arrives ──\n" + "\n".join(view.output)
+    return {"uri": ls.index.uri(path), "logPath": str(log_path), "live": live, "text": text}
 
 
 def review_marks(ls: CardServer, card_path: Path) -> None:
@@ -107,6 +130,16 @@ def register_views(server: CardServer) -> None:
     async def on_board(ls: CardServer, params: Any) -> dict[str, Any]:
         await ls.index.wait_scanned(SCAN_WAIT)
         return board(ls).model_dump(mode="json", by_alias=True)
+
+    @server.feature(RUN_SUMMARY)
+    async def on_run_summary(ls: CardServer, params: Any) -> dict[str, Any]:
+        uri = getattr(params, "uri", None) or (
+            params.get("uri") if isinstance(params, dict) else None
+        )
+        path = ls.index.remember_uri(uri) if isinstance(uri, str) else None
+        if path is None:
+            return {"error": 'expected {"uri": <the card\'s URI>}'}
+        return await run_summary(ls, path)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def on_symbol(

@@ -41,7 +41,7 @@ def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
 def log_record(event: ev.Event) -> dict[str, Any] | None:
     """The log line for `event`, or None for transient events the log does not keep."""
     match event:
-        case ev.RoundStarted() | ev.ToolStarted():
+        case ev.RoundStarted() | ev.ToolStarted() | ev.ToolOutput():
             return None
         case ev.RoundFinished():
             data = {

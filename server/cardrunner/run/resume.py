@@ -147,6 +147,7 @@ class _Replay:
                 ev.RunStarted()
                 | ev.RoundStarted()
                 | ev.ToolStarted()
+                | ev.ToolOutput()
                 | ev.BuildChecked()
                 | ev.ReviewRequested()
                 | ev.ReviewDecided()

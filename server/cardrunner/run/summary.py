@@ -68,6 +68,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
         case (
             ev.RoundStarted()
             | ev.ToolStarted()
+            | ev.ToolOutput()
             | ev.BuildChecked()
             | ev.ReviewRequested()
             | ev.Notice()

@@ -14,6 +14,8 @@ from typing import Literal, assert_never
 
 from cardrunner.agent import events as ev
 
+OUTPUT_TAIL = 40
+"""Lines of a running command's output a view keeps (the live run view shows them)."""
 RunState = Literal["running", "review", "done", "failed"]
 
 
@@ -56,6 +58,8 @@ class RunView:
     last_round_text: str = ""
     touched: set[str] = field(default_factory=set)
     """Files this run has written (paths as the model gave them), for overlap warnings."""
+    output: list[str] = field(default_factory=list)
+    """The newest lines the running command printed (tests as they pass), `OUTPUT_TAIL` at most."""
 
     @property
     def live(self) -> bool:
@@ -72,6 +76,11 @@ class RunView:
         if self.tool:
             parts.append(self.tool)
         return " · ".join(parts)
+
+    def live_line(self) -> str:
+        """The summary plus the newest line the running command printed (progress shows it)."""
+        last = next((line.strip() for line in reversed(self.output) if line.strip()), "")
+        return f"{self.summary()} · {last[:100]}" if self.tool and last else self.summary()
 
     def totals(self) -> str:
         """`7 rounds · 12 tool calls · 41,200 tokens (cache read 31,900) · $0.0412`: the end
@@ -97,7 +106,9 @@ class RunView:
                 self.cache_read_tokens = event.total_usage.cache_read_input_tokens
                 self.last_round_text = event.text
             case ev.ToolStarted():
-                self.tool = event.name
+                self.tool, self.output = event.name, []
+            case ev.ToolOutput():
+                self.output = (self.output + event.text.splitlines())[-OUTPUT_TAIL:]
             case ev.ToolFinished():
                 self._tool_finished(event)
             case ev.CriterionReported():

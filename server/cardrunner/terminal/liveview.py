@@ -68,7 +68,7 @@ class LiveView:
                         self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
                     )
                 self._redraw()
-            case ev.ToolStarted():
+            case ev.ToolStarted() | ev.ToolOutput():
                 self._redraw()
             case ev.ToolFinished():
                 if event.is_error:

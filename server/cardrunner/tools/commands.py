@@ -15,8 +15,9 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from cardrunner.agent.events import BuildChecked, Problem
+from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
 from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
@@ -269,7 +270,10 @@ def command_tools(
         return f"`{shlex.join(argv)}`" if argv else "(not configured in this workspace)"
 
     async def checked(tool: str, label: str, argv: list[str], ctx: ToolContext) -> str:
-        result = await run_command(argv, root, limit, env)
+        def stream(text: str) -> None:  # the editor shows test results as they pass
+            ctx.emit(ToolOutput(name=tool, text=redact(text)))
+
+        result = await run_command(argv, root, limit, env, on_output=stream)
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
         problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)

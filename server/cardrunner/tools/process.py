@@ -25,6 +25,8 @@ from pathlib import Path
 from cardrunner.agent.gate import ToolError
 
 KILL_GRACE_SECONDS = 2.0
+EMIT_EVERY = 0.25
+"""Seconds between two hand-overs of a running command's new output lines."""
 """How long a group may take to exit after SIGTERM before it gets SIGKILL."""
 
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -212,18 +214,45 @@ class OutputPump:
     stream: asyncio.StreamReader
     limit: int = 4_000_000
     dropped: int = 0
+    on_text: Callable[[str], None] | None = None
+    """Called with complete new lines as they arrive, at most every `EMIT_EVERY` seconds."""
 
     def __post_init__(self) -> None:
         self._chunks = bytearray()
+        self._pending = bytearray()
+        self._emitted = 0.0
 
     async def run(self) -> None:
         """Read until EOF (every writer of the pipe has exited or closed it)."""
-        while chunk := await self.stream.read(65536):
-            self._chunks += chunk
-            if len(self._chunks) > self.limit:
-                cut = len(self._chunks) - self.limit // 2
-                self.dropped += cut
-                del self._chunks[:cut]
+        try:
+            while chunk := await self.stream.read(65536):
+                self._chunks += chunk
+                if len(self._chunks) > self.limit:
+                    cut = len(self._chunks) - self.limit // 2
+                    self.dropped += cut
+                    del self._chunks[:cut]
+                self._stream(chunk)
+        finally:
+            self._stream(b"", final=True)
+
+    def _stream(self, chunk: bytes, final: bool = False) -> None:
+        """Hand complete lines to `on_text`, coalesced so a chatty command costs few events."""
+        if self.on_text is None:
+            return
+        self._pending += chunk
+        if len(self._pending) > 65536:
+            del self._pending[: len(self._pending) - 65536]
+        now = time.monotonic()
+        if not final and now - self._emitted < EMIT_EVERY:
+            return
+        end = len(self._pending) if final else self._pending.rfind(b"\n") + 1
+        if end <= 0:
+            return
+        text = bytes(self._pending[:end]).decode("utf-8", errors="replace").replace("\r\n", "\n")
+        del self._pending[:end]
+        self._emitted = now
+        if text.strip():
+            self.on_text(text)
 
     def text(self) -> str:
         """Everything kept so far, decoded leniently, with a note if the start was dropped."""
@@ -265,6 +294,7 @@ async def run_command(
     cwd: Path,
     timeout: float,  # noqa: ASYNC109 - the group must be killed, not just the await abandoned
     env: dict[str, str] | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> CommandResult:
     """Run `argv` (no shell) in `cwd`; kill its whole process group at `timeout` or on cancel.
 
@@ -284,7 +314,7 @@ async def run_command(
         if not await asyncio.to_thread(cwd.is_dir):
             return failed(127, f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
         return failed(*_spawn_failure(argv, exc))
-    pump = OutputPump(proc.stdout)
+    pump = OutputPump(proc.stdout, on_text=on_output)
     reader = asyncio.create_task(pump.run())
     timed_out = False
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.events import BuildChecked, Event
+from cardrunner.agent.events import BuildChecked, Event, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
 from cardrunner.config.settings import Commands
 from cardrunner.tools.commands import (
@@ -245,7 +245,10 @@ async def test_run_tests_reports_failures_and_problems(project: Path) -> None:
     assert not result.is_error
     assert result.text.startswith("Tests failed with exit code 1.\n")
     assert "FAILED tests/test_calc.py::test_add" in result.text
-    (event,) = events
+    streamed = "".join(e.text for e in events if isinstance(e, ToolOutput))
+    assert "FAILED tests/test_calc.py::test_add" in streamed  # shown as it came
+    assert all(isinstance(e, ToolOutput) for e in events[:-1])
+    event = events[-1]
     assert isinstance(event, BuildChecked) and event.tool == "run_tests" and not event.ok
     assert [(p.path, p.line) for p in event.problems] == [("tests/test_calc.py", 5)]
     assert "assert -1 == 3" in event.problems[0].message
@@ -264,7 +267,8 @@ async def test_build_app_and_not_configured(project: Path) -> None:
     result = await pool.execute("build_app", {}, ctx)
     assert result.text.splitlines()[0] == "Build failed with exit code 2."
     assert "calc.py:2:5: error: wrong sign" in result.text
-    (event,) = events
+    (output, event) = events
+    assert isinstance(output, ToolOutput) and output.text == "calc.py:2:5: error: wrong sign\n"
     assert isinstance(event, BuildChecked)
     assert [(p.path, p.line, p.column) for p in event.problems] == [("calc.py", 2, 5)]
     missing = await pool.execute("start_app", {}, ctx)

@@ -80,7 +80,7 @@ class RunProgress:
         progress = self._active.get(view.card_path)
         if progress is not None:
             waiting = "awaiting review · " if view.state == "review" else ""
-            progress.queue.put_nowait((waiting + view.summary(), _percent(view)))
+            progress.queue.put_nowait((waiting + view.live_line(), _percent(view)))
 
     def end(self, view: RunView) -> None:
         progress = self._active.pop(view.card_path, None)
