@@ -128,8 +128,10 @@ class ReviewHub:
         return comments_reason(comments) if comments else None
 
     def reject(self, card_path: Path, reason: str | None = None) -> bool:
-        """Reject with `reason`, else with the diff's comments, else the default reason."""
-        why = (reason or "").strip() or self.comment_reason(card_path) or DEFAULT_REJECT_REASON
+        """Reject with `reason` and the diff's comments (either may be missing; the default
+        reason when both are): a typed reason never drops the remarks made on lines."""
+        parts = [(reason or "").strip(), self.comment_reason(card_path) or ""]
+        why = "\n".join(p for p in parts if p) or DEFAULT_REJECT_REASON
         return self.decide(card_path, ReviewDecision("reject", why))
 
     def decide(self, card_path: Path, decision: ReviewDecision) -> bool:
