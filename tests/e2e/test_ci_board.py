@@ -208,6 +208,7 @@ def test_a_failed_card_pushes_nothing_and_says_why(origin: Path, tmp_path: Path)
     assert git(job, "branch", "--list", "cards/*") == ""  # the empty branch is gone
     assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert meta((job / "cards/subtract.md").read_text())["state"] == "Failed"  # as a local run
+    assert git(job, "rev-parse", "HEAD") == git(origin, "rev-parse", "main")  # nothing committed
     body = body_file.read_text()
     assert "— not pushed" in body.splitlines()[0]
     assert "**Nothing was pushed:** the card ended Failed (model_failed)" in body
