@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cardrunner.agent.events import Compacted
+from cardrunner.agent.events import Compacted, RoundFinished
+from cardrunner.terminal.liveview import LiveView
 from tests.support.api_run import run_through_api
 from tests.support.project import (
     CALC,
@@ -36,6 +37,17 @@ async def test_a_round_where_three_parallel_calls_fail_and_the_run_goes_on(tmp_p
     assert [b.get("is_error") for b in errors] == [True, True, True]
     first = run.bodies[0]  # fitted to Sonnet 5.5 by the model table, effort sent explicitly
     assert (first["max_tokens"], first["output_config"]) == (128_000, {"effort": "high"})
+    # its text between tool calls arrives as thinking: asked for, logged and shown
+    assert first["thinking"] == {"type": "adaptive", "display": "summarized"}
+    [said] = [e for e in run.events if isinstance(e, RoundFinished)][:1]
+    assert said.text == "Read all three at once."
+    [log] = (root / ".cardrunner/runs").glob("*.jsonl")
+    assert '"text":"Read all three at once."' in log.read_text()
+    shown: list[str] = []
+    view = LiveView(shown.append, tty=False)
+    for event in run.events:
+        view.show(event)
+    assert "  » Read all three at once.\n" in shown
 
 
 async def test_a_cost_limit_without_a_price_refuses_to_start_and_check_says_so(

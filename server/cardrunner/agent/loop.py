@@ -93,7 +93,7 @@ class Loop:
                 cost_usd=cost,
                 stop_reason=response.stop_reason,
                 calls=[c["name"] for c in calls],
-                text=_text(response.content),
+                text=shown_text(response.content),
                 total_usage=g.usage,
                 total_cost_usd=g.cost_usd,
                 response=response.content,
@@ -249,6 +249,15 @@ async def _events_while(
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def shown_text(content: list[Block]) -> str:
+    """What the user should read of a turn: its text, else its thinking (on the 5.x models the
+    text between tool calls arrives as summarized thinking blocks)."""
+    return (
+        _text(content)
+        or "\n".join(b.get("thinking", "") for b in content if b.get("type") == "thinking").strip()
+    )
 
 
 def _text(content: list[Block]) -> str:

@@ -99,7 +99,9 @@ class ModelOptions(_Strict):
         None, description="Sent explicitly on every request; None: the model's default effort."
     )
     thinking_display: Literal["summarized", "omitted"] | None = Field(
-        None, description="`thinking.display`; None leaves the model's default."
+        None,
+        description="`thinking.display`; None: 'summarized' on the 5.x models (their text "
+        "between tool calls arrives as thinking), else the model's default.",
     )
     drop_mismatched_thinking: bool = Field(
         False,
@@ -171,11 +173,17 @@ class Settings(_Strict):
         """`options` with what was left to the model filled in from the model table: the output
         limit, the context window and the effort (sent explicitly, never left to chance)."""
         spec, o = self.model_spec(model), self.options
+        # On the 5.x models the text written between tool calls comes back as thinking, empty
+        # under the default display: ask for it, so the live view and the log can show it.
+        display = o.thinking_display
+        if display is None and spec.thinking != "budget" and o.thinking == "adaptive":
+            display = "summarized"
         return o.model_copy(
             update={
                 "max_output_tokens": o.max_output_tokens or spec.max_output_tokens,
                 "context_window": o.context_window or spec.context_window,
                 "effort": o.effort or spec.default_effort,
+                "thinking_display": display,
             }
         )
 

@@ -63,6 +63,8 @@ class LiveView:
                 self._redraw()
             case ev.RoundFinished():
                 self._thinking = False
+                for said in event.text.strip().splitlines()[:3] if event.calls else []:
+                    self._line(f"  » {said[:160]}")  # what the model wrote between tool calls
                 if not self._tty:
                     self._line(
                         self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
