@@ -19,8 +19,11 @@ from cardrunner.demo.command import transcript_for
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
-from cardrunner.tools.process import live_process_groups
+from cardrunner.tools.groups import ProcessGroups
 from tests.support.uiserver import ui_server, ui_servers, wait_gone
+
+GROUPS = ProcessGroups()
+"""The process groups the demo's runs start (the app, the UI server, builds and tests)."""
 
 
 async def play(root: Path, card: str) -> RunFinished:
@@ -28,7 +31,12 @@ async def play(root: Path, card: str) -> RunFinished:
     assert problems == []
     model = ScriptedModel.from_file(transcript_for(card))
     options = RunOptions(
-        root=root, card_path=root / card, settings=settings, model=model, approver=AutoApprover()
+        root=root,
+        card_path=root / card,
+        settings=settings,
+        model=model,
+        approver=AutoApprover(),
+        processes=GROUPS,
     )
     events = [e async for e in run_card(options)]
     model.assert_complete()
@@ -66,7 +74,7 @@ def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
         ["git", "status", "--porcelain"], cwd=fixed_repo, capture_output=True, text=True, check=True
     )
     assert status.stdout == "", "no card (or anything else) is left modified"
-    assert not live_process_groups() and not wait_gone(ui_servers())
+    assert not GROUPS.live() and not wait_gone(ui_servers())
 
 
 async def test_the_total_now_includes_the_discount(fixed_repo: Path) -> None:

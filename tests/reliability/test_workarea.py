@@ -26,9 +26,11 @@ from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.log import RunLog, log_record, read_log
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
-from cardrunner.tools.process import live_process_groups
+from cardrunner.tools.groups import ProcessGroups
 from tests.support.project import CALC, FIXED, final, fix_transcript, git, make_project, turn, use
 
+GROUPS = ProcessGroups()
+"""The process groups of every run in this module (each run notes its groups here)."""
 HANG = 'test = ["python", "-c", "import time; time.sleep(60)"]\n'
 
 
@@ -47,6 +49,7 @@ def options(
         settings=settings,
         model=ScriptedModel(steps),
         approver=approver or AutoApprover(),
+        processes=GROUPS,
     )
 
 
@@ -120,7 +123,7 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     assert after == before, "the write area is back to its state at run start"
     assert git(tmp_path, "rev-parse", "HEAD") == head, "the user's branch did not move"
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
-    assert not live_process_groups()
+    assert not GROUPS.live()
     # resume: the run's own changes come back, the conversation goes on
     from cardrunner.run.resume import ResumeGrant
 
@@ -228,7 +231,7 @@ async def test_isolated_cancel_removes_the_worktree(tmp_path: Path) -> None:
     assert events[-1].reason == "cancelled"
     assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
     assert (tmp_path / "src/calc.py").read_text() == CALC
-    assert not live_process_groups()
+    assert not GROUPS.live()
 
 
 async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Path) -> None:
@@ -329,7 +332,7 @@ async def test_a_crashing_loop_still_stops_the_app_and_ends_resumable(tmp_path: 
 
     events = await collect(options(tmp_path, [turn(use("start_app")), crash]))
     assert events[-1].reason == "interrupted" and "the model adapter broke" in events[-1].detail
-    assert not live_process_groups(), "the app was stopped"
+    assert not GROUPS.live(), "the app was stopped"
     assert meta(card)["reason"] == "interrupted"
 
 
@@ -357,4 +360,4 @@ async def test_a_user_edit_during_the_run_is_kept_and_reported(tmp_path: Path) -
 
 def test_nothing_outlives_the_tests() -> None:
     subprocess.run(["true"], check=True)
-    assert not live_process_groups()
+    assert not GROUPS.live()

@@ -44,7 +44,7 @@ from cardrunner.lsp.views import register_views, review_marks
 from cardrunner.run.liveness import interrupted_runs
 from cardrunner.run.manager import RunLoop, RunManager
 from cardrunner.run.resume import ResumeGrant
-from cardrunner.run.sweep import open_ledger, sweep
+from cardrunner.run.sweep import sweep
 from cardrunner.run.view import RunView
 
 log = logging.getLogger("cardrunner.lsp")
@@ -116,9 +116,6 @@ class CardServer(LanguageServer):
         own, self.settings.init_options = split_client_options(params.initialization_options)
         self.client.custom_notifications = own.notifications
         self.lifeline.watch_parent(params.process_id)
-        # Before any run can start a process (a run may be asked for before `initialized`):
-        # a group started earlier would be missing from the ledger the next server sweeps.
-        open_ledger(self.root)
         self.settings.load_initial()  # a run may be asked for before `initialized` is handled
 
     async def startup(self) -> None:

@@ -142,7 +142,7 @@ async def _tool_pool(
 ) -> tuple[ToolPool, list[str]]:
     """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
     s = prepared.options.settings
-    app = AppProcess()
+    app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)
     pool = ToolPool(
         [
@@ -155,7 +155,7 @@ async def _tool_pool(
         return pool, []
     from cardrunner.tools.mcp.hub import McpHub, McpStartError
 
-    hub = McpHub(s.mcp, run_dir=run_dir, root=area.root)
+    hub = McpHub(s.mcp, run_dir=run_dir, root=area.root, groups=prepared.options.processes)
     stack.push_async_callback(hub.aclose)
     try:
         await hub.start()

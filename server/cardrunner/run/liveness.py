@@ -19,20 +19,7 @@ import os
 from pathlib import Path
 
 from cardrunner.config.paths import StatePaths
-
-
-def process_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie has exited: it only waits to be reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError):  # a zombie has exited; it only waits to be reaped
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    return True
+from cardrunner.tools.groups import process_alive
 
 
 def mark_live(root: Path, run_id: str, card: str) -> Path:

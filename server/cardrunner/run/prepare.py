@@ -19,7 +19,8 @@ from cardrunner.agent.review import Approver
 from cardrunner.config.settings import Settings
 from cardrunner.run.resume import ResumeGrant, ResumeState, prepare_resume
 from cardrunner.run.store import CardStore, DiskCardStore
-from cardrunner.run.sweep import open_ledger, sweep
+from cardrunner.run.sweep import keep_ledger, sweep
+from cardrunner.tools.groups import ProcessGroups
 
 
 @dataclass
@@ -44,6 +45,8 @@ class RunOptions:
     commit_card_state: bool = True
     """Commit the card's final state after the run (`run/cardcommit.py`). Off for `--no-commit`
     (nothing at all is committed) and on CI, which folds the card into its one commit."""
+    processes: ProcessGroups = field(default_factory=ProcessGroups)
+    """The run's ledger of process groups: its commands, app and MCP servers join it."""
 
 
 @dataclass
@@ -149,7 +152,7 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
     if refusals:
         raise RunRefused("; ".join(refusals))
     swept = await asyncio.to_thread(sweep, o.root)
-    open_ledger(o.root)
+    keep_ledger(o.root, o.processes)
     notes = (
         [f"stopped {len(swept)} process group(s) left by a cardrunner that died"] if swept else []
     )

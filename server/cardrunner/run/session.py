@@ -128,6 +128,7 @@ class RunSession:
             run.log.close()
             if self._in_work:
                 closing += await self._write_card(run, result)
+        self.options.processes.close()  # nothing should be left; if something is, it dies here
         if self._live is not None:
             clear_live(self._live)
         return [*closing, result] if run is not None else [result]

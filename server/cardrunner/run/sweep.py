@@ -16,34 +16,19 @@ import signal
 from pathlib import Path
 
 from cardrunner.config.paths import StatePaths
-from cardrunner.tools.process import add_group_listener
-
-_opened: set[Path] = set()
+from cardrunner.tools.groups import ProcessGroups, start_time
 
 
-def _start_time(pid: int) -> str | None:
-    """The kernel's start time of `pid` (field 22 of /proc/<pid>/stat), or None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] == "Z" else fields[19]
-
-
-def open_ledger(root: Path) -> Path:
-    """Record every process group this process starts from now on."""
+def keep_ledger(root: Path, groups: ProcessGroups) -> Path:
+    """Record every group `groups` notes from now on in this process's ledger under `root`."""
     path = StatePaths(root).processes / f"{os.getpid()}.jsonl"
-    if path in _opened:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _opened.add(path)
 
     def record(pgid: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"pgid": pgid, "start": _start_time(pgid)}) + "\n")
+            f.write(json.dumps({"pgid": pgid, "start": start_time(pgid)}) + "\n")
 
-    add_group_listener(record)
+    groups.add_listener(record)
     return path
 
 
@@ -55,7 +40,7 @@ def sweep(root: Path) -> list[int]:
         return killed
     for ledger in folder.glob("*.jsonl"):
         owner = int(ledger.stem) if ledger.stem.isdigit() else 0
-        if owner == os.getpid() or (owner and _start_time(owner) is not None):
+        if owner == os.getpid() or (owner and start_time(owner) is not None):
             continue
         for line in ledger.read_text(encoding="utf-8").splitlines():
             try:
@@ -63,7 +48,7 @@ def sweep(root: Path) -> list[int]:
             except ValueError:
                 continue
             pgid, start = int(entry.get("pgid", 0)), entry.get("start")
-            if pgid > 1 and start is not None and _start_time(pgid) == start:
+            if pgid > 1 and start is not None and start_time(pgid) == start:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pgid, signal.SIGKILL)
                     killed.append(pgid)

@@ -21,20 +21,12 @@ from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
 from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
-from cardrunner.tools.process import (
-    AppProcess,
-    CommandResult,
-    kill_all,
-    live_process_groups,
-    run_command,
-)
+from cardrunner.tools.process import AppProcess, CommandResult, run_command
 
 __all__ = [
     "AppProcess",
     "CommandResult",
     "command_tools",
-    "kill_all",
-    "live_process_groups",
     "parse_problems",
     "run_command",
     "summarize_output",
@@ -263,7 +255,9 @@ def _not_configured(what: str) -> ToolError:
 def command_tools(
     root: Path, commands: Commands, app: AppProcess, env: dict[str, str] | None = None
 ) -> list[Tool]:
-    """build_app, run_tests, start_app and stop_app for the workspace at `root`."""
+    """build_app, run_tests, start_app and stop_app for the workspace at `root`.
+
+    Builds and tests join the app's `ProcessGroups`: one run, one ledger of what it started."""
     limit = commands.timeout_seconds
 
     def shown(argv: list[str] | None) -> str:
@@ -273,7 +267,7 @@ def command_tools(
         def stream(text: str) -> None:  # the editor shows test results as they pass
             ctx.emit(ToolOutput(name=tool, text=redact(text)))
 
-        result = await run_command(argv, root, limit, env, on_output=stream)
+        result = await run_command(argv, root, limit, env, on_output=stream, groups=app.groups)
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
         problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)

@@ -3,15 +3,15 @@
 Builds, test runners and apps spawn children (compilers, test workers, dev servers). Killing only
 the process we started leaves those running, holding ports and files. So every command starts in
 a new session (its own process group), and on time-out, cancellation or stop the WHOLE group gets
-SIGTERM, then SIGKILL after a grace period. Every group ever started is recorded, so tests and
-teardown code can check that none is left (`live_process_groups`) or end them all (`kill_all`).
+SIGTERM, then SIGKILL after a grace period. Every group started is noted in the run's
+`ProcessGroups` (tools/groups.py), so the run and its tests can check that none is left or end
+them all, and a later cardrunner can sweep them if this one dies.
 No shell is involved anywhere: argv lists go straight to `exec`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
 import shlex
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardrunner.agent.gate import ToolError
+from cardrunner.tools.groups import ProcessGroups, group_alive
 
 KILL_GRACE_SECONDS = 2.0
 EMIT_EVERY = 0.25
@@ -32,57 +33,12 @@ EMIT_EVERY = 0.25
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 """Never handed to builds, tests or the app: code the model wrote could print them."""
 
-_groups: set[int] = set()
-_listeners: list[Callable[[int], None]] = []
-_atexit_registered = False
-
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child: ours without the API secrets, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
     env.update(extra or {})
     return env
-
-
-def _group_alive(pgid: int) -> bool:
-    """True while any process of the group exists and is not a zombie waiting to be reaped."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may contain spaces, so split after the last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def live_process_groups() -> set[int]:
-    """Process groups we started that still have a living member (dead ones are forgotten)."""
-    for pgid in list(_groups):
-        if not _group_alive(pgid):
-            _groups.discard(pgid)
-    return set(_groups)
-
-
-def kill_all() -> None:
-    """Emergency teardown: SIGKILL every group we started. Safe to call any time, from anywhere."""
-    for pgid in live_process_groups():  # only groups still alive: a dead one's id may be reused
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    live_process_groups()
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -118,6 +74,8 @@ class Child:
 
     proc: asyncio.subprocess.Process
     exited: asyncio.Event
+    groups: ProcessGroups
+    """Where the group was noted, and is forgotten once it is gone."""
 
     @property
     def pid(self) -> int:
@@ -138,12 +96,10 @@ class Child:
         return self.proc.returncode
 
 
-async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> Child:
-    """Start `argv` in a new process group, stdout and stderr merged into one pipe."""
-    global _atexit_registered
-    if not _atexit_registered:
-        atexit.register(kill_all)
-        _atexit_registered = True
+async def spawn(
+    argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, groups: ProcessGroups
+) -> Child:
+    """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe."""
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _ExitProtocol(loop),
@@ -155,22 +111,9 @@ async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str] | None = None
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
-    child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
-    note_group(child.pid)
+    child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, groups)
+    groups.note(child.pid)
     return child
-
-
-def note_group(pgid: int) -> None:
-    """Record a process group we started (also for processes spawned elsewhere, e.g. MCP)."""
-    _groups.add(pgid)
-    for listener in list(_listeners):
-        with contextlib.suppress(Exception):
-            listener(pgid)
-
-
-def add_group_listener(listener: Callable[[int], None]) -> None:
-    """Call `listener(pgid)` for every group started from now on (the sweep ledger uses it)."""
-    _listeners.append(listener)
 
 
 async def _wait_group_gone(pgid: int, within: float) -> bool:
@@ -178,7 +121,7 @@ async def _wait_group_gone(pgid: int, within: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     delay = 0.01
-    while _group_alive(pgid):
+    while group_alive(pgid):
         if loop.time() >= deadline:
             return False
         await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
@@ -203,8 +146,8 @@ async def kill_group(proc: Child, grace: float = KILL_GRACE_SECONDS) -> None:
         _signal_group(pgid, signal.SIGKILL)
         raise
     finally:
-        if not _group_alive(pgid):
-            _groups.discard(pgid)
+        if not group_alive(pgid):
+            proc.groups.forget(pgid)
 
 
 @dataclass
@@ -295,6 +238,8 @@ async def run_command(
     timeout: float,  # noqa: ASYNC109 - the group must be killed, not just the await abandoned
     env: dict[str, str] | None = None,
     on_output: Callable[[str], None] | None = None,
+    *,
+    groups: ProcessGroups,
 ) -> CommandResult:
     """Run `argv` (no shell) in `cwd`; kill its whole process group at `timeout` or on cancel.
 
@@ -309,7 +254,7 @@ async def run_command(
     if not argv:
         return failed(127, "cannot run an empty command")
     try:
-        proc = await spawn(argv, cwd, env)
+        proc = await spawn(argv, cwd, env, groups=groups)
     except OSError as exc:
         if not await asyncio.to_thread(cwd.is_dir):
             return failed(127, f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
@@ -325,7 +270,7 @@ async def run_command(
         if not timed_out:  # normally EOF is immediate; a lingering child may still hold the pipe
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
-        if timed_out or _group_alive(proc.pid):
+        if timed_out or group_alive(proc.pid):
             await kill_group(proc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), timeout=2.0)
@@ -347,6 +292,7 @@ async def run_command(
 class AppProcess:
     """The app under test: at most one instance, in its own process group, output in a ring."""
 
+    groups: ProcessGroups
     max_lines: int = 2000
     startup_seconds: float = 1.0
     """How long `start` watches a fresh process for dying at once."""
@@ -397,7 +343,9 @@ class AppProcess:
         await self._finish()
         self._lines.clear()
         try:
-            proc = await spawn(argv, cwd, {"PYTHONUNBUFFERED": "1", **(env or {})})
+            proc = await spawn(
+                argv, cwd, {"PYTHONUNBUFFERED": "1", **(env or {})}, groups=self.groups
+            )
         except OSError as exc:
             raise ToolError(_spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))

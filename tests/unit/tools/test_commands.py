@@ -18,14 +18,15 @@ from cardrunner.tools.commands import (
     AppProcess,
     CommandResult,
     command_tools,
-    kill_all,
-    live_process_groups,
     parse_problems,
     run_command,
     summarize_output,
 )
+from cardrunner.tools.groups import ProcessGroups
 
 PY = sys.executable
+GROUPS = ProcessGroups()
+"""The process groups these tests start (a run has one of its own)."""
 
 # A leader that starts a child which ignores SIGTERM (so the SIGKILL escalation is needed),
 # writes both pids to a file once the child runs, then sleeps.
@@ -69,37 +70,41 @@ def pids(path: Path) -> tuple[int, int]:
 
 async def test_output_and_exit_code(tmp_path: Path) -> None:
     code = "import sys; print('to out', flush=True); print('to err', file=sys.stderr); sys.exit(4)"
-    result = await run_command([PY, "-c", code], tmp_path, timeout=30)
+    result = await run_command([PY, "-c", code], tmp_path, timeout=30, groups=GROUPS)
     assert (result.exit_code, result.timed_out, result.ok) == (4, False, False)
     assert "to out" in result.output and "to err" in result.output
-    ok = await run_command([PY, "-c", "print('ä', end='')"], tmp_path, timeout=30)
+    ok = await run_command([PY, "-c", "print('ä', end='')"], tmp_path, timeout=30, groups=GROUPS)
     assert (ok.exit_code, ok.output, ok.ok) == (0, "ä", True)
 
 
 async def test_undecodable_output_is_replaced(tmp_path: Path) -> None:
     code = "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe end')"
-    result = await run_command([PY, "-c", code], tmp_path, timeout=30)
+    result = await run_command([PY, "-c", code], tmp_path, timeout=30, groups=GROUPS)
     assert result.output == "ok \ufffd\ufffd end"
 
 
 async def test_missing_executable_is_a_result(tmp_path: Path) -> None:
-    result = await run_command(["no-such-program-xyz", "--help"], tmp_path, timeout=30)
+    result = await run_command(
+        ["no-such-program-xyz", "--help"], tmp_path, timeout=30, groups=GROUPS
+    )
     assert result.exit_code == 127 and not result.ok
     assert result.spawn_error and "no such program" in result.spawn_error
-    missing_dir = await run_command([PY, "-V"], tmp_path / "nope", timeout=30)
+    missing_dir = await run_command([PY, "-V"], tmp_path / "nope", timeout=30, groups=GROUPS)
     assert missing_dir.spawn_error and "does not exist" in missing_dir.spawn_error
 
 
 async def test_secrets_are_not_passed_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret")
     code = "import os; print(os.environ.get('ANTHROPIC_API_KEY'), os.environ['EXTRA'])"
-    result = await run_command([PY, "-c", code], tmp_path, timeout=30, env={"EXTRA": "yes"})
+    result = await run_command(
+        [PY, "-c", code], tmp_path, timeout=30, env={"EXTRA": "yes"}, groups=GROUPS
+    )
     assert result.output.strip() == "None yes"
 
 
 async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     marker = tmp_path / "pids"
-    result = await run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=8)
+    result = await run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=8, groups=GROUPS)
     assert result.timed_out and not result.ok
     assert "leader ready" in result.output
     leader, child = pids(marker)
@@ -107,32 +112,36 @@ async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     assert group_gone(os.getpgid(os.getpid())) is False  # sanity: the check can say "alive"
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
-    assert leader not in live_process_groups()
+    assert leader not in GROUPS.live()
 
 
 async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
     marker = tmp_path / "pids"
-    task = asyncio.create_task(run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120))
+    task = asyncio.create_task(
+        run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120, groups=GROUPS)
+    )
     await wait_until(marker.exists)
     leader, _ = pids(marker)
-    assert leader in live_process_groups()
+    assert leader in GROUPS.live()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     await wait_until(lambda: group_gone(leader))
-    assert leader not in live_process_groups()
+    assert leader not in GROUPS.live()
 
 
 async def test_kill_all_ends_every_group(tmp_path: Path) -> None:
     marker = tmp_path / "pids"
-    task = asyncio.create_task(run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120))
+    task = asyncio.create_task(
+        run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120, groups=GROUPS)
+    )
     await wait_until(marker.exists)
     leader, _ = pids(marker)
-    kill_all()
+    GROUPS.kill_all()
     result = await task
     assert result.exit_code == -9 and not result.timed_out and "leader ready" in result.output
     await wait_until(lambda: group_gone(leader))
-    assert leader not in live_process_groups()
+    assert leader not in GROUPS.live()
 
 
 async def test_leftover_children_are_ended_after_a_normal_exit(tmp_path: Path) -> None:
@@ -145,7 +154,7 @@ async def test_leftover_children_are_ended_after_a_normal_exit(tmp_path: Path) -
         print("leader done")
         """
     )
-    result = await run_command([PY, "-c", code], tmp_path, timeout=60)
+    result = await run_command([PY, "-c", code], tmp_path, timeout=60, groups=GROUPS)
     assert result.ok and "leader done" in result.output
     child = int(marker.read_text())
     await wait_until(lambda: not Path(f"/proc/{child}").exists() or _zombie(child))
@@ -160,7 +169,7 @@ def _zombie(pid: int) -> bool:
 
 
 async def test_app_start_output_stop(tmp_path: Path) -> None:
-    app = AppProcess()
+    app = AppProcess(GROUPS)
     code = "import time; print('listening on 8000'); time.sleep(60)"
     started = await app.start([PY, "-c", code], tmp_path)
     assert started.startswith("Started the app (pid ")
@@ -177,7 +186,7 @@ async def test_app_start_output_stop(tmp_path: Path) -> None:
 
 
 async def test_app_that_dies_at_once(tmp_path: Path) -> None:
-    app = AppProcess(startup_seconds=30)  # returns as soon as the process exits
+    app = AppProcess(GROUPS, startup_seconds=30)  # returns as soon as the process exits
     code = "import sys; print('port already in use'); sys.exit(3)"
     with pytest.raises(ToolError) as info:
         await app.start([PY, "-c", code], tmp_path)
@@ -189,7 +198,7 @@ async def test_app_that_dies_at_once(tmp_path: Path) -> None:
 
 
 async def test_app_exit_later_is_reported_by_stop(tmp_path: Path) -> None:
-    app = AppProcess(startup_seconds=0.01)
+    app = AppProcess(GROUPS, startup_seconds=0.01)
     release = tmp_path / "go"
     code = (
         "import os, sys, time\n"
@@ -204,7 +213,7 @@ async def test_app_exit_later_is_reported_by_stop(tmp_path: Path) -> None:
 
 
 async def test_app_aclose_kills_children_and_is_idempotent(tmp_path: Path) -> None:
-    app = AppProcess()
+    app = AppProcess(GROUPS)
     marker = tmp_path / "pids"
     await app.start([PY, "-c", HANG, str(marker)], tmp_path)
     await wait_until(marker.exists)
@@ -239,7 +248,7 @@ def tools_for(root: Path, commands: Commands, app: AppProcess) -> tuple[ToolPool
 
 async def test_run_tests_reports_failures_and_problems(project: Path) -> None:
     test = [PY, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    pool, events = tools_for(project, Commands(test=test), AppProcess())
+    pool, events = tools_for(project, Commands(test=test), AppProcess(GROUPS))
     ctx = ToolContext(round=1, emit=events.append)
     result = await pool.execute("run_tests", {}, ctx)
     assert not result.is_error
@@ -260,7 +269,7 @@ async def test_run_tests_reports_failures_and_problems(project: Path) -> None:
 
 
 async def test_build_app_and_not_configured(project: Path) -> None:
-    app = AppProcess()
+    app = AppProcess(GROUPS)
     build = [PY, "-c", "import sys; print('calc.py:2:5: error: wrong sign'); sys.exit(2)"]
     pool, events = tools_for(project, Commands(build=build, timeout_seconds=50), app)
     ctx = ToolContext(round=1, emit=events.append)
@@ -281,7 +290,7 @@ async def test_build_app_and_not_configured(project: Path) -> None:
 
 
 async def test_build_notes_a_running_app_and_stop_app(project: Path) -> None:
-    app = AppProcess()
+    app = AppProcess(GROUPS)
     commands = Commands(
         build=[PY, "-c", "print('built')"], app=[PY, "-c", "import time; time.sleep(60)"]
     )
@@ -297,7 +306,7 @@ async def test_build_notes_a_running_app_and_stop_app(project: Path) -> None:
 
 
 async def test_missing_build_program_is_a_tool_error(project: Path) -> None:
-    pool, events = tools_for(project, Commands(build=["no-such-compiler-xyz"]), AppProcess())
+    pool, events = tools_for(project, Commands(build=["no-such-compiler-xyz"]), AppProcess(GROUPS))
     result = await pool.execute("build_app", {}, ToolContext(round=1, emit=events.append))
     assert result.is_error and "no such program" in result.text and events == []
 

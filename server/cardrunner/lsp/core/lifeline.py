@@ -28,7 +28,7 @@ from typing import BinaryIO, NoReturn
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.protocol import LanguageServerProtocol
 
-from cardrunner.run.liveness import process_alive
+from cardrunner.tools.groups import process_alive
 
 log = logging.getLogger("cardrunner.lsp.lifeline")
 

@@ -94,7 +94,7 @@ class ServerConnection:
         self._stop, self._lost = asyncio.Event(), ""
         self._generation += 1
         if (ln := self._launch).argv is not None:
-            self.process = StdioProcess(ln.argv, ln.env, ln.cwd, ln.stderr_path)
+            self.process = StdioProcess(ln.argv, ln.env, ln.cwd, ln.stderr_path, ln.groups)
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-server:{self.name}")
         try:
             # The owner enforces the timeout itself; this bound only catches a wedged teardown.

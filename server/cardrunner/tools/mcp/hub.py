@@ -9,7 +9,7 @@ keys unless the configuration passes them on, `${VAR}` style), its stderr goes t
 unless it is `required`, in which case the run cannot sensibly go on (`McpStartError`).
 
 Usage:
-    async with McpHub(settings.mcp, run_dir, root) as hub:
+    async with McpHub(settings.mcp, run_dir, root, groups=ProcessGroups()) as hub:
         pool = ToolPool([*builtins, *hub.tools()])
         warnings = [*hub.warnings, *hub.failures.values()]
 """
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
 from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
+from cardrunner.tools.groups import ProcessGroups
 from cardrunner.tools.mcp.changes import tool_change
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
 from cardrunner.tools.mcp.results import ResultConverter, describe
@@ -83,9 +84,10 @@ class McpHub:
 
     def __init__(
         self, servers: Mapping[str, McpServer], run_dir: Path, root: Path,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None, *, groups: ProcessGroups,
     ) -> None:  # fmt: skip
         self._specs = dict(servers)
+        self._groups = groups
         self._run_dir = run_dir
         self._root = root
         self._environ = os.environ if environ is None else environ
@@ -144,7 +146,7 @@ class McpHub:
         if spec.url:
             headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
             url = self._expand(spec.url, "url")
-            return Launch(None, {}, self._root, stderr_path, url, headers)
+            return Launch(None, {}, self._root, stderr_path, self._groups, url, headers)
         env = {k: v for k in BASE_ENV if (v := self._environ.get(k)) and not v.startswith("()")}
         # Like build and test commands, `python` in a server's command is our interpreter.
         env["PATH"] = os.pathsep.join(
@@ -156,7 +158,7 @@ class McpHub:
         if "/" in command and not Path(command).is_absolute():
             command = str(self._root / command)
         argv = [command, *(self._expand(a, "args") for a in spec.args)]
-        return Launch(argv, env, self._root, stderr_path)
+        return Launch(argv, env, self._root, stderr_path, self._groups)
 
     def _expand(self, value: str, where: str) -> str:
         def one(match: re.Match[str]) -> str:

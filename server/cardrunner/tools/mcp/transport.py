@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cardrunner.tools.process import note_group
+from cardrunner.tools.groups import ProcessGroups
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream, Process
@@ -51,6 +51,8 @@ class Launch:
     env: dict[str, str]
     cwd: Path
     stderr_path: Path
+    groups: ProcessGroups
+    """The run's ledger of process groups, which a stdio server joins."""
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -58,8 +60,16 @@ class Launch:
 class StdioProcess:
     """One spawn of a stdio server: argv, environment, cwd and the file its stderr goes to."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, stderr_path: Path) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        stderr_path: Path,
+        groups: ProcessGroups,
+    ) -> None:
         self.argv = argv
+        self.groups = groups
         self.env = env
         self.cwd = cwd
         self.stderr_path = stderr_path
@@ -127,7 +137,7 @@ class StdioProcess:
             self._process = await anyio.open_process(
                 self.argv, env=self.env, cwd=self.cwd, stderr=err, start_new_session=True
             )
-        note_group(self._process.pid)  # so a sweep finds it if this process dies
+        self.groups.note(self._process.pid)  # so a sweep finds it if this process dies
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)

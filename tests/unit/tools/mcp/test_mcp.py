@@ -14,6 +14,7 @@ import pytest
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.gate import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.config.settings import McpServer, has_clash, load_settings
+from cardrunner.tools.groups import ProcessGroups
 from cardrunner.tools.mcp import transport as mcp_transport
 from cardrunner.tools.mcp.hub import BASE_ENV, McpHub, McpStartError
 from tests.support.mcp_harness import (
@@ -43,7 +44,7 @@ def no_server_left(run_dir: Path) -> Iterator[list[int]]:
 
 
 def hub(run_dir: Path, root: Path, **servers: McpServer) -> McpHub:
-    return McpHub(servers, run_dir, root)
+    return McpHub(servers, run_dir, root, groups=ProcessGroups())
 
 
 async def test_tools_are_listed_with_prefixed_names_schema_and_timeout(

@@ -11,6 +11,7 @@ import pytest
 
 from cardrunner.agent.gate import ToolPool
 from cardrunner.config.settings import McpServer
+from cardrunner.tools.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import context, processes_with_arg, wait_gone
 
@@ -54,7 +55,7 @@ def git_hub(repo: Path, tmp_path: Path) -> McpHub:
     spec = McpServer(
         command=sys.executable, args=["-m", "mcp_server_git", "--repository", str(repo)]
     )
-    return McpHub({"git": spec}, tmp_path / "run", repo)
+    return McpHub({"git": spec}, tmp_path / "run", repo, groups=ProcessGroups())
 
 
 async def test_git_tools_are_listed_and_status_is_plain_text(
