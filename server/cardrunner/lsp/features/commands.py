@@ -114,7 +114,19 @@ class Commands:
         self.s = server
 
     def run_card(self, args: Sequence[Any]) -> dict[str, Any]:
-        return self.s.start_run(_card(self.s, args), None)
+        """Start a run. A Done card runs again (the click asked for it), with a warning: an
+        accepted review would commit a second change for work accepted once already."""
+        path = _card(self.s, args)
+        entry = self.s.index.get(path)
+        done = entry.card if entry is not None and entry.card is not None else None
+        started = self.s.start_run(path, None)
+        if done is not None and done.state == "Done":
+            self.s.client.show_message(
+                f"cardrunner: {done.title} was already Done; it runs again, and accepting its "
+                "review commits a second change (cancel it to keep the card as it was).",
+                types.MessageType.Warning,
+            )
+        return started
 
     def resume_run(self, args: Sequence[Any]) -> dict[str, Any]:
         path = _card(self.s, args)
