@@ -61,14 +61,18 @@ rmSync(opt.artifacts, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 
 async function prepare() {
-  const serverCommand = {
-    real: [opt.python, "-m", "cardrunner", "lsp"],
+  const commands = {
+    // The setting as one string, the way users write it in settings.json.
+    real: `"${opt.python}" -m cardrunner lsp`,
     fake: [opt.python, FAKE_SERVER],
     missing: [MISSING_PYTHON, "-m", "cardrunner", "lsp"],
-  }[opt.server];
-  if (!serverCommand) {
-    throw new Error(`--server must be real, fake or missing, not ${opt.server}`);
+    // No setting at all: the server must be found as `cardrunner` on the extension host's PATH.
+    path: undefined,
+  };
+  if (!(opt.server in commands)) {
+    throw new Error(`--server must be real, fake, missing or path, not ${opt.server}`);
   }
+  const serverCommand = commands[opt.server];
   createWorkspace(ws, { serverCommand, vscodeSettings: { "cardrunner.limits.maxRounds": 12 } });
   const transcriptFile = path.join(tmp, "transcript.json");
   writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
@@ -88,9 +92,11 @@ async function prepare() {
   };
   writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
   const nodeBin = path.dirname(opt.node);
+  // --server path: the folder with the `cardrunner` script goes on code-server's PATH, nothing else.
+  const serverBin = opt.server === "path" ? `${path.dirname(opt.python)}:` : "";
   const env = {
     ...process.env,
-    PATH: `${nodeBin}:${process.env.PATH}`,
+    PATH: `${serverBin}${nodeBin}:${process.env.PATH}`,
     XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
     XDG_DATA_HOME: path.join(tmp, "xdg-data"),
     CARDRUNNER_FAKE_LSP_RECORD: recordFile,
@@ -159,6 +165,7 @@ async function activation(wb) {
 }
 
 const DROPPED = "src/NOTES.md";
+const CARD_STATE = / → (Done|Failed)( \(\w+\))?$/;
 const DROP_REASON = "scratch notes are not part of the card";
 
 /** The files QuickPick: keep everything (real server), or unpick the fake server's extra file. */
@@ -346,9 +353,9 @@ async function fullRun(wb, violationsFile) {
     checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
   }
 
-  const done = await waitFor("a commit by the run", () => commits(ws).length > 1 && commits(ws)[0], {
-    timeoutMs: 120_000,
-  });
+  // The run's commit; the card's new state follows it in a commit of its own (`card: … → Done`).
+  const runCommit = () => commits(ws).find((c, i, all) => i < all.length - 1 && !CARD_STATE.test(c.subject));
+  const done = await waitFor("a commit by the run", runCommit, { timeoutMs: 120_000 });
   step(`commit ${done.sha.slice(0, 8)} "${done.subject}": ${changedFiles(ws, done.sha).join(", ")}`);
   if (gitShow(ws, done.sha, "src/greet.py").trim() !== SOURCE_AFTER.trim()) {
     throw new Error("the commit does not hold the model's change to src/greet.py");
@@ -375,6 +382,9 @@ async function fullRun(wb, violationsFile) {
     timeoutMs: 60_000,
   });
   await wb.shot("card-done");
+  if (opt.server === "real" && !/ → Done$/.test(commits(ws)[0].subject)) {
+    throw new Error(`the card's new state was not committed after the run: ${commits(ws)[0].subject}`);
+  }
   if (
     (await wb.page
       .locator(".tabs-container .tab")
@@ -408,7 +418,17 @@ async function main() {
     await wb.openFile(CARD_PATH);
     await wb.shot("card-open");
     const outcome = await activation(wb);
-    if (opt.until === "activation") {
+    if (opt.server === "path") {
+      if (outcome !== "lens") {
+        throw new Error(`the server on PATH did not start: ${(await wb.notifications()).join(" | ")}`);
+      }
+      const log = readLogs(path.join(tmp, "user-data", "logs"), "cardrunner.log");
+      if (!/starting the server: .*\(cardrunner on PATH\)/.test(log)) {
+        throw new Error("the extension started the server, but not the one on PATH");
+      }
+      step("the server was found on PATH with no setting");
+    }
+    if (opt.until === "activation" || opt.server === "path") {
       return;
     }
     if (opt.server === "missing") {

@@ -36,9 +36,10 @@ e2e() {
     "$@"
 }
 
-# Without --server: the real server (the user's path), the stand-in (the client's exact
-# messages, dropping a file), and a server command that does not exist (the start error).
-# With --server real|fake|missing: only that one.
+# Without --server: the real server (the user's path; the setting as one string), the stand-in
+# (the client's exact messages, dropping a file), a server command that does not exist (the
+# start error), and no setting at all with cardrunner on PATH (found there, the lens appears).
+# With --server real|fake|missing|path: only that one.
 case " $* " in
   *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
   *)
@@ -46,6 +47,7 @@ case " $* " in
     if e2e --artifacts "$ARTIFACTS" --server real "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/missing-server" --server missing "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    if e2e --artifacts "$ARTIFACTS/path-server" --server path "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     echo "vscode-e2e: $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
