@@ -12,6 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from cardrunner.config.paths import STATE_DIR
+
 WORKSPACE = Path(__file__).parent / "workspace"
 """The template folder; it becomes the root of the demo repository."""
 
@@ -25,8 +27,8 @@ CARDS = (
 APP = "invoice.app:InvoiceApp"
 """The app as the UI server's `--app` argument."""
 
-GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n.cardrunner/\n"
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".cardrunner")
+GITIGNORE = f"__pycache__/\n*.pyc\n.pytest_cache/\n{STATE_DIR}/\n"
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", STATE_DIR)
 _GIT_IDENTITY = ["-c", "user.name=cardrunner demo", "-c", "user.email=demo@cardrunner.invalid"]
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.config.paths import STATE_DIR
 from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.edit import edit_tool
@@ -35,7 +36,7 @@ MAX_READ_BYTES = 8_000_000
 def is_forbidden_name(part: str) -> bool:
     """True for `.git` and `.cardrunner` in any spelling a file system may treat as the same."""
     name = _HIDDEN_BY_HFS.sub("", part).rstrip(". ").casefold()
-    return name in {".git", ".cardrunner", "git~1"}
+    return name in {".git", STATE_DIR, "git~1"}
 
 
 def _clean_folder(name: str) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.agent.gate import ToolError
+from cardrunner.config.paths import STATE_DIR
 
 _REPO_LOCATION_VARS = frozenset(
     {
@@ -59,7 +60,7 @@ def _specs(paths: Sequence[str]) -> list[str]:
     """
     if not paths:
         raise ValueError("no paths given: refusing to act on the whole repository")
-    return [f":(literal){p}" for p in paths] + [":(exclude,glob)**/.cardrunner/**"]
+    return [f":(literal){p}" for p in paths] + [f":(exclude,glob)**/{STATE_DIR}/**"]
 
 
 class GitRepo:
