@@ -88,9 +88,12 @@ class Compactor:
         self._last = messages[-1] if messages else None
         return self._total
 
-    def compact(self, messages: list[Message]) -> Iterator[Compacted]:
+    def compact(self, messages: list[Message], force: bool = False) -> Iterator[Compacted]:
+        """Compact when past the threshold; `force` (the API said the window is exceeded)
+        compacts now, down to half of what it is."""
         before = self._estimate(messages)
-        if before <= self.threshold:
+        limit = min(self.threshold, before // 2) if force else self.threshold
+        if before <= limit:
             return
         self._count = 0
         ids = self._stub_candidates(messages)
@@ -105,7 +108,7 @@ class Compactor:
                 tool_use_ids=ids,
             )
             before = after
-        if before > self.threshold and (removal := self._rounds_to_remove(messages)):
+        if before > limit and (removal := self._rounds_to_remove(messages, limit)):
             summary = summarize(messages[1 : 1 + removal])
             dropped = [f"{removal} messages (rounds 1–{removal // 2} of the kept conversation)"]
             self.apply_summary(messages, removal, summary)
@@ -154,7 +157,7 @@ class Compactor:
             strip_thinking(messages, after=first)
         return dropped
 
-    def _rounds_to_remove(self, messages: list[Message]) -> int:
+    def _rounds_to_remove(self, messages: list[Message], limit: int) -> int:
         """An even number of messages after the first, leaving the newest rounds in place."""
         removable = len(messages) - 1 - 2 * max(2, self.keep // 2)
         removable -= removable % 2
@@ -162,7 +165,7 @@ class Compactor:
             return 0
         total = estimate_tokens(messages, self.overhead)
         remove = 0
-        while remove < removable and total > self.threshold * 0.7:
+        while remove < removable and total > limit * 0.7:
             total -= estimate_tokens(messages[1 + remove : 3 + remove])
             remove += 2
         return remove

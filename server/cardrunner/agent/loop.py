@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cardrunner.agent.compaction import Compactor
@@ -27,6 +27,7 @@ from cardrunner.agent.events import (
 from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import CallRecord, Guards
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
+from cardrunner.agent.recovery import Recovery
 from cardrunner.agent.verdict import Verdict
 from cardrunner.config.settings import ModelOptions
 
@@ -61,9 +62,16 @@ class Loop:
     system_messages: bool = False
     """Whether the model takes role `system` entries in `messages` (the 5.5 models do)."""
 
+    output_ceiling: int | None = None
+    """The model's largest output; a cut-off answer raises the limit towards it."""
+    recovery: Recovery = field(init=False)
+    _force_compaction: bool = field(default=False, init=False)
+
     def __post_init__(self) -> None:
         if self.tools is None:
             self.tools = self.pool.specs()
+        limit = self.options.max_output_tokens or UNFITTED_OUTPUT_TOKENS
+        self.recovery = Recovery(limit, max(limit, self.output_ceiling or limit))
 
     async def run(self) -> AsyncGenerator[Event, None]:
         """Play rounds until the model ends, a limit is reached or the consumer cancels."""
@@ -73,8 +81,9 @@ class Loop:
                 yield self.finish("failed", stop.reason, stop.detail)
                 return
             if self.compactor:
-                for compacted in self.compactor.compact(self.messages):
+                for compacted in self.compactor.compact(self.messages, self._force_compaction):
                     yield compacted
+                self._force_compaction = False
             yield RoundStarted(round=g.rounds + 1, max_rounds=self.guards.limits.max_rounds)
             started = time.monotonic()
             try:
@@ -98,35 +107,82 @@ class Loop:
                 total_cost_usd=g.cost_usd,
                 response=response.content,
             )
-            match response.stop_reason:
-                case "tool_use" if calls:
-                    outcomes: list[CallOutcome] = []
-                    async for event in self._run_calls(calls, outcomes.append):
-                        yield event
-                    self.messages.append(Message("user", [o.block for o in outcomes]))
-                    if told := " ".join(o.announce for o in outcomes if o.announce):
-                        yield self.announce(f"[cardrunner: {told}]")
-                    if stop := g.after_round([o.record for o in outcomes]):
-                        yield self.finish("failed", stop.reason, stop.detail)
-                        return
-                case "pause_turn":
-                    self.messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
-                case "end_turn" | "stop_sequence":
-                    yield self.conclude(_text(response.content))
+            async for event in self._after(response.stop_reason, response.content, calls):
+                yield event
+                if isinstance(event, RunFinished):
                     return
-                case "max_tokens":
-                    yield self.finish("failed", "truncated", "the answer hit max_tokens")
-                    return
-                case "refusal":
-                    yield self.finish("failed", "refusal", _text(response.content)[-300:])
-                    return
-                case other:
-                    yield self.finish("failed", "api_error", f"unexpected stop_reason {other!r}")
-                    return
+
+    async def _after(
+        self, stop_reason: str | None, content: list[Block], calls: list[Block]
+    ) -> AsyncIterator[Event]:
+        """What a response's stop reason asks for; a `RunFinished` among the events ends the run."""
+        g = self.guards
+        match stop_reason:
+            case "tool_use" if calls:
+                self.recovery.answered()
+                outcomes: list[CallOutcome] = []
+                async for event in self._run_calls(calls, outcomes.append):
+                    yield event
+                self.messages.append(Message("user", [o.block for o in outcomes]))
+                if told := " ".join(o.announce for o in outcomes if o.announce):
+                    yield self.announce(f"[cardrunner: {told}]")
+                if stop := g.after_round([o.record for o in outcomes]):
+                    yield self.finish("failed", stop.reason, stop.detail)
+            case "pause_turn":
+                self.messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
+            case "end_turn" | "stop_sequence":
+                yield self.conclude(_text(content))
+            case "max_tokens" | "model_context_window_exceeded" if self._recoverable(stop_reason):
+                async for event in self._cut_off(calls, stop_reason == "max_tokens"):
+                    yield event
+            case "max_tokens":
+                yield self.finish("failed", "truncated", "the answer hit max_tokens")
+            case "model_context_window_exceeded":
+                detail = "the conversation outgrew the context window and compaction could not help"
+                yield self.finish("failed", "api_error", detail)
+            case "refusal":
+                yield self.finish("failed", "refusal", _text(content)[-300:])
+            case other:
+                yield self.finish("failed", "api_error", f"unexpected stop_reason {other!r}")
+
+    def _recoverable(self, stop_reason: str | None) -> bool:
+        window = stop_reason == "model_context_window_exceeded"
+        return self.recovery.can_continue() and (self.compactor is not None or not window)
+
+    async def _cut_off(self, calls: list[Block], output: bool) -> AsyncIterator[Event]:
+        """Answer the cut-off turn's calls "not run" (logged, so a resume sends the same), then
+        tell the model; the next request has a larger limit or a compacted conversation."""
+        results: list[Block] = []
+        for call in calls:
+            text = self.recovery.not_run(call)
+            yield ToolFinished(
+                round=self.guards.rounds,
+                tool_use_id=call["id"],
+                name=call["name"],
+                arguments=call.get("input", {}),
+                ms=0,
+                result=text,
+                is_error=True,
+            )
+            results.append(tool_result_block(call["id"], text, ToolResult(text, is_error=True)))
+        if results:
+            self.messages.append(Message("user", results))
+        self._force_compaction = not output
+        note = self.recovery.note(window=not output)
+        if results:
+            yield self.announce(note)
+        else:
+            yield self.announce_as_user(note)
 
     def announce(self, text: str) -> Announced:
         """Tell the model `text` in a new message at the end, never by editing what was sent."""
         event = Announced(text=text, as_system=self.system_messages)
+        add_announcement(self.messages, event)
+        return event
+
+    def announce_as_user(self, text: str) -> Announced:
+        """After an assistant turn with no calls, the note is the next user message."""
+        event = Announced(text=text, as_system=False)
         add_announcement(self.messages, event)
         return event
 
@@ -136,7 +192,7 @@ class Loop:
             system=self.system,
             tools=self.tools or [],
             messages=self.messages,
-            max_tokens=o.max_output_tokens or UNFITTED_OUTPUT_TOKENS,
+            max_tokens=self.recovery.limit,
             thinking=o.thinking,
             effort=o.effort,
             cache=o.cache,
@@ -209,8 +265,10 @@ def add_announcement(messages: list[Message], event: Announced) -> None:
     block: Block = {"type": "text", "text": event.text}
     if event.as_system:
         messages.append(Message("system", [block]))
-    else:
+    elif messages[-1].role == "user":
         messages[-1].content.append(block)
+    else:  # after an assistant turn without calls: the next user message
+        messages.append(Message("user", [block]))
 
 
 def tool_result_block(use_id: str, text: str, result: ToolResult) -> Block:

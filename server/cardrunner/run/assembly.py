@@ -189,6 +189,7 @@ def _loop(
             o.context_window or 1_000_000, o.compact_at, o.keep_tool_results, overhead
         ),
         tools=tools,
+        output_ceiling=settings.model_spec(api_model(prepared.model)).max_output_tokens,
         system_messages=binds_thinking(api_model(prepared.model)),
     )
 

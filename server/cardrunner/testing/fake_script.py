@@ -24,7 +24,15 @@ Response: TypeAlias = dict[str, Any]
 
 FaultKind = Literal["http_error", "delay", "hang", "stream_error", "drop_connection"]
 STOP_REASONS = frozenset(
-    {"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"}
+    {
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
 )
 _ERROR_TYPES = {
     400: "invalid_request_error",

@@ -98,6 +98,7 @@ def make_loop() -> LoopFactory:
         clock: Callable[[], float] | None = None,
         compactor: Any = None,
         api_model: str | None = None,
+        output_ceiling: int | None = None,
     ) -> tuple[Loop, ScriptedModel]:
         from cardrunner.agent.gate import ToolPool
 
@@ -123,6 +124,7 @@ def make_loop() -> LoopFactory:
             options=options or ModelOptions(),
             messages=[Message("user", [{"type": "text", "text": "THE CARD: do it"}])],
             compactor=compactor,
+            output_ceiling=output_ceiling,
         )
         return loop, model
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from cardrunner.agent.events import CriterionReported, RoundFinished, ToolFinished
+from cardrunner.agent.events import Compacted, CriterionReported, RoundFinished, ToolFinished
+from cardrunner.config.settings import ModelOptions
 from cardrunner.models.body import build_body
-from tests.unit.agent.conftest import LoopFactory, calls, drain, say, use
+from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, say, use
 
 DONE = say("All verified.\nRESULT: done")
 REPORT = calls(use("report_criterion", index=0, passed=True, evidence="saw it work"))
@@ -122,8 +123,10 @@ async def test_missing_result_line(make_loop: LoopFactory) -> None:
 
 
 async def test_stop_reasons_truncated_refusal_and_pause_turn(make_loop: LoopFactory) -> None:
-    loop, _ = make_loop([say("partial", stop="max_tokens")])
+    # a cut-off answer is continued twice with a larger limit; the third ends the run
+    loop, model = make_loop([say("partial", stop="max_tokens")] * 3)
     assert (await drain(loop))[1].reason == "truncated"
+    assert [r["max_tokens"] for r in model.requests] == [16_000, 16_000, 16_000]
     loop, _ = make_loop([say("I won't help with that.", stop="refusal")])
     assert (await drain(loop))[1].reason == "refusal"
     loop, model = make_loop([say("searching", stop="pause_turn"), DONE], require_evidence=False)
@@ -186,3 +189,43 @@ async def test_one_success_in_a_round_resets_the_count(make_loop: LoopFactory) -
     loop, _ = make_loop([*mixed, REPORT, DONE])
     _, result = await drain(loop)
     assert result.status == "done", result
+
+
+async def test_max_tokens_in_a_tool_call_goes_on_with_a_note_and_a_larger_limit(
+    make_loop: LoopFactory,
+) -> None:
+    cut = {**calls(use("echo", text="half of it")), "stop_reason": "max_tokens"}
+    loop, model = make_loop(
+        [cut, calls(use("echo", text="whole")), REPORT, DONE],
+        options=ModelOptions(max_output_tokens=8000),
+        output_ceiling=128_000,
+    )
+    events, result = await drain(loop)
+    assert result.status == "done", result
+    assert [r["max_tokens"] for r in model.requests] == [8000, 16_000, 16_000, 16_000]
+    answered = model.requests[1]["messages"][-1]["content"]
+    assert answered[0]["is_error"] and "was not run" in answered[0]["content"]
+    assert "raised from 8,000 to 16,000 tokens" in answered[1]["text"]
+    ran = [e.arguments for e in events if isinstance(e, ToolFinished) and not e.is_error]
+    assert {"text": "half of it"} not in ran, "a cut-off call is never run"
+
+
+async def test_a_context_window_exceeded_compacts_and_goes_on(make_loop: LoopFactory) -> None:
+    from cardrunner.agent.compaction import Compactor
+
+    steps = [calls(use("big", tag=f"r{i}:")) for i in range(6)]
+    steps.append(
+        {
+            "content": [{"type": "text", "text": "I was"}],
+            "stop_reason": "model_context_window_exceeded",
+        }
+    )
+    steps += [
+        calls(use("report_criterion", index=0, passed=True, evidence="ok")),
+        say("RESULT: done"),
+    ]
+    loop, model = make_loop(steps, tools=[big_tool(3800)], compactor=Compactor(1_000_000, 0.5, 2))
+    events, result = await drain(loop)
+    assert result.status == "done", result
+    assert any(isinstance(e, Compacted) for e in events), "compacted though far below the share"
+    assert "outgrew the context window" in str(model.requests[7]["messages"][-1])
