@@ -14,6 +14,14 @@ from typing import Any
 
 from cardrunner.agent.gate import TOOL_NAME_RE
 from cardrunner.models.binding import binds_thinking
+from cardrunner.models.blocks import (
+    cache_breakpoints,
+    check_block,
+    check_breakpoints,
+    check_cache_control,
+    check_results,
+    content_blocks,
+)
 from cardrunner.models.history import (
     ConversationChecker,
     canonical_content,
@@ -22,15 +30,12 @@ from cardrunner.models.history import (
 
 __all__ = [
     "ConversationChecker",
+    "cache_breakpoints",
     "canonical_content",
     "check_thinking_untouched",
     "validate_request",
 ]
 
-"""What the API accepts as a tool name (and therefore as a tool_use name)."""
-
-MAX_BREAKPOINTS = 4
-"""At most this many `cache_control` breakpoints, the top-level automatic one included."""
 
 MAX_OUTPUT_TOKENS = 128_000
 """The current models' largest `max_tokens`."""
@@ -48,18 +53,6 @@ MESSAGES_KEYS = frozenset(
 )
 COUNT_TOKENS_KEYS = frozenset(_COMMON_KEYS)
 
-BLOCK_KEYS: dict[str, frozenset[str]] = {
-    "text": frozenset({"type", "text", "cache_control", "citations"}),
-    "image": frozenset({"type", "source", "cache_control"}),
-    "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
-    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller"}),
-    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
-    "thinking": frozenset({"type", "thinking", "signature"}),
-    "redacted_thinking": frozenset({"type", "data"}),
-}
-_ROLE_OF = {"tool_use": "assistant", "thinking": "assistant", "redacted_thinking": "assistant"}
-_ROLE_OF |= {"tool_result": "user", "image": "user", "document": "user"}
-_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document"})
 _TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "cache_control", "strict"})
 
 
@@ -80,7 +73,7 @@ def validate_request(body: Any, *, count_tokens: bool = False) -> list[str]:
     else:
         _check_messages(messages, errors, binds_thinking(str(body.get("model"))))
         _check_tools_defined(body, messages, tool_names, errors)
-    _check_breakpoints(body, errors)
+    check_breakpoints(body, errors)
     return errors
 
 
@@ -106,7 +99,7 @@ def _check_top_level(body: dict[str, Any], count_tokens: bool, errors: list[str]
     if effort is not None and effort not in EFFORTS:
         errors.append(f"output_config.effort: must be one of {sorted(EFFORTS)}")
     if "cache_control" in body:
-        _check_cache_control(body["cache_control"], "cache_control", errors)
+        check_cache_control(body["cache_control"], "cache_control", errors)
 
 
 _THINKING_KEYS = frozenset({"type", "display", "block_binding"})
@@ -190,7 +183,7 @@ def _check_tools(tools: Any, errors: list[str]) -> set[str]:
         if not isinstance(schema, dict) or schema.get("type") != "object":
             errors.append(f'{where}.input_schema: must be a JSON schema with "type": "object"')
         if "cache_control" in tool:
-            _check_cache_control(tool["cache_control"], f"{where}.cache_control", errors)
+            check_cache_control(tool["cache_control"], f"{where}.cache_control", errors)
     return names
 
 
@@ -204,7 +197,7 @@ def _check_system(system: Any, errors: list[str]) -> None:
         if not isinstance(block, dict) or block.get("type") != "text":
             errors.append(f"system.{i}: must be a text block")
         else:
-            _check_block(block, f"system.{i}", "system", errors)
+            check_block(block, f"system.{i}", "system", errors)
 
 
 def _check_messages(messages: list[Any], errors: list[str], system_messages: bool) -> None:
@@ -225,9 +218,9 @@ def _check_messages(messages: list[Any], errors: list[str], system_messages: boo
             errors.append("messages.0.role: the first message must use the 'user' role")
         if role == previous_role:
             errors.append(f"{where}.role: roles must alternate (two '{role}' messages in a row)")
-        blocks = _content_blocks(message.get("content"), where, errors)
+        blocks = content_blocks(message.get("content"), where, errors)
         for j, block in enumerate(blocks):
-            _check_block(block, f"{where}.content.{j}", role, errors)
+            check_block(block, f"{where}.content.{j}", role, errors)
         uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
         for j, block in enumerate(blocks):
             if block.get("type") != "tool_use":
@@ -238,7 +231,7 @@ def _check_messages(messages: list[Any], errors: list[str], system_messages: boo
             # A model may name a tool that does not exist; the API accepts that turn in the
             # history (the answer is an is_error tool_result), so names are not checked here.
         if role == "user":
-            _check_results(blocks, previous_uses, where, errors)
+            check_results(blocks, previous_uses, where, errors)
         elif previous_uses:
             errors.append(
                 f"{where}: tool_use ids were found without tool_result blocks immediately after: "
@@ -262,11 +255,11 @@ def _check_system_message(
         return
     if i == 0:
         errors.append("messages.0.role: the first message must use the 'user' role")
-    for j, block in enumerate(_content_blocks(message.get("content"), where, errors)):
+    for j, block in enumerate(content_blocks(message.get("content"), where, errors)):
         if block.get("type") != "text":
             errors.append(f"{where}.content.{j}: a system message holds text blocks only")
         else:
-            _check_block(block, f"{where}.content.{j}", "system", errors)
+            check_block(block, f"{where}.content.{j}", "system", errors)
 
 
 def _check_tools_defined(
@@ -290,139 +283,3 @@ def _check_tools_defined(
     )
     if forced is not None and forced not in tool_names:
         errors.append(f"tool_choice.name: tool {forced!r} not found in tools")
-
-
-def _content_blocks(content: Any, where: str, errors: list[str]) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        if not content.strip():
-            errors.append(f"{where}.content: must contain non-whitespace text")
-        return [{"type": "text", "text": content}] if content.strip() else []
-    if not isinstance(content, list) or not content:
-        errors.append(f"{where}.content: must be a non-empty string or list of blocks")
-        return []
-    blocks = [b for b in content if isinstance(b, dict)]
-    if len(blocks) != len(content):
-        errors.append(f"{where}.content: every block must be an object")
-    return blocks
-
-
-def _check_block(block: dict[str, Any], where: str, role: str, errors: list[str]) -> None:
-    kind = block.get("type")
-    if kind not in BLOCK_KEYS:
-        errors.append(f"{where}.type: unknown content block type {kind!r}")
-        return
-    for key in sorted(set(block) - BLOCK_KEYS[kind]):  # thinking blocks take no cache_control
-        errors.append(f"{where}.{key}: Extra inputs are not permitted")
-    if _ROLE_OF.get(kind, role) != role:
-        errors.append(f"{where}: {kind} blocks are not allowed in a {role} message")
-    if kind == "text" and (not isinstance(block.get("text"), str) or not block["text"].strip()):
-        errors.append(f"{where}: text content blocks must contain non-whitespace text")
-    elif kind == "thinking":
-        if not isinstance(block.get("thinking"), str):
-            errors.append(f"{where}.thinking: Field required")
-        if not isinstance(block.get("signature"), str) or not block["signature"]:
-            errors.append(f"{where}.signature: thinking blocks must carry their signature")
-    elif kind == "redacted_thinking" and not isinstance(block.get("data"), str):
-        errors.append(f"{where}.data: Field required")
-    elif kind == "tool_use":
-        if not isinstance(block.get("id"), str) or not block["id"]:
-            errors.append(f"{where}.id: Field required")
-        if not isinstance(block.get("name"), str) or not TOOL_NAME_RE.match(block["name"]):
-            errors.append(f"{where}.name: must match {TOOL_NAME_RE.pattern}")
-        if not isinstance(block.get("input"), dict):
-            errors.append(f"{where}.input: must be an object")
-    elif kind == "tool_result":
-        _check_result_content(block, where, errors)
-    elif kind in ("image", "document") and not isinstance(block.get("source"), dict):
-        errors.append(f"{where}.source: Field required")
-    if "cache_control" in block:
-        _check_cache_control(block["cache_control"], f"{where}.cache_control", errors)
-
-
-def _check_result_content(block: dict[str, Any], where: str, errors: list[str]) -> None:
-    if not isinstance(block.get("tool_use_id"), str):
-        errors.append(f"{where}.tool_use_id: Field required")
-    if "is_error" in block and not isinstance(block["is_error"], bool):
-        errors.append(f"{where}.is_error: must be a boolean")
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return
-    if not isinstance(content, list):
-        errors.append(f"{where}.content: must be a string or a list of blocks")
-        return
-    for k, inner in enumerate(content):
-        if not isinstance(inner, dict) or inner.get("type") not in _RESULT_CONTENT_TYPES:
-            errors.append(f"{where}.content.{k}: must be a text, image or document block")
-        else:
-            _check_block(inner, f"{where}.content.{k}", "user", errors)
-
-
-def _check_results(
-    blocks: list[dict[str, Any]], expected: list[str], where: str, errors: list[str]
-) -> None:
-    results = [b for b in blocks if b.get("type") == "tool_result"]
-    answered = [str(b.get("tool_use_id")) for b in results]
-    missing = [u for u in expected if u not in answered]
-    if missing:
-        errors.append(
-            f"{where}: tool_use ids were found without tool_result blocks immediately after: "
-            + ", ".join(missing)
-        )
-    unexpected = [a for a in answered if a not in expected]
-    if unexpected:
-        errors.append(
-            f"{where}: unexpected tool_use_id found in tool_result blocks: "
-            + ", ".join(unexpected)
-            + ". Each tool_result block must have a corresponding tool_use block in the"
-            " previous message."
-        )
-    if len(set(answered)) != len(answered):
-        errors.append(f"{where}: each tool_use id may be answered by one tool_result only")
-    kinds = [b.get("type") for b in blocks]
-    if results and kinds[: len(results)] != ["tool_result"] * len(results):
-        errors.append(f"{where}: tool_result blocks must come first in the user message")
-
-
-def _check_cache_control(value: Any, where: str, errors: list[str]) -> None:
-    if not isinstance(value, dict) or value.get("type") != "ephemeral":
-        errors.append(f'{where}: must be {{"type": "ephemeral"}}')
-    elif value.get("ttl", "5m") not in ("5m", "1h"):
-        errors.append(f"{where}.ttl: must be '5m' or '1h'")
-
-
-def cache_breakpoints(body: dict[str, Any]) -> list[str]:
-    """The TTL of every `cache_control` breakpoint in canonical order (tools, system, messages),
-    the top-level automatic one last."""
-    ttls: list[str] = []
-
-    def visit(block: Any) -> None:
-        if isinstance(block, dict):
-            if isinstance(block.get("cache_control"), dict):
-                ttls.append(str(block["cache_control"].get("ttl", "5m")))
-            if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-                for inner in block["content"]:
-                    visit(inner)
-
-    for tool in body.get("tools") or []:
-        visit(tool)
-    if isinstance(body.get("system"), list):
-        for block in body["system"]:
-            visit(block)
-    for message in body.get("messages") or []:
-        if isinstance(message, dict) and isinstance(message.get("content"), list):
-            for block in message["content"]:
-                visit(block)
-    if isinstance(body.get("cache_control"), dict):
-        ttls.append(str(body["cache_control"].get("ttl", "5m")))
-    return ttls
-
-
-def _check_breakpoints(body: dict[str, Any], errors: list[str]) -> None:
-    ttls = cache_breakpoints(body)
-    if len(ttls) > MAX_BREAKPOINTS:
-        errors.append(
-            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided."
-            f" Found {len(ttls)} (the top-level cache_control counts as one)."
-        )
-    if "1h" in ttls and "5m" in ttls[: len(ttls) - ttls[::-1].index("1h")]:
-        errors.append("cache_control: a 'ttl'='1h' breakpoint may not come after a '5m' one")
