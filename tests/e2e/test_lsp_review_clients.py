@@ -129,7 +129,14 @@ async def test_a_commit_that_does_not_apply_stays_on_its_branch_and_the_card_say
     record = fields["runs"][-1]
     assert record["result"] == "done" and record["branch"] == "cards/second"
     assert git(project.root, "branch", "--contains", record["commit"]).split() == ["cards/second"]
-    assert git(project.root, "log", "-1", "--format=%s") == "card: first\n"
+    # The user's branch has the first card's work and, of the second, only its new state.
+    assert git(project.root, "log", "-3", "--format=%s").splitlines() == [
+        "card: second → Review",
+        "card: first → Done",
+        "card: first",
+    ]
+    touched = git(project.root, "show", "--name-only", "--format=", "HEAD").split()
+    assert touched == [cards["second"].relative_to(project.root).as_posix()]
     warned = [m for m in client.messages if m.type == types.MessageType.Warning]
     assert any("does not apply cleanly" in m.message for m in warned)
     assert front_matter(cards["first"].read_text())["state"] == "Done"
