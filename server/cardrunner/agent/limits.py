@@ -78,6 +78,11 @@ class Guards:
     def elapsed(self) -> float:
         return self.wall_offset + self.clock() - self._started
 
+    def time_left(self) -> float | None:
+        """Seconds left of the wall budget (None: it is off)."""
+        wall = self.limits.max_wall_seconds
+        return max(0.0, wall - self.elapsed) if wall else None
+
     def check_before_request(self) -> Stop | None:
         """Called before every model call: is any budget spent?"""
         lim = self.limits

@@ -198,6 +198,7 @@ class Loop:
             cache=o.cache,
             display=o.thinking_display,
             drop_mismatched_thinking=o.drop_mismatched_thinking,
+            time_left=self.guards.time_left(),
         )
 
     async def _run_calls(

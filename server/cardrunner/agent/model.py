@@ -39,6 +39,8 @@ class ModelRequest:
     cache: bool = True
     display: str | None = None
     """`thinking.display` ("summarized" | "omitted"); None leaves the model's default."""
+    time_left: float | None = None
+    """Seconds left of the run's wall budget (None: no wall budget); retries wait no longer."""
     drop_mismatched_thinking: bool = False
     """Opt into `drop_block`: thinking that fails the prefix check is dropped, not a 400.
     An escape hatch for conversations rebuilt from old logs; it costs tokens and quality."""

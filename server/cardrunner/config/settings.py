@@ -122,10 +122,13 @@ class ModelOptions(_Strict):
         600, gt=0, description="Per request; a stalled stream fails after this."
     )
     max_retries: int = Field(
-        3, ge=0, description="Retries of 429/5xx/529/dropped streams before api_error."
+        3,
+        ge=0,
+        description="Retries of 5xx/529/dropped streams before api_error; a 429 that says how "
+        "long to wait is waited out up to 10 times, within the wall budget.",
     )
     retry_max_delay_seconds: float = Field(
-        30, ge=0, description="Cap on any server-given retry delay."
+        30, ge=0, description="Cap on our own backoff; a server-given delay is honoured."
     )
 
 

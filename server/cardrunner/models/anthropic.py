@@ -2,14 +2,15 @@
 
 The SDK reads `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` itself, so any
 Messages-API-compatible endpoint works unchanged. Requests stream (long answers would hit the SDK's
-non-streaming limit). Retries are ours rather than the SDK's so a server-given delay is capped and
-a stream that breaks half-way is retried too; when they are spent the run ends `api_error`.
+non-streaming limit). Retries are ours rather than the SDK's (`retries.py`): a server-given delay
+is honoured within the wall budget, a spend limit is named instead of retried, and a stream that
+breaks half-way is retried too; when they are spent the run ends `api_error`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import time
 from typing import Any
 
 from cardrunner.agent.events import Usage
@@ -17,6 +18,7 @@ from cardrunner.agent.model import ModelError, ModelRequest, ModelResponse
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import ModelOptions
 from cardrunner.models.body import build_body, request_headers
+from cardrunner.models.retries import GiveUp, decide
 
 
 def has_credentials(env: dict[str, str]) -> bool:
@@ -48,16 +50,25 @@ class AnthropicModel:
     async def respond(self, request: ModelRequest) -> ModelResponse:
         body = build_body(request, self._model)
         headers = request_headers(request)
+        deadline = None if request.time_left is None else time.monotonic() + request.time_left
         attempt = 0
         while True:
             try:
                 return await self._stream(body, headers)
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                if delay is None:
-                    raise ModelError(_describe(exc)) from exc
+                left = None if deadline is None else deadline - time.monotonic()
+                decision = decide(
+                    exc,
+                    attempt,
+                    retryable=_retryable(exc),
+                    max_retries=self._options.max_retries,
+                    max_backoff=self._options.retry_max_delay_seconds,
+                    time_left=left,
+                )
+                if isinstance(decision, GiveUp):
+                    raise ModelError(_describe(exc, decision.why)) from exc
                 attempt += 1
-                await asyncio.sleep(delay)
+                await asyncio.sleep(decision.seconds)
 
     async def _stream(self, body: dict[str, Any], headers: dict[str, str]) -> ModelResponse:
         extra = {"extra_headers": headers} if headers else {}
@@ -78,28 +89,16 @@ class AnthropicModel:
             body=body,
         )
 
-    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
-        """Seconds to wait before retrying `exc`, or None when it must not be retried."""
-        import anthropic
 
-        if attempt >= self._options.max_retries:
-            return None
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None) or {}
-        if headers.get("x-should-retry") == "false":
-            return None
-        if isinstance(exc, anthropic.APIStatusError):
-            status = exc.status_code
-            # 200 here means an `error` event arrived in the middle of a stream.
-            if not (status in (200, 408, 409, 429) or status >= 500):
-                return None
-        elif not isinstance(exc, (anthropic.APIConnectionError, *_transport_errors())):
-            return None
-        cap = self._options.retry_max_delay_seconds
-        server = _server_delay(headers)
-        if server is not None:
-            return float(min(server, cap))
-        return float(min(0.5 * 2**attempt * random.uniform(0.75, 1.0), cap))
+def _retryable(exc: Exception) -> bool:
+    """A status or transport failure that another attempt may not meet."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        # 200 here means an `error` event arrived in the middle of a stream.
+        return status in (200, 408, 409, 429) or status >= 500
+    return isinstance(exc, (anthropic.APIConnectionError, *_transport_errors()))
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
@@ -112,18 +111,9 @@ def _transport_errors() -> tuple[type[Exception], ...]:
         return ()
 
 
-def _server_delay(headers: Any) -> float | None:
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(key)
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    return None
-
-
-def _describe(exc: Exception) -> str:
+def _describe(exc: Exception, why: str | None = None) -> str:
     status = getattr(exc, "status_code", None)
     text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
+    if why:
+        text = f"{why} — {text}"
     return str(redact(text))[:500]

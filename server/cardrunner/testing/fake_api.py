@@ -255,7 +255,9 @@ class FakeMessagesAPI:
             return self._reject(request, index, 500, "api_error", problem)
         fault = step if isinstance(step, Fault) else None
         if fault is not None and fault.kind == "http_error":
-            return error_reply(fault.status, fault.error_type, fault.message, fault.headers)
+            return error_reply(
+                fault.status, fault.error_type, fault.message, fault.headers, fault.details
+            )
         if fault is not None and fault.kind == "delay":
             await wait_closing(self._closing, fault.seconds)
             return await self._answer(request, body, index, fault.response)

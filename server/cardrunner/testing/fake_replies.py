@@ -20,12 +20,19 @@ if TYPE_CHECKING:
 
 
 def error_reply(
-    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> web.Response:
     """The API's error body: `{"type": "error", "error": {"type": kind, "message": ...}}`."""
     from aiohttp import web
 
-    body = {"type": "error", "error": {"type": kind, "message": message}}
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if details:
+        error["details"] = dict(details)
+    body = {"type": "error", "error": error}
     return web.json_response(body, status=status, headers=dict(headers or {}))
 
 

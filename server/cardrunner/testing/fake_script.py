@@ -73,6 +73,8 @@ class Fault:
     after_events: int = 0
     after_bytes: int = 0
     response: Response | None = None
+    details: Mapping[str, Any] | None = None
+    """`error.details` of the error body (e.g. `{"error_code": "enforced_spend_limit_reached"}`)."""
 
     @classmethod
     def http_error(
@@ -104,6 +106,18 @@ class Fault:
             429,
             "Number of request tokens has exceeded your rate limit",
             retry_after_ms=retry_after_ms,
+        )
+
+    @classmethod
+    def spend_limit(cls) -> Fault:
+        """429 for a spend limit: `rate_limit_error` with no `retry-after`; waiting won't help."""
+        return cls(
+            "http_error",
+            status=429,
+            error_type="rate_limit_error",
+            message="You have reached your specified API usage limits. You will regain access "
+            "on 2027-01-01 at 00:00 UTC.",
+            details={"error_code": "enforced_spend_limit_reached"},
         )
 
     @classmethod
