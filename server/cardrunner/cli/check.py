@@ -43,14 +43,9 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
         for folder in settings.paths.write
         if _outside(root, folder)
     ]
-    if settings.limits.max_cost_usd and settings.price() is None:
-        out.append(
-            f"{shown}/cardrunner.toml: limits.max_cost_usd: model {settings.model!r} has no price, "
-            f"so the cost limit can never stop a run; add [prices.{settings.model}] "
-            "(input, output, cache_read, cache_write in USD per million tokens)"
-        )
-    if problem := settings.thinking_problem():
-        out.append(f"{shown}/cardrunner.toml: {problem}")
+    # What would refuse every run (a thinking setting the model rejects, a cost limit without a
+    # price), in the very words the run would use.
+    out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
     if not (root / settings.cards).is_dir():
         out.append(
             f"{shown}: cards: the cards folder {settings.cards!r} does not exist; create it "
