@@ -98,7 +98,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         tools=pool.names,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[*prepared.notes, *warnings],
+        warnings=[*prepared.notes, *warnings, *_old_log_warning(prepared)],
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
         system=loop.system,
@@ -210,6 +210,24 @@ def _conversation(
     if changed := what_changed(resume, pool.specs(), paths):
         resume.messages[-1].content.append({"type": "text", "text": changed})
     return system, tools, resume.messages
+
+
+def _old_log_warning(prepared: PreparedRun) -> list[str]:
+    """A log from before `system` and `tools` were kept: they are rebuilt from today's settings,
+    which may not be what the run sent, and the API may then refuse its thinking."""
+    resume = prepared.resume
+    if resume is None or resume.tools is not None:
+        return []
+    if prepared.options.settings.options.drop_mismatched_thinking:
+        return [
+            "this run's log does not keep its system prompt and tools; they are rebuilt, "
+            "and thinking they no longer fit is dropped (options.drop_mismatched_thinking)"
+        ]
+    return [
+        "this run's log does not keep its system prompt and tools; they are rebuilt from "
+        "today's settings. If the API refuses with 'The block is bound to a different "
+        "conversation', set options.drop_mismatched_thinking = true and resume again."
+    ]
 
 
 def relative(path: Path, root: Path) -> str:

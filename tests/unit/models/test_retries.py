@@ -89,3 +89,25 @@ def test_a_bad_request_is_never_retried() -> None:
         decide(_Status(400), 0, retryable=False, max_retries=9, max_backoff=3, time_left=None),
         GiveUp,
     )
+
+
+async def test_the_drop_block_escape_hatch_is_sent_with_its_beta_header() -> None:
+    """For old logs: the setting turns a prefix mismatch into dropped thinking, not a 400."""
+    options = ModelOptions()
+    think = {"content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "a"}]}
+    async with FakeMessagesAPI([think, ANSWER]) as api:
+        client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=api.base_url, max_retries=0)
+        model = AnthropicModel("claude-sonnet-5-5", options, client=client)
+        first = await model.respond(request())
+        later = request()
+        later.drop_mismatched_thinking = True  # the loop sets it from the setting
+        later.system = "Be thorough."  # the prefix of the first answer's thinking changed
+        later.messages += [
+            Message("assistant", first.content),
+            Message("user", [{"type": "text", "text": "And?"}]),
+        ]
+        await model.respond(later)
+        await client.close()
+    assert not api.violations, api.violations
+    assert api.requests[1].headers["anthropic-beta"] == "thinking-binding-controls-2026-08-01"
+    assert api.transformations[1][0]["path"] == "messages.1.content.0"
