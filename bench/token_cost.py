@@ -73,7 +73,7 @@ def cases() -> list[Case]:
 
             out.append(Case(f.stem, [dict(s) for s in load_transcript(f)], make))  # type: ignore[arg-type]
         return out
-    from tests.e2e.project import fix_transcript, make_project
+    from tests.support.project import fix_transcript, make_project
 
     print("   (no demo transcripts yet: using tests/support/project.py's fix_transcript)")
     return [Case("tiny-project fix-add", fix_transcript(), make_project)]
@@ -103,7 +103,9 @@ async def ours(case: Case, dest: Path) -> Tally:
     tally = Tally()
     async with FakeMessagesAPI(case.steps) as api:
         model = AnthropicModel(settings.model, settings.options, client=client(api.base_url))
-        options = RunOptions(dest, card, settings, model, AutoApprover())
+        options = RunOptions(
+            root=dest, card_path=card, settings=settings, model=model, approver=AutoApprover()
+        )
         async for event in run_card(options):
             if isinstance(event, ToolStarted):
                 tally.calls.append(_key(event.name, event.arguments))
@@ -120,8 +122,8 @@ async def plain(case: Case, dest: Path) -> Tally:
     from cardrunner.agent.review import AutoApprover
     from cardrunner.config.settings import load_settings
     from cardrunner.models.scripted import ScriptedModel
-    from cardrunner.run.prepare import RunOptions
-    from cardrunner.run.session import _prepare
+    from cardrunner.run.assembly import open_run
+    from cardrunner.run.prepare import RunOptions, prepare_run
     from cardrunner.testing.fake_api import FakeMessagesAPI
 
     card = case.make(dest)
@@ -130,7 +132,10 @@ async def plain(case: Case, dest: Path) -> Tally:
     async with FakeMessagesAPI(case.steps) as api, AsyncExitStack() as stack:
         # The runner's own assembly (files, commands, evidence, commit, MCP) gives the same tools.
         unused = ScriptedModel([], name=settings.model)  # the plain loop calls the SDK itself
-        run = await _prepare(RunOptions(dest, card, settings, unused, AutoApprover()), stack)
+        options = RunOptions(
+            root=dest, card_path=card, settings=settings, model=unused, approver=AutoApprover()
+        )
+        run = await open_run(await prepare_run(options), stack)
         pool, system = run.loop.pool, run.loop.system
         tools, prompt = pool.specs(), run.loop.messages[0].content[0]["text"]
         sdk = client(api.base_url)
@@ -140,7 +145,7 @@ async def plain(case: Case, dest: Path) -> Tally:
         while True:
             response = await sdk.messages.create(
                 model=settings.model,
-                max_tokens=settings.options.max_output_tokens,
+                max_tokens=16_000,  # non-streaming: the SDK refuses much more
                 system=system,
                 tools=tools,
                 messages=messages,
