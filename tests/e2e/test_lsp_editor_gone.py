@@ -63,6 +63,9 @@ async def lose_the_editor(how: str, server: LspProcess, editor: Process) -> None
     assert server.proc is not None and server.proc.stdin is not None
     if how == "end of input":
         server.proc.stdin.close()
+    elif how == "shutdown, then end of input":  # Neovim's :qa! does not wait for the answer
+        server._send({"id": 9999, "method": "shutdown", "params": None})  # answer not awaited
+        server.proc.stdin.close()
     elif how == "exit":
         server.notify("exit", None)
     else:
@@ -87,7 +90,9 @@ def interrupted(uri: str) -> Any:
     return match
 
 
-@pytest.mark.parametrize("how", ["end of input", "exit", "parent death"])
+@pytest.mark.parametrize(
+    "how", ["end of input", "exit", "parent death", "shutdown, then end of input"]
+)
 async def test_losing_the_editor_stops_the_run_and_records_it(
     lsp_project: Project, how: str
 ) -> None:
@@ -100,7 +105,10 @@ async def test_losing_the_editor_stops_the_run_and_records_it(
     finally:
         await stop(editor)
         await server.close()
-    assert code == 1, "no shutdown came first: the spec's status is 1"
+    if how.startswith("shutdown"):
+        assert code == 0, "shutdown came first: the spec's status is 0"
+    else:
+        assert code == 1, "no shutdown came first: the spec's status is 1"
     await wait_for(lambda: not processes_with(project.marker), 10, "the test command to be gone")
     fields = front_matter(card.read_text())
     assert fields["state"] == "Failed" and fields["reason"] == "interrupted"

@@ -69,7 +69,7 @@ class CardServer(LanguageServer):
         protocol = self.protocol
         assert isinstance(protocol, CardProtocol)
         protocol.on_exit = lambda code: self.lifeline.end("the editor said exit", code)
-        self._stopped = False
+        self._stopping: asyncio.Future[None] | None = None
         self.client = Client(self)
         self.log_handler = setup_logging(self)
         self.settings = SettingsFeature(self.client, lambda: self.root)
@@ -146,10 +146,13 @@ class CardServer(LanguageServer):
 
     async def stop_all(self, why: str, seconds: float = SHUTDOWN_SECONDS) -> None:
         """The editor is closing (`why`): stop watching and stop every run — it ends `Failed`
-        / `interrupted` (resumable), with its result in the log and the card on disk."""
-        if self._stopped:
-            return
-        self._stopped = True
+        / `interrupted` (resumable), with its result in the log and the card on disk. Called
+        again (Neovim closes our input right after `shutdown`), it waits for the same stop."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop(why, seconds))
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self, why: str, seconds: float) -> None:
         self.card_store.disk_only = True
         await self.watcher.aclose()
         await self.runs.aclose(seconds, interrupted=why)
