@@ -100,6 +100,8 @@ async def test_resume_after_a_limit_with_a_command_and_a_path_added_keeps_the_pr
     assert not resumed.api.violations, resumed.api.violations
     assert resumed.result.status == "done", resumed.result
     _same_prefix(first.bodies + resumed.bodies)
+    empty = resumed.bodies[0]["messages"][1]["content"][0]
+    assert (empty["type"], empty["thinking"]) == ("thinking", ""), "sent back, empty as it came"
     note = json.dumps(resumed.bodies[0]["messages"][-1])
     assert "resumed" in note and "run_tests changed" in note and "pytest" in note
     assert "the read paths are now src, tests (were src)" in note

@@ -78,8 +78,10 @@ def use(name: str, **args: Any) -> dict[str, Any]:
 
 
 def turn(*blocks: dict[str, Any], think: str | None = None) -> dict[str, Any]:
+    """A round that calls `blocks`; `think` adds a thinking block first ("" an empty one, as
+    the 5.x models send under the default display)."""
     content = list(blocks)
-    if think:
+    if think is not None:
         content.insert(0, {"type": "thinking", "thinking": think})
     return {"content": content, "stop_reason": "tool_use"}
 
