@@ -124,3 +124,11 @@ async def test_a_2000_line_file_is_changed_through_edit_file(tmp_path: Path) -> 
     assert edited["content"] == "edited src/calc.py: 1 replacement(s) at line 1 (2 → 2 lines)"
     sent = json.dumps(run.bodies[2]["messages"][-2]["content"])
     assert len(sent) < len(text) // 20, "the call carried the change, not the file"
+
+
+def test_check_names_a_thinking_setting_the_model_refuses(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    make_project(root, extra_toml='\n[options]\nthinking = "disabled"\n')
+    checked = cli(root, "check")
+    assert checked.returncode != 0
+    assert "refused by claude-sonnet-5-5" in checked.stdout and "between_tools" in checked.stdout
