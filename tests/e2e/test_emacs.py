@@ -1,0 +1,270 @@
+"""A real Emacs, in batch mode, with the README's Eglot configuration as written: `M-x eglot`
+in a card, the run started from a code action, the review question answered with a plain RET
+(its default must be the harmless `Show diff`, and without showDocument the server says where
+the diff is), `cardrunner-reject` with a reason that reaches the model, Accept as a code action,
+and the card Done on disk. Skipped when Emacs or its eglot package is not installed (Debian:
+`emacs-nox elpa-eglot`; Emacs 29+ has eglot built in).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.lsp import GOOD_APP, final, front_matter, make_project, tool, turn
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+EMACS = shutil.which("emacs")
+
+
+def has_eglot() -> bool:
+    if EMACS is None:
+        return False
+    probe = subprocess.run(
+        [EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'eglot))"],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return probe.returncode == 0
+
+
+DRIVER = r"""
+(require 'cl-lib)
+(require 'json)
+(package-initialize)
+(require 'eglot)
+(require 'markdown-mode)
+(defvar cr-questions nil)
+(defvar cr-messages nil)
+(defun cr-wait (what pred)
+  (let ((deadline (+ (float-time) 90)))
+    (while (not (funcall pred))
+      (when (> (float-time) deadline) (error "timed out waiting for %s" what))
+      (accept-process-output nil 0.05))))
+;; The user: a plain RET on the first review question (Eglot offers the first action), then
+;; dismisses the questions (and uses the code actions and the reject command instead).
+(advice-add 'completing-read :around
+            (lambda (_orig prompt _collection &optional _pred _req initial &rest _)
+              (push prompt cr-questions)
+              (if (= (length cr-questions) 1) initial "")))
+(advice-add 'eglot--message :before
+            (lambda (format &rest args) (push (apply #'format format args) cr-messages)))
+(defun cr-action (title)
+  (let ((found (cl-find-if (lambda (a) (equal (plist-get a :title) title))
+                           (eglot-code-actions (point-min) (point-max)))))
+    (unless found (error "no code action %S" title))
+    found))
+(defun cr-run (title)
+  (let ((command (plist-get (cr-action title) :command)))
+    (eglot-execute-command (eglot--current-server-or-lose)
+                           (plist-get command :command) (plist-get command :arguments))))
+(defun cr-card-says (state)
+  (with-temp-buffer
+    (insert-file-contents (getenv "CARD"))
+    (re-search-forward (concat "^state: " state "$") nil t)))
+(defun cr-main ()
+  (find-file (getenv "CARD"))
+  (call-interactively #'eglot)
+  (cr-wait "the server" (lambda () (eglot-current-server)))
+  (cr-wait "the Run action"
+           (lambda () (ignore-errors (cr-action "▶ Run card"))))
+  (cr-run "▶ Run card")
+  (cr-wait "the question, asked again" (lambda () (>= (length cr-questions) 2)))
+  (cr-wait "the message naming the diff"
+           (lambda () (cl-some (lambda (m) (string-match-p "\\.diff" m)) cr-messages)))
+  (cardrunner-reject "say hello in German too")
+  (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
+  (cr-run "✓ Accept & commit")
+  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
+(condition-case err
+    (cr-main)
+  (error (push (format "ERROR: %S" err) cr-messages)))
+(with-temp-file (getenv "OUT")
+  (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
+                         (messages . ,(vconcat (reverse cr-messages)))))))
+(kill-emacs 0)
+"""
+
+
+def readme_eglot_config() -> str:
+    blocks = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
+    [config] = [b for b in blocks if "eglot" in b.splitlines()[0]]
+    return config
+
+
+@pytest.mark.skipif(not has_eglot(), reason="emacs with eglot is not installed")
+def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "ws", "emacs")
+    card = project.write_card("greeting", title="Greeting says hello")
+    project.transcript(
+        "greeting",
+        [
+            turn(
+                tool("write_file", path="src/app.py", content=GOOD_APP),
+                tool("report_criterion", index=0, passed=True, evidence="says hello"),
+                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+            ),
+            turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
+            turn(tool("git_commit", message="card: greeting\n\nIn German too.")),
+            final(),
+        ],
+    )
+    driver = tmp_path / "driver.el"
+    driver.write_text(readme_eglot_config() + DRIVER)
+    out = tmp_path / "out.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
+        CARD=str(card), OUT=str(out), HOME=str(tmp_path / "home"),
+    )  # fmt: skip
+    assert EMACS is not None
+    done = subprocess.run(
+        [EMACS, "--batch", "-l", str(driver)], cwd=project.root, env=env,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.exists(), f"emacs exited {done.returncode}: {done.stderr[-3000:]}"
+    seen = json.loads(out.read_text())
+    errors = [m for m in seen["messages"] if m.startswith("ERROR")]
+    assert not errors, f"{errors}\n{done.stderr[-3000:]}"
+
+    first = seen["questions"][0]
+    assert "src/app.py" in first and ".diff" in first and "cardrunner.rejectChanges" in first
+    diff_messages = [m for m in seen["messages"] if "the diff to review is" in m]
+    assert diff_messages, "plain RET picked Show diff; without showDocument the path is said"
+    assert not [m for m in seen["messages"] if "Unknown notification" in m]
+    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
+    commits = [
+        json.loads(line)["data"]["result"]
+        for line in run_log.read_text().splitlines()
+        if json.loads(line)["type"] == "tool" and '"git_commit"' in line
+    ]
+    assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
+    assert "Accepted and committed" in commits[1]
+    assert front_matter(card.read_text())["state"] == "Done"
+
+
+def has_lsp_mode() -> bool:
+    if EMACS is None:
+        return False
+    probe = subprocess.run(
+        [EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'lsp-mode))"],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return probe.returncode == 0
+
+
+LSP_MODE_DRIVER = r"""
+(require 'cl-lib)
+(require 'json)
+(package-initialize)
+(require 'lsp-mode)
+(require 'markdown-mode)
+(setq lsp-auto-guess-root t lsp-session-file (expand-file-name "lsp-session" (getenv "HOME"))
+      lsp-enable-file-watchers nil lsp-headerline-breadcrumb-enable nil)
+(defvar cr-questions nil)
+(defvar cr-messages nil)
+(defun cr-wait (what pred)
+  (let ((deadline (+ (float-time) 90)))
+    (while (not (funcall pred))
+      (when (> (float-time) deadline) (error "timed out waiting for %s" what))
+      (accept-process-output nil 0.05))))
+;; The user picks "Show diff" from the first question, then dismisses the others.
+(advice-add 'completing-read :around
+            (lambda (_orig prompt &rest _)
+              (push prompt cr-questions)
+              (if (= (length cr-questions) 1) "Show diff" "")))
+(advice-add 'message :before
+            (lambda (format &rest args)
+              (when format (push (apply #'format-message format args) cr-messages))))
+(defun cr-action (title)
+  (or (cl-find-if (lambda (a) (equal (gethash "title" a) title))
+                  (append (lsp-code-actions-at-point) nil))
+      (error "no code action %S" title)))
+(defun cr-card-says (state)
+  (with-temp-buffer
+    (insert-file-contents (getenv "CARD"))
+    (re-search-forward (concat "^state: " state "$") nil t)))
+(defun cr-main ()
+  (find-file (getenv "CARD"))
+  (lsp)
+  (cr-wait "the server" (lambda () (and (lsp-workspaces)
+                                        (eq (lsp--workspace-status (car (lsp-workspaces)))
+                                            'initialized))))
+  (cr-wait "the Run action" (lambda () (ignore-errors (cr-action "▶ Run card"))))
+  (lsp-execute-code-action (cr-action "▶ Run card"))
+  (cr-wait "the question, asked again" (lambda () (>= (length cr-questions) 2)))
+  (cardrunner-lsp-reject "say hello in German too")
+  (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
+  (cr-wait "the Accept action" (lambda () (ignore-errors (cr-action "✓ Accept & commit"))))
+  (lsp-execute-code-action (cr-action "✓ Accept & commit"))
+  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
+(condition-case err
+    (cr-main)
+  (error (push (format "ERROR: %S" err) cr-messages)))
+(with-temp-file (getenv "OUT")
+  (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
+                         (messages . ,(vconcat (reverse cr-messages)))))))
+(kill-emacs 0)
+"""
+
+
+def readme_lsp_mode_config() -> str:
+    blocks = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
+    [config] = [b for b in blocks if "lsp-mode" in b.splitlines()[0]]
+    return config
+
+
+@pytest.mark.skipif(not has_lsp_mode(), reason="emacs with lsp-mode is not installed")
+def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "ws", "lsp-mode")
+    card = project.write_card("greeting", title="Greeting says hello")
+    project.transcript(
+        "greeting",
+        [
+            turn(
+                tool("write_file", path="src/app.py", content=GOOD_APP),
+                tool("report_criterion", index=0, passed=True, evidence="says hello"),
+                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+            ),
+            turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
+            turn(tool("git_commit", message="card: greeting\n\nIn German too.")),
+            final(),
+        ],
+    )
+    driver = tmp_path / "driver.el"
+    driver.write_text(readme_lsp_mode_config() + LSP_MODE_DRIVER)
+    out = tmp_path / "out.json"
+    (tmp_path / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
+        CARD=str(card), OUT=str(out), HOME=str(tmp_path / "home"),
+    )  # fmt: skip
+    assert EMACS is not None
+    done = subprocess.run(
+        [EMACS, "--batch", "-l", str(driver)], cwd=project.root, env=env,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.exists(), f"emacs exited {done.returncode}: {done.stderr[-3000:]}"
+    seen = json.loads(out.read_text())
+    errors = [m for m in seen["messages"] if m.startswith("ERROR")]
+    assert not errors, f"{errors}\n{done.stderr[-3000:]}"
+
+    assert "src/app.py" in seen["questions"][0] and ".diff" in seen["questions"][0]
+    assert any("the diff to review is" in m for m in seen["messages"]), "no showDocument"
+    assert not [m for m in seen["messages"] if "Unknown notification" in m]
+    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
+    commits = [
+        json.loads(line)["data"]["result"]
+        for line in run_log.read_text().splitlines()
+        if json.loads(line)["type"] == "tool" and '"git_commit"' in line
+    ]
+    assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
+    assert "Accepted and committed" in commits[1]
+    assert front_matter(card.read_text())["state"] == "Done"
