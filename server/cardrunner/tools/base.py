@@ -8,6 +8,9 @@ from typing import Any
 
 from cardrunner.agent.gate import ToolContext, ToolResult
 
+Handler = Callable[[dict[str, Any], ToolContext], Any]
+"""A built-in tool's function: the model's arguments and the call's context in, text out."""
+
 
 @dataclass
 class FunctionTool:
@@ -16,7 +19,7 @@ class FunctionTool:
     name: str
     description: str
     input_schema: dict[str, Any]
-    fn: Callable[[dict[str, Any], ToolContext], Any]
+    fn: Handler
     timeout: float = 120.0
 
     async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -19,7 +19,7 @@ from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
-from cardrunner.tools.base import FunctionTool
+from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.process import AppProcess, CommandResult, run_command
 
@@ -260,9 +260,6 @@ def command_tools(
     Builds and tests join the app's `ProcessGroups`: one run, one ledger of what it started."""
     limit = commands.timeout_seconds
 
-    def shown(argv: list[str] | None) -> str:
-        return f"`{shlex.join(argv)}`" if argv else "(not configured in this workspace)"
-
     async def checked(tool: str, label: str, argv: list[str], ctx: ToolContext) -> str:
         def stream(text: str) -> None:  # the editor shows test results as they pass
             ctx.emit(ToolOutput(name=tool, text=redact(text)))
@@ -297,10 +294,21 @@ def command_tools(
     async def stop_app(args: dict[str, Any], ctx: ToolContext) -> str:
         return await app.stop()
 
+    return _described(commands, app, [build_app, run_tests, start_app, stop_app])
+
+
+def _shown(argv: list[str] | None) -> str:
+    return f"`{shlex.join(argv)}`" if argv else "(not configured in this workspace)"
+
+
+def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> list[Tool]:
+    """The four command tools as the model sees them, around their handlers (in that order)."""
+    build_app, run_tests, start_app, stop_app = handlers
+    limit = commands.timeout_seconds
     return [
         FunctionTool(
             "build_app",
-            f"Builds the app with {shown(commands.build)} in the workspace root. Call stop_app "
+            f"Builds the app with {_shown(commands.build)} in the workspace root. Call stop_app "
             "first: a running app may lock its files and keeps running the old build. Returns "
             "a verdict line, the errors and warnings, and the end of the output. A build that "
             "compiles proves nothing: start the app and verify the change live.",
@@ -310,7 +318,7 @@ def command_tools(
         ),
         FunctionTool(
             "run_tests",
-            f"Runs the tests with {shown(commands.test)} in the workspace root. `args` are "
+            f"Runs the tests with {_shown(commands.test)} in the workspace root. `args` are "
             "appended to the command, e.g. a test file path or ['-k', 'name'], to run fewer "
             "tests. Returns a verdict line, the failures, and the end of the output.",
             make_schema({"args": {"type": "array", "items": {"type": "string"}, "maxItems": 50}}),
@@ -319,7 +327,7 @@ def command_tools(
         ),
         FunctionTool(
             "start_app",
-            f"Starts the app with {shown(commands.app)} in the background (one instance). "
+            f"Starts the app with {_shown(commands.app)} in the background (one instance). "
             "Returns its first output lines, or its exit code and output if it dies at once. "
             "Then verify the card's behaviour live. Call stop_app before build_app.",
             make_schema(),

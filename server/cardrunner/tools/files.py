@@ -21,7 +21,7 @@ from typing import Any
 
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.paths import STATE_DIR
-from cardrunner.tools.base import FunctionTool
+from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.edit import edit_tool
 
@@ -247,7 +247,6 @@ def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) 
 def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list[Tool]:
     """list_files, read_file, write_file and edit_file, all behind `guard`."""
     known = conflicts or ConflictGuard()
-    readable, writable = ", ".join(guard.read_folders), ", ".join(guard.write_folders)
 
     def listing(path: str, recursive: bool) -> str:
         return _list(guard, guard.resolve_read(path), path, recursive)
@@ -292,6 +291,13 @@ def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list
     async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
         return await asyncio.to_thread(write, args["path"], args["content"])
 
+    return _described(guard, known, [list_files, read_file, write_file])
+
+
+def _described(guard: PathGuard, known: ConflictGuard, handlers: list[Handler]) -> list[Tool]:
+    """The file tools as the model sees them, around their handlers (in that order)."""
+    list_files, read_file, write_file = handlers
+    readable, writable = ", ".join(guard.read_folders), ", ".join(guard.write_folders)
     path_prop = {"type": "string", "description": "Relative to the workspace root."}
     return [
         FunctionTool(
