@@ -24,17 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PRESERVED_THINKING_MODELS = frozenset(
-    {
-        "claude-sonnet-5-5",
-        "claude-opus-5-5",
-        "claude-haiku-5-5",
-        "claude-fable-5-1",
-        "claude-fable-5-2",
-        "claude-mythos-5-1",
-        "claude-mythos-5-2",
-    }
-)
+from cardrunner.config.models import PRESERVED_THINKING
+
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 """The beta header value that unlocks `thinking.block_binding`."""
 
@@ -45,7 +36,7 @@ _PREFIX = "sig_"
 
 def binds_thinking(model: str) -> bool:
     """True for the models that run the prefix check on thinking blocks."""
-    return model in PRESERVED_THINKING_MODELS
+    return model in PRESERVED_THINKING
 
 
 def mismatch_message(i: int, j: int) -> str:
