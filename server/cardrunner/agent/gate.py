@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cardrunner.agent.events import Event
+from cardrunner.config.secrets import redact
 
 MAX_RESULT_CHARS = 4000
 """Tool output longer than this is cut; every later round would pay for it again."""
@@ -167,4 +168,7 @@ class ToolPool:
             raise
         except Exception as exc:  # a crashing tool must not end the run
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        return ToolResult(truncate(result.text), result.is_error, result.images, result.announce)
+        # redacted here, not only in the log: the log must hold exactly what was sent, or a
+        # resume would send other text and the thinking after it would fail the prefix check
+        text = truncate(redact(result.text))
+        return ToolResult(text, result.is_error, result.images, result.announce)

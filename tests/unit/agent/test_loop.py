@@ -229,3 +229,17 @@ async def test_a_context_window_exceeded_compacts_and_goes_on(make_loop: LoopFac
     assert result.status == "done", result
     assert any(isinstance(e, Compacted) for e in events), "compacted though far below the share"
     assert "outgrew the context window" in str(model.requests[7]["messages"][-1])
+
+
+async def test_a_secret_in_a_tool_result_is_redacted_before_the_model_sees_it(
+    make_loop: LoopFactory,
+) -> None:
+    """The log redacts; so must what is sent, or a resume would send other text than the run."""
+    key = "sk-ant-api03-" + "x" * 20
+    loop, model = make_loop([calls(use("echo", text=f"key={key}")), REPORT, DONE])
+    events, result = await drain(loop)
+    assert result.status == "done"
+    sent = str(model.requests[1]["messages"][-1])
+    assert key not in sent and "key=[redacted]" in sent
+    [tool] = [e for e in events if isinstance(e, ToolFinished)][:1]
+    assert tool.result == "echo: key=[redacted]"
