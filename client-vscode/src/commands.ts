@@ -12,6 +12,7 @@ import { ClientCommand, ServerCommand, type RunInfo } from "./protocol";
 import type { ReviewController } from "./review";
 import { parseGrant, resumeArguments } from "./reviewPlan";
 import { runLine } from "./runView";
+import type { RunDocuments } from "./runDocument";
 import * as api from "./vscodeapi";
 
 /** The card a command is about: a URI string, a `vscode.Uri`, a Cards view item, or the active editor. */
@@ -40,6 +41,7 @@ export function registerCommands(
   review: ReviewController,
   runs: () => readonly RunInfo[],
   log: vscode.LogOutputChannel,
+  docs: RunDocuments,
 ): vscode.Disposable[] {
   const forward = (id: string, command: string) =>
     api.registerCommand(id, async (arg?: unknown) => {
@@ -70,16 +72,26 @@ export function registerCommands(
     const withLog = runs().filter((r) => r.logPath);
     const run = withLog.find((r) => r.uri === explicit) ?? (withLog.length === 1 ? withLog[0] : undefined);
     if (run) {
-      return openLog(run, server);
+      return docs.open(run.uri, run.title);
     }
-    if (explicit && !withLog.length) {
-      return server.executeServerCommand(ServerCommand.showLog, [explicit]);
+    if (explicit) {
+      return docs.open(explicit, explicit.split("/").pop() ?? "card");
     }
     const pick = await api.showQuickPick(
       withLog.map((r) => ({ label: r.title, description: runLine(r), run: r })),
       { title: "cardrunner: show the log of which run?" },
     );
-    return pick ? openLog(pick.run, server) : undefined;
+    return pick ? docs.open(pick.run.uri, pick.run.title) : undefined;
+  });
+
+  const rawLog = api.registerCommand(ClientCommand.openRawLog, async () => {
+    const active = api.activeDocumentUri();
+    const path = active ? docs.logPathOf(active) : null;
+    if (path) {
+      await api.openFile(path);
+    } else {
+      void api.showInfo("cardrunner: open a run view (Show run) first; its raw JSONL log opens from there.");
+    }
   });
 
   return [
@@ -87,6 +99,7 @@ export function registerCommands(
     forward(ClientCommand.cancelRun, ServerCommand.cancelRun),
     resume,
     showLog,
+    rawLog,
     api.registerCommand(ClientCommand.review, (arg?: unknown) =>
       review.review(arg === undefined ? undefined : cardUri(arg)),
     ),
@@ -94,15 +107,7 @@ export function registerCommands(
   ];
 }
 
-/** Open a run's JSONL log in an editor; without a path, ask the server. */
-export async function openLog(run: RunInfo, server: ServerClient): Promise<void> {
-  if (run.logPath) {
-    try {
-      await api.openFile(run.logPath);
-      return;
-    } catch {
-      // the log may sit where this editor cannot read it; the server knows how to show it
-    }
-  }
-  await server.executeServerCommand(ServerCommand.showLog, [run.uri]);
+/** Open a run as the readable summary (the raw JSONL is one click away in its editor title). */
+export async function openLog(run: RunInfo, docs: RunDocuments): Promise<void> {
+  await docs.open(run.uri, run.title);
 }

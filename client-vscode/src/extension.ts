@@ -12,6 +12,7 @@ import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
 import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus } from "./protocol";
 import { ReviewController } from "./review";
+import { RunDocuments } from "./runDocument";
 import { ApiKeyStore } from "./secrets";
 import { StatusView } from "./status";
 import * as api from "./vscodeapi";
@@ -24,8 +25,9 @@ export function activate(context: vscode.ExtensionContext): void {
   server = new ServerClient(log, keys);
   const client = server;
   const review = new ReviewController(client, log);
+  const docs = new RunDocuments((method, params) => client.request(method, params));
   const status = new StatusView({
-    showLog: (run) => void openLog(run, client),
+    showLog: (run) => void openLog(run, docs),
   });
 
   const cards = registerCards(context, client, review);
@@ -42,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
   client.onNotification(RunStatusMethod, (params) => {
     review.onTransitions(status.update(parseRunStatus(params)));
     cards.view.refreshSoon();
+    docs.refresh();
   });
   client.onNotification(ReviewRequestedMethod, (params) => {
     review.onReviewRequested(params);
@@ -54,8 +57,9 @@ export function activate(context: vscode.ExtensionContext): void {
     client,
     review,
     status,
+    docs,
     ...cards.disposables,
-    ...registerCommands(client, review, () => status.current, log),
+    ...registerCommands(client, review, () => status.current, log, docs),
   );
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
   // Not awaited: activation must not wait for a server that may take seconds (or never answer).

@@ -29,6 +29,7 @@ export const ClientCommand = {
   clearApiKey: "cardrunner.client.clearApiKey",
   restartServer: "cardrunner.client.restartServer",
   showOutput: "cardrunner.client.showOutput",
+  openRawLog: "cardrunner.client.openRawLog",
 } as const;
 
 /**

@@ -186,11 +186,29 @@ export async function closeDiffEditors(uris: ReadonlySet<string>, multiTitle?: s
   }
 }
 
-/** Serve read-only documents of a URI scheme (used for the empty side of a diff). */
-export function registerContentProvider(scheme: string, provide: (uri: vscode.Uri) => string): vscode.Disposable {
-  return vscode.workspace.registerTextDocumentContentProvider(scheme, {
-    provideTextDocumentContent: (uri) => provide(uri),
-  });
+/** Serve read-only documents of a URI scheme (the empty side of a diff, the live run view). */
+export function registerContentProvider(
+  scheme: string,
+  provider: ((uri: vscode.Uri) => string) | vscode.TextDocumentContentProvider,
+): vscode.Disposable {
+  const full = typeof provider === "function" ? { provideTextDocumentContent: provider } : provider;
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, full);
+}
+
+/** Open a document by URI (any scheme) in an editor, without taking a preview slot. */
+export async function openDocument(uri: vscode.Uri): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+/** The URIs of the open documents of a scheme. */
+export function openDocumentUris(scheme: string): vscode.Uri[] {
+  return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === scheme).map((d) => d.uri);
+}
+
+/** The URI of the active editor's document, whatever its scheme. */
+export function activeDocumentUri(): vscode.Uri | undefined {
+  return vscode.window.activeTextEditor?.document.uri;
 }
 
 export function createStatusBarItem(id: string, name: string): vscode.StatusBarItem {
