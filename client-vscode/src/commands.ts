@@ -12,7 +12,7 @@ import { ClientCommand, ServerCommand, type RunInfo } from "./protocol";
 import type { ReviewController } from "./review";
 import { parseGrant, resumeArguments } from "./reviewPlan";
 import { runLine } from "./runView";
-import type { RunDocuments } from "./runDocument";
+import { RunDocuments } from "./runDocument";
 import * as api from "./vscodeapi";
 
 /** The card a command is about: a URI string, a `vscode.Uri`, a Cards view item, or the active editor. */
@@ -86,7 +86,8 @@ export function registerCommands(
 
   const rawLog = api.registerCommand(ClientCommand.openRawLog, async () => {
     const active = api.activeDocumentUri();
-    const path = active ? docs.logPathOf(active) : null;
+    const card = active ? RunDocuments.cardOf(active) : undefined;
+    const path = (active && docs.logPathOf(active)) || runs().find((r) => r.uri === card)?.logPath;
     if (path) {
       await api.openFile(path);
     } else {

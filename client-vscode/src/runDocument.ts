@@ -63,9 +63,15 @@ export class RunDocuments implements vscode.TextDocumentContentProvider, vscode.
     }
   }
 
-  /** The JSONL log behind a run view document. */
+  /** The card a run view document is about (undefined for other documents). */
+  static cardOf(uri: vscode.Uri): string | undefined {
+    return uri.scheme === RUN_SCHEME && uri.query ? decodeURIComponent(uri.query) : undefined;
+  }
+
+  /** The JSONL log behind a run view document, as the server last said. */
   logPathOf(uri: vscode.Uri): string | null {
-    return this.shown.get(decodeURIComponent(uri.query))?.logPath ?? null;
+    const card = RunDocuments.cardOf(uri);
+    return (card && this.shown.get(card)?.logPath) || null;
   }
 
   dispose(): void {

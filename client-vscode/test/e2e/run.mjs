@@ -20,7 +20,9 @@ import {
   commitMessage,
   commits,
   createWorkspace,
+  CARD_TITLE,
   gitShow,
+  LINE_COMMENT,
   REJECT_REASON,
   SOURCE_AFTER,
   transcript,
@@ -173,11 +175,23 @@ const DROP_REASON = "scratch notes are not part of the card";
  * One review, from the notification to the decision: "accept" keeps every file, "drop" (stand-in
  * server) unpicks its extra file and gives a reason, "reject" rejects with REJECT_REASON.
  */
-async function review(wb, decision) {
+async function review(wb, decision, nth = 1) {
   const toast = wb.notification(/waits for review/);
-  await toast.waitFor({ timeout: 120_000 });
+  await waitFor(
+    `review ${nth} to be requested`,
+    () =>
+      (readLogs(path.join(tmp, "user-data", "logs"), "cardrunner.log").match(/review requested for/g) ?? []).length >=
+      nth,
+    { timeoutMs: 120_000 },
+  );
   await wb.shot(`review-notification-${decision}`);
-  await wb.clickNotificationButton(toast, "Review");
+  if (await toast.isVisible()) {
+    await wb.clickNotificationButton(toast, "Review");
+  } else {
+    // The toast may be gone (Escape, another review); the review waits in the view, the board
+    // and the palette until it is handled.
+    await wb.runCommand("cardrunner: Review changes");
+  }
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
   const files = await wb.quickInput(/keep which files/);
   await wb.shot(`review-diff-and-files-${decision}`);
@@ -193,11 +207,7 @@ async function review(wb, decision) {
   const actions = await wb.quickInput(/Accept & commit/);
   await wb.shot(`review-actions-${decision}`);
   if (decision === "reject") {
-    await wb.pickQuickItem(actions, "Reject with a reason");
-    const why = await wb.quickInput(/Reject the changes/);
-    await why.locator("input").fill(REJECT_REASON);
-    await wb.shot("review-reject-reason");
-    await wb.page.keyboard.press("Enter");
+    await commentAndReject(wb, actions);
   } else {
     await wb.pickQuickItem(actions, "Accept & commit");
   }
@@ -208,6 +218,109 @@ async function review(wb, decision) {
   }
   await toast.waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
   step(`review decided: ${decision}`);
+}
+
+/**
+ * Reject from the review's .diff: a `#` comment typed under the changed line, then the
+ * "✗ Reject with 1 comment(s)" lens, which asks for a reason; both reach the model.
+ */
+async function commentAndReject(wb, actions) {
+  await wb.pickQuickItem(actions, "Drop single hunks, comment lines");
+  await waitFor("the review's .diff", async () => /\.diff/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
+  await wb.lens("Accept & commit").waitFor({ timeout: 60_000 }); // the server offers the review here
+  await waitFor("a hunk lens", () => wb.lens("Drop hunk 1 of src/greet.py").isVisible(), { timeoutMs: 30_000 });
+  const changed = wb.page
+    .locator(".editor-group-container.active .editor-instance .view-line")
+    .filter({ hasText: 'return f"Hello, {name}!"' })
+    .first();
+  await changed.click();
+  await wb.page.keyboard.press("End");
+  await wb.page.keyboard.press("Enter");
+  await wb.page.keyboard.press("Shift+Home"); // whatever the editor indented, the comment starts the line
+  await wb.page.keyboard.type(`# ${LINE_COMMENT}`);
+  const reject = wb.lens("Reject with 1 comment");
+  await reject.waitFor({ timeout: 30_000 });
+  await wb.shot("review-diff-line-comment");
+  await reject.click();
+  const why = await wb.quickInput(/Reject the changes/);
+  await why.locator("input").fill(REJECT_REASON);
+  await wb.shot("review-reject-reason");
+  await wb.page.keyboard.press("Enter");
+  await why.waitFor({ state: "hidden", timeout: 10_000 });
+  await wb.runCommand("View: Revert and Close Editor"); // the comment was for the model, not the file
+  step("rejected from the .diff with a line comment and a reason");
+}
+
+/** The run's board card moves from New to In Work (run from the board) and then to Review. */
+async function runFromBoard(wb) {
+  await wb.runCommand("cardrunner: Open board");
+  const board = wb.webview();
+  const card = (state) => board.locator(`section[data-state="${state}"] article`).filter({ hasText: CARD_TITLE });
+  await card("New").waitFor({ timeout: 60_000 });
+  await wb.shot("board-new");
+  await card("New").locator("button", { hasText: "Run card" }).click();
+  step("clicked ▶ Run card on the board");
+  await card("In Work").waitFor({ timeout: 60_000 });
+  step(`board: In Work · ${(await card("In Work").locator(".detail").textContent())?.trim()}`);
+  await wb.shot("board-in-work");
+}
+
+/** The live run view shows the test output while the tests still run. */
+async function liveRunView(wb) {
+  await wb.runCommand("cardrunner: Show run");
+  await waitFor("the run view", async () => /— run/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
+  const text = await waitFor(
+    "the first test result in the live run view while the tests run",
+    async () => {
+      const shown = await wb.activeEditorText();
+      return /run_tests output, as it arrives/.test(shown) &&
+        /test_greets_with_comma_and_exclamation_mark .*\.\.\. ok/.test(shown)
+        ? shown
+        : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  if (/test_start_page_greets_everyone .*\.\.\. ok/.test(text)) {
+    throw new Error("the live run view showed the test output only after the slow test had ended");
+  }
+  await wb.shot("run-view-live");
+  step("live run view: the first test passed while the slow one still ran");
+}
+
+/** The Cards view and the board show the card waiting for review, with a badge. */
+async function waitingForReview(wb) {
+  await wb.notification(/waits for review/).waitFor({ timeout: 120_000 });
+  await wb.runCommand("View: Show cardrunner");
+  const view = wb.page.locator(".pane").filter({ hasText: "Cards" }).first();
+  await view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).waitFor({ timeout: 30_000 });
+  const row = view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).first();
+  if (!/waiting for review/.test((await row.textContent()) ?? "")) {
+    throw new Error(`the Cards view should say the card waits for review: ${await row.textContent()}`);
+  }
+  const badge = wb.page.locator('.activitybar .badge[aria-label^="cardrunner"] .badge-content').first();
+  await waitFor("the review badge", async () => (await badge.textContent().catch(() => ""))?.trim() === "1");
+  await wb.shot("cards-view-review");
+  await wb.runCommand("cardrunner: Open board");
+  await wb
+    .webview()
+    .locator('section[data-state="Review"] article')
+    .filter({ hasText: CARD_TITLE })
+    .waitFor({ timeout: 30_000 });
+  await wb.shot("board-review");
+  step("Cards view and board: waiting for review, badge 1");
+}
+
+/** Verified criteria are hints: nothing of the card's good results in the Problems panel. */
+async function problemsPanel(wb) {
+  await wb.page.keyboard.press("Control+Shift+M");
+  const panel = wb.page.locator(".markers-panel").first();
+  await panel.waitFor({ timeout: 15_000 });
+  const text = await panel.innerText();
+  if (/verified|done in \d+ rounds/.test(text)) {
+    throw new Error(`the Problems panel lists successes: ${text.slice(0, 400)}`);
+  }
+  await wb.shot("problems-panel");
+  step("Problems panel: no entry for verified criteria");
 }
 
 /** The rejection reason went back to the model as the result of its git_commit call. */
@@ -225,7 +338,16 @@ function checkRejectionReachedModel(requestsFile) {
   if (!carried) {
     throw new Error("no tool_result sent to the model carries the rejection reason");
   }
-  step("the rejection reason reached the model as git_commit's result");
+  const commented = results.some(
+    (block) =>
+      block.type === "tool_result" &&
+      JSON.stringify(block.content).includes(LINE_COMMENT) &&
+      JSON.stringify(block.content).includes("src/greet.py:3"),
+  );
+  if (!commented) {
+    throw new Error("no tool_result sent to the model carries the line comment with its file and line");
+  }
+  step("the rejection reason and the line comment reached the model as git_commit's result");
 }
 
 /** The commands the fake server received, in order. */
@@ -242,7 +364,8 @@ function recorded() {
 function checkFakeServerCalls(cardUri) {
   const calls = recorded();
   const init = calls.find((c) => c.command === "initialize");
-  const expectedInit = JSON.stringify([{ limits: { max_rounds: 12 } }, "test"]); // sk-test from the environment
+  // sk-test from the environment; the client asks for the optional notifications
+  const expectedInit = JSON.stringify([{ limits: { max_rounds: 12 }, client: { notifications: true } }, "test"]);
   if (JSON.stringify(init?.arguments) !== expectedInit) {
     throw new Error(`initializationOptions: expected ${expectedInit}, got ${JSON.stringify(init?.arguments)}`);
   }
@@ -338,8 +461,12 @@ async function cancelRun(wb) {
 }
 
 async function fullRun(wb, violationsFile) {
-  await wb.lens("Run card").click();
-  step("clicked ▶ Run card");
+  if (opt.server === "fake") {
+    await wb.lens("Run card").click(); // the stand-in server has no board
+    step("clicked ▶ Run card");
+  } else {
+    await runFromBoard(wb);
+  }
   const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
   await status.waitFor({ timeout: 60_000 });
   step(`status bar: ${(await status.textContent())?.trim()}`);
@@ -348,8 +475,10 @@ async function fullRun(wb, violationsFile) {
   if (opt.server === "fake") {
     await review(wb, "drop");
   } else {
-    await review(wb, "reject");
-    await review(wb, "accept");
+    await liveRunView(wb);
+    await waitingForReview(wb);
+    await review(wb, "reject", 1);
+    await review(wb, "accept", 2);
     checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
   }
 
@@ -371,9 +500,17 @@ async function fullRun(wb, violationsFile) {
   step(`notification: ${await wb.notificationMessage(ended)}`);
   await wb.shot("done-notification");
   await wb.clickNotificationButton(ended, "Show log");
+  const runTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /— run/ });
+  await runTab.waitFor({ timeout: 30_000 });
+  if (opt.server === "real") {
+    await waitFor("the readable summary of the run", async () => /result: DONE/.test(await wb.activeEditorText()));
+  }
+  step(`"Show log" opened the run view ${(await runTab.textContent())?.trim()}`);
+  await wb.shot("run-summary");
+  await wb.runCommand("cardrunner: Open the raw JSONL log");
   const logTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /\.jsonl/ });
   await logTab.waitFor({ timeout: 30_000 });
-  step(`"Show log" opened ${(await logTab.textContent())?.trim()}`);
+  step(`one click more opened ${(await logTab.textContent())?.trim()}`);
   await wb.shot("run-log");
   const reviewTabs = wb.page.locator(".tabs-container .tab").filter({ hasText: /before ↔ after|new file/ });
   await waitFor("the review's diff editors to close after the decision", async () => (await reviewTabs.count()) === 0);
@@ -384,6 +521,9 @@ async function fullRun(wb, violationsFile) {
   await wb.shot("card-done");
   if (opt.server === "real" && !/ → Done$/.test(commits(ws)[0].subject)) {
     throw new Error(`the card's new state was not committed after the run: ${commits(ws)[0].subject}`);
+  }
+  if (opt.server === "real") {
+    await problemsPanel(wb);
   }
   if (
     (await wb.page

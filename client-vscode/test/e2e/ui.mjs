@@ -69,13 +69,34 @@ export class Workbench {
 
   /** Run a command from the palette by its title, e.g. "cardrunner: Show output". */
   async runCommand(title) {
-    await this.page.keyboard.press("Control+Shift+P");
     const input = this.page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible", timeout: 15_000 });
-    await input.fill(`>${title}`);
+    for (let attempt = 1; ; attempt += 1) {
+      // A palette that is still closing (or focus in a panel that ate the key) needs another try.
+      await this.page.keyboard.press(attempt === 1 ? "Control+Shift+P" : "F1");
+      try {
+        await input.waitFor({ state: "visible", timeout: 5_000 });
+        await input.fill(`>${title}`, { timeout: 5_000 });
+        break;
+      } catch (err) {
+        if (attempt === 3) {
+          throw err;
+        }
+        await this.page.keyboard.press("Escape");
+      }
+    }
     const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
     await row.waitFor({ timeout: 15_000 });
     await row.click();
+  }
+
+  /** The content of the webview panel that is shown (the board). */
+  webview() {
+    return this.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  }
+
+  /** The text of the active editor tab's label. */
+  async activeTabLabel() {
+    return normalise(await this.page.locator(".tabs-container .tab.active").first().textContent());
   }
 
   lens(text) {

@@ -48,6 +48,7 @@ export const SOURCE_AFTER = `def greet(name: str) -> str:
 `;
 
 const TEST = `import sys
+import time
 import unittest
 from pathlib import Path
 
@@ -59,6 +60,10 @@ from greet import greet  # noqa: E402
 class GreetTest(unittest.TestCase):
     def test_greets_with_comma_and_exclamation_mark(self) -> None:
         self.assertEqual(greet("Ada"), "Hello, Ada!")
+
+    def test_start_page_greets_everyone(self) -> None:
+        time.sleep(8)  # a slower test: the live run view shows the first result meanwhile
+        self.assertTrue(all(greet(n).startswith("Hello, ") for n in ("Ada", "Bo")))
 
 
 if __name__ == "__main__":
@@ -80,6 +85,9 @@ write = ["src", "tests"]
 build = ["python", "-m", "compileall", "-q", "src"]
 test = ["python", "-m", "unittest", "discover", "-s", "tests", "-v"]
 `;
+
+/** A remark typed under a line of the review's .diff (it must reach the model too). */
+export const LINE_COMMENT = "keep the docstring saying where the greeting is shown";
 
 /** The reason the e2e gives when it rejects the first commit (it must reach the model). */
 export const REJECT_REASON = "Say in the commit message what greet() returns now and how it was checked";
