@@ -6,7 +6,17 @@
 // `--server fake` uses client-vscode/test/fake_lsp_server.py instead of `cardrunner lsp`: the editor side
 // alone, including dropping a file from the commit. `--until activation` stops once the extension is shown to start the server (useful while the
 // server lacks features). Screenshots and logs land in the artifacts folder at every step.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, cpSync, writeFileSync, mkdirSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  cpSync,
+  symlinkSync,
+  writeFileSync,
+  mkdirSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
@@ -62,6 +72,23 @@ const logDir = path.join(opt.artifacts, "logs");
 rmSync(opt.artifacts, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });
 
+// --server path: `cardrunner` where pipx and `pip install --user` put it, ~/.local/bin, which the
+// user's login profile puts on PATH. The extension host takes its PATH from the user's login shell
+// (as VS Code does), not from the process that started code-server — on Debian /etc/profile resets
+// PATH — so a folder added to code-server's own PATH never reaches the extension.
+function userHomeWithCardrunner() {
+  const home = path.join(tmp, "home");
+  const bin = path.join(home, ".local", "bin");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(path.join(path.dirname(opt.python), "cardrunner"), path.join(bin, "cardrunner"));
+  writeFileSync(
+    path.join(home, ".profile"),
+    "# as in a default ~/.profile: the user's own scripts on PATH\n" +
+      'if [ -d "$HOME/.local/bin" ]; then PATH="$HOME/.local/bin:$PATH"; fi\n',
+  );
+  return home;
+}
+
 async function prepare() {
   const commands = {
     // The setting as one string, the way users write it in settings.json.
@@ -94,14 +121,13 @@ async function prepare() {
   };
   writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
   const nodeBin = path.dirname(opt.node);
-  // --server path: the folder with the `cardrunner` script goes on code-server's PATH, nothing else.
-  const serverBin = opt.server === "path" ? `${path.dirname(opt.python)}:` : "";
   const env = {
     ...process.env,
-    PATH: `${serverBin}${nodeBin}:${process.env.PATH}`,
+    PATH: `${nodeBin}:${process.env.PATH}`,
     XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
     XDG_DATA_HOME: path.join(tmp, "xdg-data"),
     CARDRUNNER_FAKE_LSP_RECORD: recordFile,
+    ...(opt.server === "path" ? { HOME: userHomeWithCardrunner() } : {}),
   };
   step(`installing ${opt.vsix}`);
   await run(
