@@ -74,6 +74,13 @@ export interface ReviewFile {
   after: string;
 }
 
+/** One acceptance criterion as the run left it, shown beside the review's diff. */
+export interface ReviewCriterion {
+  text: string;
+  status: string;
+  evidence: string;
+}
+
 /** `cardrunner/reviewRequested`: a run stopped before `git_commit` and waits for a decision. */
 export interface ReviewRequestedParams {
   uri: string;
@@ -82,6 +89,7 @@ export interface ReviewRequestedParams {
   message: string;
   diffPath: string;
   files: ReviewFile[];
+  criteria: ReviewCriterion[];
 }
 
 /** Second argument of `cardrunner.resumeRun`. */
@@ -163,5 +171,8 @@ export function parseReviewRequested(raw: unknown): ReviewRequestedParams | unde
     message: str(raw.message),
     diffPath: str(raw.diffPath),
     files: files.map(parseFile).filter((f): f is ReviewFile => f !== undefined),
+    criteria: (Array.isArray(raw.criteria) ? raw.criteria : [])
+      .filter(isObj)
+      .map((c) => ({ text: str(c.text), status: str(c.status), evidence: str(c.evidence) })),
   };
 }

@@ -11,11 +11,20 @@ import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import { acceptArguments, diffPlan, isReviewQuestion, isRunDiff, rejectArguments, type DiffEntry } from "./reviewPlan";
+import {
+  acceptArguments,
+  diffPlan,
+  evidenceText,
+  isReviewQuestion,
+  isRunDiff,
+  rejectArguments,
+  type DiffEntry,
+} from "./reviewPlan";
 import type { Transition } from "./runView";
 import * as api from "./vscodeapi";
 
 const EMPTY_SCHEME = "cardrunner-empty";
+const EVIDENCE_SCHEME = "cardrunner-evidence";
 const MAX_DIFFS = 20;
 /** After the user asks for the server's diff, its `window/showDocument` is let through this long. */
 const DIFF_DOCUMENT_GRACE_MS = 10_000;
@@ -37,7 +46,13 @@ export class ReviewController implements vscode.Disposable {
     private readonly server: ServerClient,
     private readonly log: vscode.LogOutputChannel,
   ) {
-    this.disposables.push(api.registerContentProvider(EMPTY_SCHEME, () => ""));
+    this.disposables.push(
+      api.registerContentProvider(EMPTY_SCHEME, () => ""),
+      api.registerContentProvider(EVIDENCE_SCHEME, (uri) => {
+        const review = this.pending.get(decodeURIComponent(uri.query));
+        return review ? evidenceText(review) : "This review has been decided.";
+      }),
+    );
   }
 
   /**
@@ -143,6 +158,7 @@ export class ReviewController implements vscode.Disposable {
     );
     const entries = diffPlan(review.files, (path) => present.has(path));
     await this.openDiffs(review.uri, entries);
+    await this.openEvidence(review);
     const kept = await this.pickFiles(review, entries);
     if (kept === undefined) {
       this.log.info(`review of ${review.title} left open (nothing sent)`);
@@ -195,6 +211,16 @@ export class ReviewController implements vscode.Disposable {
     if (entries.length > shown.length) {
       this.log.info(`opened ${shown.length} of ${entries.length} diffs; open the others from the file list`);
     }
+  }
+
+  /** Each criterion's evidence, beside the diff (focus stays on the diff). */
+  private async openEvidence(review: ReviewRequestedParams): Promise<void> {
+    const name = encodeURIComponent(`${review.title.replace(/[^\w .-]+/g, " ").trim()} — evidence`);
+    const uri = api.parseUri(`${EVIDENCE_SCHEME}:/${name}?${encodeURIComponent(review.uri)}`);
+    this.opened.get(review.uri)?.add(uri.toString());
+    await api.openBeside(uri).then(undefined, (err: unknown) => {
+      this.log.warn(`could not show the evidence: ${String(err)}`);
+    });
   }
 
   /** [the file, its before side, its after side] as the diff editors take them. */
@@ -307,7 +333,15 @@ export class ReviewController implements vscode.Disposable {
   async rejectAsking(uri: string): Promise<void> {
     const review = this.pending.get(uri);
     await this.reject(
-      review ?? { uri, runId: "", title: uri.split("/").pop() ?? uri, message: "", diffPath: "", files: [] },
+      review ?? {
+        uri,
+        runId: "",
+        title: uri.split("/").pop() ?? uri,
+        message: "",
+        diffPath: "",
+        files: [],
+        criteria: [],
+      },
     );
   }
 

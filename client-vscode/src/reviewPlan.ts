@@ -6,7 +6,7 @@
  * `[uri]` or `[uri, {drop, reason}]`, `cardrunner.rejectChanges` takes `[uri, reason]`), so they are
  * built in one place and unit-tested; review.ts only drives the QuickPick and the diff editors.
  */
-import type { AcceptOptions, ResumeGrant, ReviewFile } from "./protocol";
+import type { AcceptOptions, ResumeGrant, ReviewFile, ReviewRequestedParams } from "./protocol";
 
 export type FileStatus = "added" | "deleted" | "modified";
 
@@ -103,4 +103,18 @@ export function isRunDiff(uri: string): boolean {
 export function isReviewQuestion(actions: ReadonlyArray<{ title: string }> | null | undefined): boolean {
   const titles = new Set((actions ?? []).map((a) => a.title));
   return titles.has("Accept & commit") && titles.has("Reject");
+}
+
+const MARK: Record<string, string> = { verified: "✓", failed: "✗", pending: "…" };
+
+/** The criteria and their evidence as a document to read beside the diff. */
+export function evidenceText(review: ReviewRequestedParams): string {
+  const lines = [`Review: ${review.title}`, "", review.message.trim(), "", "Acceptance criteria"];
+  if (!review.criteria.length) {
+    lines.push("  (the run reported none)");
+  }
+  review.criteria.forEach((c, i) => {
+    lines.push(`${MARK[c.status] ?? "?"} ${i + 1}. ${c.text}`, `    ${c.status}${c.evidence ? `: ${c.evidence}` : ""}`);
+  });
+  return lines.join("\n") + "\n";
 }

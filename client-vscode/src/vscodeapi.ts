@@ -179,6 +179,7 @@ export async function closeDiffEditors(uris: ReadonlySet<string>, multiTitle?: s
         (tab.input instanceof vscode.TabInputTextDiff &&
           !tab.isDirty &&
           (uris.has(tab.input.original.toString()) || uris.has(tab.input.modified.toString()))) ||
+        (tab.input instanceof vscode.TabInputText && uris.has(tab.input.uri.toString())) ||
         (multiTitle !== undefined && tab.label === multiTitle),
     );
   if (tabs.length > 0) {
@@ -199,6 +200,16 @@ export function registerContentProvider(
 export async function openDocument(uri: vscode.Uri): Promise<void> {
   const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+/** Open a document in the column beside the active one, keeping the focus where it is. */
+export async function openBeside(uri: vscode.Uri): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(doc, {
+    viewColumn: vscode.ViewColumn.Beside,
+    preserveFocus: true,
+    preview: true,
+  });
 }
 
 /** The URIs of the open documents of a scheme. */

@@ -224,6 +224,18 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
     started = await command(client, "cardrunner.runCard", card_uri)
 
     await wait_for(lambda: len(editor.reviews) == 1, what="the first review")
+    assert editor.reviews[-1]["criteria"] == [
+        {
+            "text": "The greeting says hello.",
+            "status": "verified",
+            "evidence": "line two reads two",
+        },
+        {
+            "text": "The greeting names the user.",
+            "status": "verified",
+            "evidence": "line 28 spelled out",
+        },
+    ]
     diff_path = Path(editor.reviews[-1]["diffPath"])
     diff_uri = editor.open(diff_path)
     titles = await lens_titles(client, diff_uri)

@@ -219,6 +219,8 @@ async function review(wb, decision, nth = 1) {
     await wb.runCommand("cardrunner: Review changes");
   }
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
+  const evidence = wb.page.locator(".tabs-container .tab").filter({ hasText: "— evidence" }).first();
+  await evidence.waitFor({ timeout: 30_000 }); // each criterion's evidence, beside the diff
   const files = await wb.quickInput(/keep which files/);
   await wb.shot(`review-diff-and-files-${decision}`);
   if (decision === "drop") {

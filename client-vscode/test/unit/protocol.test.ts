@@ -62,6 +62,16 @@ describe("parseReviewRequested", () => {
     assert.equal(review.files[1]?.before, "/tmp/snap/src/old.py");
   });
 
+  it("reads each criterion's status and evidence, dropping what is not an object", () => {
+    const review = parseReviewRequested({
+      uri: "file:///w/cards/a.md",
+      criteria: [{ text: "Says hello", status: "verified", evidence: "greet('Ann') -> hello Ann" }, 3],
+    });
+    assert.deepEqual(review?.criteria, [
+      { text: "Says hello", status: "verified", evidence: "greet('Ann') -> hello Ann" },
+    ]);
+  });
+
   it("rejects a notification that names no card", () => {
     assert.equal(parseReviewRequested({ files: [] }), undefined);
   });

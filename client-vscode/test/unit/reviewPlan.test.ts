@@ -4,6 +4,7 @@ import type { ReviewFile } from "../../src/protocol";
 import {
   acceptArguments,
   diffPlan,
+  evidenceText,
   isReviewQuestion,
   isRunDiff,
   parseGrant,
@@ -95,5 +96,24 @@ describe("recognising the server's review UI", () => {
     assert.equal(isReviewQuestion([{ title: "Accept & commit" }]), false);
     assert.equal(isReviewQuestion([{ title: "Yes" }, { title: "No" }]), false);
     assert.equal(isReviewQuestion(undefined), false);
+  });
+});
+
+describe("evidenceText", () => {
+  it("lists each criterion with its status and evidence", () => {
+    const text = evidenceText({
+      uri: "file:///w/cards/a.md",
+      runId: "r1",
+      title: "Greeting",
+      message: "card: Greeting\n\nSay hello.",
+      diffPath: "",
+      files: [],
+      criteria: [
+        { text: "Says hello", status: "verified", evidence: "greet('Ann') -> hello Ann" },
+        { text: "Names the user", status: "pending", evidence: "" },
+      ],
+    });
+    assert.match(text, /✓ 1\. Says hello\n {4}verified: greet\('Ann'\) -> hello Ann\n/);
+    assert.match(text, /… 2\. Names the user\n {4}pending\n/);
   });
 });

@@ -44,6 +44,8 @@ class PendingReview:
     decided: asyncio.Future[ReviewDecision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    criteria: list[dict[str, str]] = field(default_factory=list)
+    """Each acceptance criterion as the run left it: text, status and evidence, for the reviewer."""
     dropped: set[HunkRef] = field(default_factory=set)
     """Hunks the reviewer marked to drop so far (lenses, code actions, `toggleHunk`)."""
 
@@ -68,7 +70,7 @@ class ReviewHub:
         self._diffs: dict[Path, Path] = {}
 
     def approver(self, view: RunView) -> EditorApprover:
-        return EditorApprover(self, view.card_path)
+        return EditorApprover(self, view)
 
     def pending(self, card_path: Path) -> PendingReview | None:
         return self._pending.get(card_path)
@@ -153,9 +155,11 @@ class ReviewHub:
             self._client.show_message(f"cardrunner: the diff to review is {diff}")
         return diff
 
-    async def review(self, card_path: Path, request: ReviewRequest) -> ReviewDecision:
+    async def review(
+        self, card_path: Path, request: ReviewRequest, criteria: list[dict[str, str]] | None = None
+    ) -> ReviewDecision:
         diff_path, files = await write_review_files(request, self._root())
-        pending = PendingReview(card_path, request, diff_path, files)
+        pending = PendingReview(card_path, request, diff_path, files, criteria=criteria or [])
         self._pending[card_path] = pending
         self._diffs[card_path] = diff_path
         asker = asyncio.create_task(self._ask(pending))
@@ -179,6 +183,7 @@ class ReviewHub:
             "message": r.message,
             "diffPath": str(pending.diff_path),
             "files": pending.files,
+            "criteria": pending.criteria,
         }
 
     async def _ask(self, pending: PendingReview) -> None:
@@ -229,12 +234,16 @@ def question(request: ReviewRequest, diff_path: Path) -> str:
 class EditorApprover:
     """The `Approver` of one run in the editor."""
 
-    def __init__(self, hub: ReviewHub, card_path: Path) -> None:
+    def __init__(self, hub: ReviewHub, view: RunView) -> None:
         self._hub = hub
-        self._card_path = card_path
+        self._view = view
 
     async def review(self, request: ReviewRequest) -> ReviewDecision:
-        return await self._hub.review(self._card_path, request)
+        criteria = [
+            {"text": c.text, "status": c.status, "evidence": c.evidence}
+            for c in self._view.criteria
+        ]
+        return await self._hub.review(self._view.card_path, request, criteria)
 
 
 async def _before(root: Path, tree: str, path: str) -> bytes | None:
