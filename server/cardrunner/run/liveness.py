@@ -71,16 +71,21 @@ _TAIL = 8192
 
 
 def _first_and_last(path: Path) -> tuple[dict[str, object], dict[str, object]] | None:
-    """The first and the last complete line of a log, parsed (a log can be long: read the ends)."""
+    """The first line of a log and its last one, parsed; reads only the ends (a log can be
+    long). A last line that does not parse — longer than the tail read, or torn by a crash
+    mid-write — is no `result` (a result line is short and written whole): `{}`."""
     try:
         with path.open("rb") as file:
             first = json.loads(file.readline())
             size = file.seek(0, os.SEEK_END)
             file.seek(max(0, size - _TAIL))
             lines = [line for line in file.read().split(b"\n") if line.strip()]
-        last = json.loads(lines[-1]) if lines else first
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError):
         return None
+    try:
+        last = json.loads(lines[-1]) if lines else first
+    except ValueError:
+        last = {}
     if not isinstance(first, dict) or not isinstance(last, dict):
         return None
     return first, last
