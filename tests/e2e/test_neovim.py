@@ -29,7 +29,8 @@ local function wait(what, cond)
   assert(vim.wait(60000, cond, 50), "timed out waiting for " .. what)
 end
 local function board(client)
-  return client:request_sync("cardrunner/board", vim.NIL, 10000, 0).result
+  local answer = assert(client:request_sync("cardrunner/board", vim.NIL, 30000, 0), "no board answer")
+  return assert(answer.result, "board request failed: " .. vim.inspect(answer.err))
 end
 local function the_card(b, state)
   for _, column in ipairs(b.columns) do
@@ -46,7 +47,7 @@ local uri = vim.uri_from_bufnr(0)
 vim.cmd("CardBoard")
 wait("the board", function() return #vim.fn.getqflist() > 0 end)
 out.quickfix = vim.tbl_map(function(item) return item.text end, vim.fn.getqflist())
-local found = client:request_sync("workspace/symbol", { query = "new" }, 10000, 0).result
+local found = assert(client:request_sync("workspace/symbol", { query = "new" }, 30000, 0)).result
 out.symbols = vim.tbl_map(function(s) return s.name .. " | " .. s.containerName end, found)
 client:exec_cmd({ title = "Run", command = "cardrunner.runCard", arguments = { uri } })
 wait("the review", function() return the_card(board(client), "Review") ~= nil end)
@@ -67,6 +68,9 @@ vim.api.nvim_create_autocmd("VimEnter", { nested = true, callback = function()
   local ok, err = xpcall(main, debug.traceback)
   out.error = not ok and err or nil
   vim.fn.writefile({ vim.json.encode(out) }, vim.env.OUT)
+  if not ok then -- do not wait for a server that may be mid-run: stop it hard, then quit
+    for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end
+  end
   vim.cmd(ok and "qa!" or "cq!")
 end })
 """
@@ -107,11 +111,15 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
         XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
     )  # fmt: skip
     assert NVIM is not None
-    done = subprocess.run(
-        [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua")],
-        cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=240,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua")],
+            cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=240,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        seen = out.read_text() if out.exists() else "(no result written)"
+        pytest.fail(f"nvim did not exit: {seen}\n{exc.stderr!r}"[-3000:])
     assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
     seen = json.loads(out.read_text())
     assert "error" not in seen, f"{seen['error']}\n{done.stderr[-3000:]}"

@@ -22,6 +22,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
+import { commentAndReject, liveRunView, problemsPanel, runFromBoard, waitingForReview } from "./board.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
 import {
   CANCEL_CARD_PATH,
@@ -30,7 +31,6 @@ import {
   commitMessage,
   commits,
   createWorkspace,
-  CARD_TITLE,
   gitShow,
   LINE_COMMENT,
   REJECT_REASON,
@@ -235,7 +235,7 @@ async function review(wb, decision, nth = 1) {
   const actions = await wb.quickInput(/Accept & commit/);
   await wb.shot(`review-actions-${decision}`);
   if (decision === "reject") {
-    await commentAndReject(wb, actions);
+    await commentAndReject(wb, actions, step);
   } else {
     await wb.pickQuickItem(actions, "Accept & commit");
   }
@@ -246,109 +246,6 @@ async function review(wb, decision, nth = 1) {
   }
   await toast.waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
   step(`review decided: ${decision}`);
-}
-
-/**
- * Reject from the review's .diff: a `#` comment typed under the changed line, then the
- * "✗ Reject with 1 comment(s)" lens, which asks for a reason; both reach the model.
- */
-async function commentAndReject(wb, actions) {
-  await wb.pickQuickItem(actions, "Drop single hunks, comment lines");
-  await waitFor("the review's .diff", async () => /\.diff/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
-  await wb.lens("Accept & commit").waitFor({ timeout: 60_000 }); // the server offers the review here
-  await waitFor("a hunk lens", () => wb.lens("Drop hunk 1 of src/greet.py").isVisible(), { timeoutMs: 30_000 });
-  const changed = wb.page
-    .locator(".editor-group-container.active .editor-instance .view-line")
-    .filter({ hasText: 'return f"Hello, {name}!"' })
-    .first();
-  await changed.click();
-  await wb.page.keyboard.press("End");
-  await wb.page.keyboard.press("Enter");
-  await wb.page.keyboard.press("Shift+Home"); // whatever the editor indented, the comment starts the line
-  await wb.page.keyboard.type(`# ${LINE_COMMENT}`);
-  const reject = wb.lens("Reject with 1 comment");
-  await reject.waitFor({ timeout: 30_000 });
-  await wb.shot("review-diff-line-comment");
-  await reject.click();
-  const why = await wb.quickInput(/Reject the changes/);
-  await why.locator("input").fill(REJECT_REASON);
-  await wb.shot("review-reject-reason");
-  await wb.page.keyboard.press("Enter");
-  await why.waitFor({ state: "hidden", timeout: 10_000 });
-  await wb.runCommand("View: Revert and Close Editor"); // the comment was for the model, not the file
-  step("rejected from the .diff with a line comment and a reason");
-}
-
-/** The run's board card moves from New to In Work (run from the board) and then to Review. */
-async function runFromBoard(wb) {
-  await wb.runCommand("cardrunner: Open board");
-  const board = wb.webview();
-  const card = (state) => board.locator(`section[data-state="${state}"] article`).filter({ hasText: CARD_TITLE });
-  await card("New").waitFor({ timeout: 60_000 });
-  await wb.shot("board-new");
-  await card("New").locator("button", { hasText: "Run card" }).click();
-  step("clicked ▶ Run card on the board");
-  await card("In Work").waitFor({ timeout: 60_000 });
-  step(`board: In Work · ${(await card("In Work").locator(".detail").textContent())?.trim()}`);
-  await wb.shot("board-in-work");
-}
-
-/** The live run view shows the test output while the tests still run. */
-async function liveRunView(wb) {
-  await wb.runCommand("cardrunner: Show run");
-  await waitFor("the run view", async () => /— run/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
-  const text = await waitFor(
-    "the first test result in the live run view while the tests run",
-    async () => {
-      const shown = await wb.activeEditorText();
-      return /run_tests output, as it arrives/.test(shown) &&
-        /test_greets_with_comma_and_exclamation_mark .*\.\.\. ok/.test(shown)
-        ? shown
-        : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 200 },
-  );
-  if (/test_start_page_greets_everyone .*\.\.\. ok/.test(text)) {
-    throw new Error("the live run view showed the test output only after the slow test had ended");
-  }
-  await wb.shot("run-view-live");
-  step("live run view: the first test passed while the slow one still ran");
-}
-
-/** The Cards view and the board show the card waiting for review, with a badge. */
-async function waitingForReview(wb) {
-  await wb.notification(/waits for review/).waitFor({ timeout: 120_000 });
-  await wb.runCommand("View: Show cardrunner");
-  const view = wb.page.locator(".pane").filter({ hasText: "Cards" }).first();
-  await view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).waitFor({ timeout: 30_000 });
-  const row = view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).first();
-  if (!/waiting for review/.test((await row.textContent()) ?? "")) {
-    throw new Error(`the Cards view should say the card waits for review: ${await row.textContent()}`);
-  }
-  const badge = wb.page.locator('.activitybar .badge[aria-label^="cardrunner"] .badge-content').first();
-  await waitFor("the review badge", async () => (await badge.textContent().catch(() => ""))?.trim() === "1");
-  await wb.shot("cards-view-review");
-  await wb.runCommand("cardrunner: Open board");
-  await wb
-    .webview()
-    .locator('section[data-state="Review"] article')
-    .filter({ hasText: CARD_TITLE })
-    .waitFor({ timeout: 30_000 });
-  await wb.shot("board-review");
-  step("Cards view and board: waiting for review, badge 1");
-}
-
-/** Verified criteria are hints: nothing of the card's good results in the Problems panel. */
-async function problemsPanel(wb) {
-  await wb.page.keyboard.press("Control+Shift+M");
-  const panel = wb.page.locator(".markers-panel").first();
-  await panel.waitFor({ timeout: 15_000 });
-  const text = await panel.innerText();
-  if (/verified|done in \d+ rounds/.test(text)) {
-    throw new Error(`the Problems panel lists successes: ${text.slice(0, 400)}`);
-  }
-  await wb.shot("problems-panel");
-  step("Problems panel: no entry for verified criteria");
 }
 
 /** The rejection reason went back to the model as the result of its git_commit call. */
@@ -493,7 +390,7 @@ async function fullRun(wb, violationsFile) {
     await wb.lens("Run card").click(); // the stand-in server has no board
     step("clicked ▶ Run card");
   } else {
-    await runFromBoard(wb);
+    await runFromBoard(wb, step);
   }
   const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
   await status.waitFor({ timeout: 60_000 });
@@ -503,8 +400,8 @@ async function fullRun(wb, violationsFile) {
   if (opt.server === "fake") {
     await review(wb, "drop");
   } else {
-    await liveRunView(wb);
-    await waitingForReview(wb);
+    await liveRunView(wb, step);
+    await waitingForReview(wb, step);
     await review(wb, "reject", 1);
     await review(wb, "accept", 2);
     checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
@@ -551,7 +448,7 @@ async function fullRun(wb, violationsFile) {
     throw new Error(`the card's new state was not committed after the run: ${commits(ws)[0].subject}`);
   }
   if (opt.server === "real") {
-    await problemsPanel(wb);
+    await problemsPanel(wb, step);
   }
   if (
     (await wb.page

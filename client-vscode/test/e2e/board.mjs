@@ -1,0 +1,109 @@
+// The end-to-end steps of the board and the review worth doing: run a card from the board and see
+// it move, read the live run view while tests run, see the waiting review in the Cards view and the
+// board, reject from the review's .diff with a line comment, and a Problems panel without
+// successes. run.mjs calls them in the user's order; `step` is its progress log.
+import { waitFor } from "./processes.mjs";
+import { CARD_TITLE, LINE_COMMENT, REJECT_REASON } from "./workspace.mjs";
+
+/**
+ * Reject from the review's .diff: a `#` comment typed under the changed line, then the
+ * "✗ Reject with 1 comment(s)" lens, which asks for a reason; both reach the model.
+ */
+export async function commentAndReject(wb, actions, step) {
+  await wb.pickQuickItem(actions, "Drop single hunks, comment lines");
+  await waitFor("the review's .diff", async () => /\.diff/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
+  await wb.lens("Accept & commit").waitFor({ timeout: 60_000 }); // the server offers the review here
+  await waitFor("a hunk lens", () => wb.lens("Drop hunk 1 of src/greet.py").isVisible(), { timeoutMs: 30_000 });
+  const changed = wb.page
+    .locator(".editor-group-container.active .editor-instance .view-line")
+    .filter({ hasText: 'return f"Hello, {name}!"' })
+    .first();
+  await changed.click();
+  await wb.page.keyboard.press("End");
+  await wb.page.keyboard.press("Enter");
+  await wb.page.keyboard.press("Shift+Home"); // whatever the editor indented, the comment starts the line
+  await wb.page.keyboard.type(`# ${LINE_COMMENT}`);
+  const reject = wb.lens("Reject with 1 comment");
+  await reject.waitFor({ timeout: 30_000 });
+  await wb.shot("review-diff-line-comment");
+  await reject.click();
+  const why = await wb.quickInput(/Reject the changes/);
+  await why.locator("input").fill(REJECT_REASON);
+  await wb.shot("review-reject-reason");
+  await wb.page.keyboard.press("Enter");
+  await why.waitFor({ state: "hidden", timeout: 10_000 });
+  await wb.runCommand("View: Revert and Close Editor"); // the comment was for the model, not the file
+  step("rejected from the .diff with a line comment and a reason");
+}
+
+/** The run's board card moves from New to In Work (run from the board) and then to Review. */
+export async function runFromBoard(wb, step) {
+  await wb.runCommand("cardrunner: Open board");
+  const board = wb.webview();
+  const card = (state) => board.locator(`section[data-state="${state}"] article`).filter({ hasText: CARD_TITLE });
+  await card("New").waitFor({ timeout: 60_000 });
+  await wb.shot("board-new");
+  await card("New").locator("button", { hasText: "Run card" }).click();
+  step("clicked ▶ Run card on the board");
+  await card("In Work").waitFor({ timeout: 60_000 });
+  step(`board: In Work · ${(await card("In Work").locator(".detail").textContent())?.trim()}`);
+  await wb.shot("board-in-work");
+}
+
+/** The live run view shows the test output while the tests still run. */
+export async function liveRunView(wb, step) {
+  await wb.runCommand("cardrunner: Show run");
+  await waitFor("the run view", async () => /— run/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
+  const text = await waitFor(
+    "the first test result in the live run view while the tests run",
+    async () => {
+      const shown = await wb.activeEditorText();
+      return /run_tests output, as it arrives/.test(shown) &&
+        /test_greets_with_comma_and_exclamation_mark .*\.\.\. ok/.test(shown)
+        ? shown
+        : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  if (/test_start_page_greets_everyone .*\.\.\. ok/.test(text)) {
+    throw new Error("the live run view showed the test output only after the slow test had ended");
+  }
+  await wb.shot("run-view-live");
+  step("live run view: the first test passed while the slow one still ran");
+}
+
+/** The Cards view and the board show the card waiting for review, with a badge. */
+export async function waitingForReview(wb, step) {
+  await wb.notification(/waits for review/).waitFor({ timeout: 120_000 });
+  await wb.runCommand("View: Show cardrunner");
+  const view = wb.page.locator(".pane").filter({ hasText: "Cards" }).first();
+  await view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).waitFor({ timeout: 30_000 });
+  const row = view.locator(".monaco-list-row").filter({ hasText: CARD_TITLE }).first();
+  if (!/waiting for review/.test((await row.textContent()) ?? "")) {
+    throw new Error(`the Cards view should say the card waits for review: ${await row.textContent()}`);
+  }
+  const badge = wb.page.locator('.activitybar .badge[aria-label^="cardrunner"] .badge-content').first();
+  await waitFor("the review badge", async () => (await badge.textContent().catch(() => ""))?.trim() === "1");
+  await wb.shot("cards-view-review");
+  await wb.runCommand("cardrunner: Open board");
+  await wb
+    .webview()
+    .locator('section[data-state="Review"] article')
+    .filter({ hasText: CARD_TITLE })
+    .waitFor({ timeout: 30_000 });
+  await wb.shot("board-review");
+  step("Cards view and board: waiting for review, badge 1");
+}
+
+/** Verified criteria are hints: nothing of the card's good results in the Problems panel. */
+export async function problemsPanel(wb, step) {
+  await wb.page.keyboard.press("Control+Shift+M");
+  const panel = wb.page.locator(".markers-panel").first();
+  await panel.waitFor({ timeout: 15_000 });
+  const text = await panel.innerText();
+  if (/verified|done in \d+ rounds/.test(text)) {
+    throw new Error(`the Problems panel lists successes: ${text.slice(0, 400)}`);
+  }
+  await wb.shot("problems-panel");
+  step("Problems panel: no entry for verified criteria");
+}
