@@ -13,7 +13,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from cardrunner.config.models import MODELS, UNKNOWN, ModelSpec
 from cardrunner.config.models import Price as Price  # re-exported: where prices always lived
@@ -54,6 +61,23 @@ class Commands(_Strict):
     app: list[str] | None = None
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
+    )
+
+
+class Sandbox(_Strict):
+    """How commands that run project code are confined (build, test, app, MCP servers).
+
+    The model writes code and then runs it; without a sandbox that code has the user's rights.
+    `bwrap` (the default) confines every such process; a run refuses to start where bubblewrap
+    cannot. `off` is the explicit opt-out for machines without user namespaces.
+    """
+
+    mode: Literal["bwrap", "off"] = "bwrap"
+    network: bool = Field(False, description="Let sandboxed commands reach the network.")
+    env: list[str] = Field(
+        default_factory=list,
+        description="Extra environment variable names passed on to commands (secret-looking "
+        "names such as *_TOKEN are never passed).",
     )
 
 
@@ -152,11 +176,18 @@ class Settings(_Strict):
         None, description="Run in a git worktree; None: front end decides."
     )
     tool_timeout_seconds: float = Field(120, gt=0)
+    sandbox: Sandbox = Field(default_factory=Sandbox)
     replay: str | None = Field(
         None,
         description="A transcript file, or a folder of <card-stem>.json transcripts, played by the "
         "scripted model instead of calling the API (demo, tests, offline work).",
     )
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_shorthand(cls, value: Any) -> Any:
+        """`sandbox = "off"` is short for `[sandbox] mode = "off"`."""
+        return {"mode": value} if isinstance(value, str) else value
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""

@@ -36,6 +36,7 @@ from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.evidence import Evidence
 from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.sandbox import Sandbox, SandboxUnavailable
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
 
@@ -142,12 +143,13 @@ async def _tool_pool(
 ) -> tuple[ToolPool, list[str]]:
     """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
     s = prepared.options.settings
+    sandbox = await _sandbox(prepared, area.root, run_dir)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)
     pool = ToolPool(
         [
             *file_tools(PathGuard(area.root, s.paths.read, s.paths.write)),
-            *command_tools(area.root, s.commands, app, command_env(run_dir)),
+            *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox),
             *extra,
         ]
     )
@@ -155,7 +157,9 @@ async def _tool_pool(
         return pool, []
     from cardrunner.tools.mcp.hub import McpHub, McpStartError
 
-    hub = McpHub(s.mcp, run_dir=run_dir, root=area.root, groups=prepared.options.processes)
+    hub = McpHub(
+        s.mcp, run_dir=run_dir, root=area.root, groups=prepared.options.processes, sandbox=sandbox
+    )
     stack.push_async_callback(hub.aclose)
     try:
         await hub.start()
@@ -167,6 +171,20 @@ async def _tool_pool(
         if not pool.add(tool):
             warnings.append(f"MCP tool {tool.name} skipped: a built-in tool has that name")
     return pool, warnings
+
+
+async def _sandbox(prepared: PreparedRun, workdir: Path, run_dir: Path) -> Sandbox:
+    """The run's sandbox; a run refuses to start where the configured one cannot."""
+    o = prepared.options
+    box = o.settings.sandbox
+    read = (o.root, Path(sys.prefix), Path(sys.base_prefix))
+    try:
+        return await asyncio.to_thread(
+            Sandbox.start, box.mode, workdir, o.settings.paths.write, run_dir,
+            network=box.network, env_names=box.env, read=read,
+        )  # fmt: skip
+    except SandboxUnavailable as exc:
+        raise RunRefused(str(exc)) from exc
 
 
 def _loop(

@@ -22,6 +22,7 @@ from cardrunner.config.settings import Commands
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.process import AppProcess, CommandResult, run_command
+from cardrunner.tools.sandbox import Sandbox
 
 __all__ = [
     "AppProcess",
@@ -253,18 +254,26 @@ def _not_configured(what: str) -> ToolError:
 
 
 def command_tools(
-    root: Path, commands: Commands, app: AppProcess, env: dict[str, str] | None = None
+    root: Path,
+    commands: Commands,
+    app: AppProcess,
+    env: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Tool]:
     """build_app, run_tests, start_app and stop_app for the workspace at `root`.
 
-    Builds and tests join the app's `ProcessGroups`: one run, one ledger of what it started."""
+    Builds and tests join the app's `ProcessGroups`: one run, one ledger of what it started.
+    Every command runs inside `sandbox` when one is given (a run always gives one; `off` mode
+    still filters the environment)."""
     limit = commands.timeout_seconds
 
     async def checked(tool: str, label: str, argv: list[str], ctx: ToolContext) -> str:
         def stream(text: str) -> None:  # the editor shows test results as they pass
             ctx.emit(ToolOutput(name=tool, text=redact(text)))
 
-        result = await run_command(argv, root, limit, env, on_output=stream, groups=app.groups)
+        result = await run_command(
+            argv, root, limit, env, on_output=stream, groups=app.groups, sandbox=sandbox
+        )
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
         problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)
@@ -289,7 +298,7 @@ def command_tools(
     async def start_app(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.app:
             raise _not_configured("app")
-        return await app.start(commands.app, root, env)
+        return await app.start(commands.app, root, env, sandbox)
 
     async def stop_app(args: dict[str, Any], ctx: ToolContext) -> str:
         return await app.stop()

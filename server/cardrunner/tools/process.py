@@ -6,7 +6,8 @@ a new session (its own process group), and on time-out, cancellation or stop the
 SIGTERM, then SIGKILL after a grace period. Every group started is noted in the run's
 `ProcessGroups` (tools/groups.py), so the run and its tests can check that none is left or end
 them all, and a later cardrunner can sweep them if this one dies.
-No shell is involved anywhere: argv lists go straight to `exec`.
+No shell is involved anywhere: argv lists go straight to `exec`. A `Sandbox` (tools/sandbox.py)
+given to `spawn` confines the command and chooses its environment from an allow-list.
 """
 
 from __future__ import annotations
@@ -21,22 +22,25 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cardrunner.agent.gate import ToolError
 from cardrunner.tools.groups import ProcessGroups, group_alive
+from cardrunner.tools.sandbox import filter_env
+
+if TYPE_CHECKING:
+    from cardrunner.tools.sandbox import Sandbox
 
 KILL_GRACE_SECONDS = 2.0
 EMIT_EVERY = 0.25
 """Seconds between two hand-overs of a running command's new output lines."""
 """How long a group may take to exit after SIGTERM before it gets SIGKILL."""
 
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-"""Never handed to builds, tests or the app: code the model wrote could print them."""
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child: ours without the API secrets, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+    """The environment for a child: the allow-listed part of ours (no secrets), plus `extra`."""
+    env = filter_env(os.environ)
     env.update(extra or {})
     return env
 
@@ -97,15 +101,27 @@ class Child:
 
 
 async def spawn(
-    argv: list[str], cwd: Path, env: Mapping[str, str] | None = None, *, groups: ProcessGroups
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    groups: ProcessGroups,
+    sandbox: Sandbox | None = None,
 ) -> Child:
-    """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe."""
+    """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe.
+
+    With a `sandbox`, argv runs inside it and the environment is the sandbox's; the OSError of a
+    missing or unexecutable program is raised here, as a direct `exec` would.
+    """
+    full_env = sandbox.env(env) if sandbox else child_env(env)
+    if sandbox is not None:
+        argv = await asyncio.to_thread(sandbox.wrap, argv, cwd, full_env)
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _ExitProtocol(loop),
         *argv,
         cwd=cwd,
-        env=child_env(env),
+        env=full_env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -240,6 +256,7 @@ async def run_command(
     on_output: Callable[[str], None] | None = None,
     *,
     groups: ProcessGroups,
+    sandbox: Sandbox | None = None,
 ) -> CommandResult:
     """Run `argv` (no shell) in `cwd`; kill its whole process group at `timeout` or on cancel.
 
@@ -254,7 +271,7 @@ async def run_command(
     if not argv:
         return failed(127, "cannot run an empty command")
     try:
-        proc = await spawn(argv, cwd, env, groups=groups)
+        proc = await spawn(argv, cwd, env, groups=groups, sandbox=sandbox)
     except OSError as exc:
         if not await asyncio.to_thread(cwd.is_dir):
             return failed(127, f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
@@ -335,7 +352,13 @@ class AppProcess:
                 await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
             reader.cancel()
 
-    async def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    async def start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        sandbox: Sandbox | None = None,
+    ) -> str:
         """Start the app; report its first output, or raise `ToolError` if it fails at once."""
         if self.running:
             assert self._proc is not None
@@ -343,9 +366,8 @@ class AppProcess:
         await self._finish()
         self._lines.clear()
         try:
-            proc = await spawn(
-                argv, cwd, {"PYTHONUNBUFFERED": "1", **(env or {})}, groups=self.groups
-            )
+            extra = {"PYTHONUNBUFFERED": "1", **(env or {})}
+            proc = await spawn(argv, cwd, extra, groups=self.groups, sandbox=sandbox)
         except OSError as exc:
             raise ToolError(_spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))

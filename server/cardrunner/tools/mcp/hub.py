@@ -33,18 +33,14 @@ from cardrunner.tools.mcp.changes import tool_change
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
 from cardrunner.tools.mcp.results import ResultConverter, describe
 from cardrunner.tools.mcp.transport import Launch
+from cardrunner.tools.sandbox import BASE_ENV, Sandbox, filter_env
 
 if TYPE_CHECKING:
     import mcp_types
 
     from cardrunner.config.settings import McpServer
 
-BASE_ENV = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
-    "TZ", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
-    "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES",
-)  # fmt: skip
-"""What a stdio server inherits from our environment; everything else must be configured."""
+__all__ = ["BASE_ENV", "McpHub", "McpStartError", "McpTool"]
 
 TIMEOUT_MARGIN = 5.0
 """The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
@@ -85,9 +81,12 @@ class McpHub:
     def __init__(
         self, servers: Mapping[str, McpServer], run_dir: Path, root: Path,
         environ: Mapping[str, str] | None = None, *, groups: ProcessGroups,
+        sandbox: Sandbox | None = None,
     ) -> None:  # fmt: skip
         self._specs = dict(servers)
         self._groups = groups
+        self._sandbox = sandbox
+        """Stdio servers from project config run code of the project: confined like a build."""
         self._run_dir = run_dir
         self._root = root
         self._environ = os.environ if environ is None else environ
@@ -147,7 +146,7 @@ class McpHub:
             headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
             url = self._expand(spec.url, "url")
             return Launch(None, {}, self._root, stderr_path, self._groups, url, headers)
-        env = {k: v for k in BASE_ENV if (v := self._environ.get(k)) and not v.startswith("()")}
+        env = filter_env(self._environ, self._sandbox.env_names if self._sandbox else ())
         # Like build and test commands, `python` in a server's command is our interpreter.
         env["PATH"] = os.pathsep.join(
             filter(None, [str(Path(sys.executable).parent), env.get("PATH")])
@@ -158,6 +157,13 @@ class McpHub:
         if "/" in command and not Path(command).is_absolute():
             command = str(self._root / command)
         argv = [command, *(self._expand(a, "args") for a in spec.args)]
+        if self._sandbox is not None:
+            if self._sandbox.mode == "bwrap":
+                env["TMPDIR"] = "/tmp"
+            try:
+                argv = self._sandbox.wrap(argv, self._root, env)
+            except OSError as exc:
+                raise ValueError(f"command not found or not executable: {command}") from exc
         return Launch(argv, env, self._root, stderr_path, self._groups)
 
     def _expand(self, value: str, where: str) -> str:
