@@ -7,6 +7,7 @@ from pathlib import Path
 from cardrunner.card.card import find_cards, parse_card
 from cardrunner.config.settings import Settings, load_settings
 from cardrunner.run.liveness import live_cards
+from cardrunner.tools.sandbox import describe, probe
 
 
 def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
@@ -46,6 +47,9 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
     # What would refuse every run (a thinking setting the model rejects, a cost limit without a
     # price), in the very words the run would use.
     out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
+    box = settings.sandbox
+    if box.mode == "bwrap" and not probe(box.network).ok:
+        out.append(f"{shown}: {describe(box.mode, box.network)}")
     if not (root / settings.cards).is_dir():
         out.append(
             f"{shown}: cards: the cards folder {settings.cards!r} does not exist; create it "
@@ -84,4 +88,16 @@ def check_paths(paths: list[Path]) -> list[str]:
             except ValueError:
                 shown = str(card)
             out += _card_problems(card, shown, root)
+    return out
+
+
+def sandbox_modes(paths: list[Path]) -> list[str]:
+    """The sandbox mode in force for each workspace of `paths`, one line each."""
+    from cardrunner.cli.main import find_root
+
+    roots = dict.fromkeys(find_root(p) for p in paths if p.exists())
+    out = []
+    for root in roots:
+        box = load_settings(root)[0].sandbox
+        out.append(f"{root.name or root}: {describe(box.mode, box.network)}")
     return out

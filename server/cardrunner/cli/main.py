@@ -269,11 +269,11 @@ def _exit_status(result: RunFinished) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from cardrunner.cli.check import check_paths
+    from cardrunner.cli.check import check_paths, sandbox_modes
 
     paths = args.paths or [Path.cwd()]
     problems = check_paths(paths)
-    for line in problems:
+    for line in [*sandbox_modes(paths), *problems]:
         print(line)
     if not problems:
         print("no problems found")

@@ -46,6 +46,7 @@ from cardrunner.run.manager import RunLoop, RunManager
 from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.sweep import sweep
 from cardrunner.run.view import RunView
+from cardrunner.tools.sandbox import describe
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -99,7 +100,7 @@ class CardServer(LanguageServer):
             self.orphans.get,
         )
         self.run_progress = RunProgress(self, self.client, self.runs.cancel)
-        self.status = RunStatus(self.client, self.runs.views, self.index.uri)
+        self.status = RunStatus(self.client, self.runs.views, self.index.uri, self.sandbox_mode)
         self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
         self.modules_at_initialize: dict[str, bool] = {}
 
@@ -131,11 +132,18 @@ class CardServer(LanguageServer):
         await self.rescan()
         self.watcher.start()
         log.info(
-            "cardrunner %s serving %s (cards in %s/)",
+            "cardrunner %s serving %s (cards in %s/); %s",
             __version__,
             self.root,
             self.settings.settings.cards,
+            await asyncio.to_thread(self.sandbox_mode),
         )
+        self.status.send()
+
+    def sandbox_mode(self) -> str:
+        """The sandbox mode in force (probing bubblewrap once per process, then cached)."""
+        box = self.settings.settings.sandbox
+        return describe(box.mode, box.network)
 
     async def reload_settings(self) -> None:
         before = self.settings.settings.cards

@@ -3,6 +3,8 @@
 A status bar or a run list needs the whole picture, not a diff: each notification carries
 every run the server knows (live ones and the last of each card). Many events arrive within
 milliseconds (a tool start and finish), so changes within `DEBOUNCE` seconds are sent once.
+It also carries the sandbox mode in force, so a status item can say whether the model's code
+runs confined before any run starts.
 Optional for clients; documented in docs/lsp-extensions.md.
 """
 
@@ -44,9 +46,14 @@ class RunStatus:
     """Sends `cardrunner/runStatus` at most once per `DEBOUNCE` seconds while runs change."""
 
     def __init__(
-        self, client: Client, views: Callable[[], list[RunView]], uri: Callable[[Path], str]
+        self,
+        client: Client,
+        views: Callable[[], list[RunView]],
+        uri: Callable[[Path], str],
+        sandbox: Callable[[], str],
     ) -> None:
         self._client = client
+        self._sandbox = sandbox
         self._uri = uri
         self._views = views
         self._handle: asyncio.TimerHandle | None = None
@@ -62,4 +69,4 @@ class RunStatus:
             self._handle.cancel()
             self._handle = None
         runs = [status_entry(v, self._uri(v.card_path)) for v in self._views()]
-        self._client.notify(RUN_STATUS, {"runs": runs})
+        self._client.notify(RUN_STATUS, {"runs": runs, "sandbox": self._sandbox()})
