@@ -53,12 +53,42 @@ class Paths(_Strict):
     write: list[str] = Field(default_factory=lambda: ["src"])
 
 
+PYTEST_FLAGS = [
+    "-x", "--exitfirst", "-q", "--quiet", "-v", "--verbose", "-vv", "-l", "--showlocals",
+    "--lf", "--last-failed", "--ff", "--failed-first", "--sw", "--stepwise", "--nf",
+    "--new-first", "-s", "--no-header", "--no-summary", "--co", "--collect-only",
+    "-ra", "-rA", "-rf", "-rs",
+]  # fmt: skip
+PYTEST_VALUES = ["-k", "-m", "--maxfail", "--tb", "--durations", "-W"]
+
+
+class TestArgs(_Strict):
+    """What the model may append to the test command: selectors and these options only.
+
+    Arguments are data, not options: a test path or node id inside the read area, and the
+    options listed here. Anything that writes files or changes where things go
+    (`--junitxml=…`, `--basetemp=…`, `-o`, `-p`, `-c`, `--rootdir` …) is refused, because the
+    model could use it to write outside the write area or delete a folder.
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    flags: list[str] = Field(
+        default_factory=lambda: list(PYTEST_FLAGS), description="Options without a value."
+    )
+    values: list[str] = Field(
+        default_factory=lambda: list(PYTEST_VALUES),
+        description="Options followed by one value (`-k EXPR`, or `--maxfail=2`).",
+    )
+
+
 class Commands(_Strict):
     """argv lists run without a shell; None means the tool reports it is not configured."""
 
     build: list[str] | None = None
     test: list[str] | None = None
     app: list[str] | None = None
+    test_args: TestArgs = Field(default_factory=TestArgs)
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )

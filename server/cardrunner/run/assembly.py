@@ -144,12 +144,13 @@ async def _tool_pool(
     """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
     s = prepared.options.settings
     sandbox = await _sandbox(prepared, area.root, run_dir)
+    guard = PathGuard(area.root, s.paths.read, s.paths.write)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)
     pool = ToolPool(
         [
-            *file_tools(PathGuard(area.root, s.paths.read, s.paths.write)),
-            *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox),
+            *file_tools(guard),
+            *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox, guard),
             *extra,
         ]
     )

@@ -19,8 +19,10 @@ from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
+from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
+from cardrunner.tools.files import PathGuard
 from cardrunner.tools.process import AppProcess, CommandResult, run_command
 from cardrunner.tools.sandbox import Sandbox
 
@@ -259,13 +261,16 @@ def command_tools(
     app: AppProcess,
     env: dict[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    guard: PathGuard | None = None,
 ) -> list[Tool]:
     """build_app, run_tests, start_app and stop_app for the workspace at `root`.
 
     Builds and tests join the app's `ProcessGroups`: one run, one ledger of what it started.
     Every command runs inside `sandbox` when one is given (a run always gives one; `off` mode
-    still filters the environment)."""
+    still filters the environment). The model's test arguments must name paths `guard` lets it
+    read (default: anything under `root`) and options `commands.test_args` allows."""
     limit = commands.timeout_seconds
+    readable = guard or PathGuard(root, ["."], [])
 
     async def checked(tool: str, label: str, argv: list[str], ctx: ToolContext) -> str:
         def stream(text: str) -> None:  # the editor shows test results as they pass
@@ -293,7 +298,8 @@ def command_tools(
     async def run_tests(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.test:
             raise _not_configured("test")
-        return await checked("run_tests", "Tests", [*commands.test, *args.get("args", [])], ctx)
+        extra = check_test_args(args.get("args", []), commands.test_args, readable)
+        return await checked("run_tests", "Tests", [*commands.test, *extra], ctx)
 
     async def start_app(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.app:
@@ -328,8 +334,10 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
         FunctionTool(
             "run_tests",
             f"Runs the tests with {_shown(commands.test)} in the workspace root. `args` are "
-            "appended to the command, e.g. a test file path or ['-k', 'name'], to run fewer "
-            "tests. Returns a verdict line, the failures, and the end of the output.",
+            "appended to the command to run fewer tests: test paths or node ids, and the "
+            f"options {', '.join(commands.test_args.flags + commands.test_args.values)} "
+            "(e.g. ['tests/test_x.py', '-k', 'name']). Returns a verdict line, the failures, "
+            "and the end of the output.",
             make_schema({"args": {"type": "array", "items": {"type": "string"}, "maxItems": 50}}),
             run_tests,
             timeout=limit + 30,

@@ -1,0 +1,56 @@
+"""Arguments the model adds to a configured command are data, never options that redirect it.
+
+`run_tests(args=["--junitxml=/elsewhere/x.xml"])` would write outside the repository and
+`--basetemp=/some/dir` would delete that folder, with no code written at all. So each argument
+is one of: a selector (a path or node id inside the read area), an allowed flag, or an allowed
+option with its value. Everything else is refused with a message that says what is allowed.
+"""
+
+from __future__ import annotations
+
+from cardrunner.agent.gate import ToolError
+from cardrunner.config.settings import TestArgs
+from cardrunner.tools.files import PathGuard
+
+
+def _refuse(arg: str, why: str, policy: TestArgs) -> ToolError:
+    allowed = ", ".join([*policy.flags, *(f"{v} VALUE" for v in policy.values)])
+    return ToolError(
+        f"argument {arg!r} is not allowed: {why}. Pass test paths or node ids inside the "
+        f"readable folders, and only these options: {allowed}."
+    )
+
+
+def _selector(arg: str, guard: PathGuard, policy: TestArgs) -> None:
+    """A path or node id (`tests/test_x.py::test_y[1]`) whose path lies in the read area."""
+    if arg.startswith("@"):
+        raise _refuse(arg, "an @file would read more options from a file", policy)
+    path = arg.split("::", 1)[0]
+    try:
+        guard.resolve_read(path)
+    except ToolError as exc:
+        raise _refuse(arg, str(exc).rstrip("."), policy) from exc
+
+
+def check_test_args(args: list[str], policy: TestArgs, guard: PathGuard) -> list[str]:
+    """`args` unchanged if every one is allowed; `ToolError` naming the first that is not."""
+    expect_value: str | None = None
+    for arg in args:
+        if expect_value is not None:
+            if arg.startswith("-"):
+                raise _refuse(arg, f"{expect_value} needs a value, not another option", policy)
+            expect_value = None
+        elif arg in policy.flags:
+            continue
+        elif arg in policy.values:
+            expect_value = arg
+        elif arg.startswith("--") and "=" in arg:
+            if arg.split("=", 1)[0] not in policy.values:
+                raise _refuse(arg, "that option is not in the allow-list", policy)
+        elif arg.startswith("-"):
+            raise _refuse(arg, "that option is not in the allow-list", policy)
+        else:
+            _selector(arg, guard, policy)
+    if expect_value is not None:
+        raise _refuse(expect_value, "it needs a value after it", policy)
+    return list(args)
