@@ -27,6 +27,10 @@ class ReviewRequest:
     diff: str
     base_tree: str
     """The write area at run start, as a git tree id (the "before" side of the diff)."""
+    hidden: list[str] = field(default_factory=list)
+    """Files git ignores that the run created: in no diff and no commit, deleted on reject."""
+    flagged: list[str] = field(default_factory=list)
+    """Changed configuration (.gitignore, cardrunner.toml, .mcp.json, CI …), shown at the top."""
 
 
 @dataclass(frozen=True)

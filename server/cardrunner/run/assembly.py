@@ -125,6 +125,7 @@ def _commit_tool(
         card_title=card.title,
         card_path=card.path,
         card_slug=card.slug,
+        ignored_at_start=area.ignored_at_start,
         trailers=lambda: {
             "Card": card.slug,
             "Run": run_id,
@@ -145,6 +146,7 @@ async def _tool_pool(
     s = prepared.options.settings
     sandbox = await _sandbox(prepared, area.root, run_dir)
     guard = PathGuard(area.root, s.paths.read, s.paths.write)
+    await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)
     pool = ToolPool(
@@ -172,6 +174,27 @@ async def _tool_pool(
         if not pool.add(tool):
             warnings.append(f"MCP tool {tool.name} skipped: a built-in tool has that name")
     return pool, warnings
+
+
+SETTINGS_FILES = ("cardrunner.toml", ".mcp.json", "pyproject.toml")
+
+
+async def _refuse_uncommitted_config(area: WorkArea, guard: PathGuard) -> None:
+    """Settings a run could have written take effect only once accepted and committed.
+
+    The dirty-tree check misses two ways in: a resume (which skips it) and a settings file
+    git ignores. Files outside the write area cannot have come from a run and are left alone.
+    """
+    if area.worktree is not None:  # settings come from the user's checkout, never the worktree
+        return
+    names = [name for name in SETTINGS_FILES if guard.is_writable(name)]
+    dirty = await area.main.dirty_files(names, ignored=True) if names else []
+    if dirty:
+        raise RunRefused(
+            f"{', '.join(dirty)} differs from the last commit and lies in the write area, where "
+            "a run could have written it. Settings written by a run take effect only after "
+            "they were reviewed and committed: commit or restore it first."
+        )
 
 
 async def _sandbox(prepared: PreparedRun, workdir: Path, run_dir: Path) -> Sandbox:

@@ -33,6 +33,8 @@ class WorkArea:
     base_tree: str
     worktree: Path | None = None
     branch: str | None = None
+    ignored_at_start: frozenset[str] = frozenset()
+    """Ignored files in the write area at start; others the run creates are undone with it."""
 
     @property
     def root(self) -> Path:
@@ -64,14 +66,16 @@ class WorkArea:
                     + ", ".join(dirty[:20])
                     + ". Commit or stash them first."
                 )
-            return cls(main, main, paths, await main.snapshot(paths))
+            ignored = await main.ignored_files(paths)
+            return cls(main, main, paths, await main.snapshot(paths), ignored_at_start=ignored)
         if resume_work is not None:
             if await main.snapshot(paths) != resume_base:
                 raise WorkAreaError(
                     "the write area changed since the run stopped; cannot bring its work back"
                 )
             await main.restore(resume_work, paths)
-        return cls(main, main, paths, resume_base)
+        ignored = await main.ignored_files(paths)
+        return cls(main, main, paths, resume_base, ignored_at_start=ignored)
 
     @classmethod
     async def _isolated(
@@ -92,7 +96,8 @@ class WorkArea:
         if resume_work is not None:
             await git.restore(resume_work, paths)
         base = resume_base or await git.snapshot(paths)
-        return cls(main, git, paths, base, worktree, branch)
+        ignored = await git.ignored_files(paths)
+        return cls(main, git, paths, base, worktree, branch, ignored)
 
     async def finish(self, result: RunFinished) -> tuple[RunFinished, str]:
         """Keep or undo the run's changes; returns the result to record and a note for the user."""
@@ -100,6 +105,8 @@ class WorkArea:
             if result.reason not in UNDO_REASONS:
                 return result, ""
             work = await self.git.snapshot(self.paths)
+            hidden = await self.git.ignored_files(self.paths) - self.ignored_at_start
+            await self.git.remove_files(sorted(hidden), self.paths)
             if work == self.base_tree:
                 return result, ""
             await self.git.restore(self.base_tree, self.paths)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardrunner.agent.events import ReviewDecided, ReviewRequested
+from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.agent.review import Approver, HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.secrets import redact
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.git import GitRepo
 from cardrunner.tools.hunks import Hunk, parse_diff, patch_of
+from cardrunner.tools.scope import is_config, review_header, secrets_in_diff
 
 
 @dataclass
@@ -29,6 +30,8 @@ class CommitTool:
     card_path: Path
     card_slug: str
     trailers: Callable[[], dict[str, str]]
+    ignored_at_start: frozenset[str] = field(default_factory=frozenset)
+    """Ignored files in the write area at run start: any others the run created are listed."""
     committed: str | None = None
     last_decision: str | None = None
     """The review's last answer (accept, reject, no_commit): the verdict reads it."""
@@ -53,12 +56,14 @@ class CommitTool:
                 f"Already committed as {self.committed[:10]}. End with the RESULT line."
             )
         message = redact(args["message"].strip())
-        diff, files = await self.git.diff(self.base_tree, self.write_paths)
-        diff = redact(diff)
+        raw, files = await self.git.diff(self.base_tree, self.write_paths)
+        hidden = sorted(await self.git.ignored_files(self.write_paths) - self.ignored_at_start)
         if not files:
             raise ToolError(
                 "Nothing changed in the write area since the run started; nothing to commit."
             )
+        self._refuse_secrets(raw, ctx)
+        diff = redact(review_header(files, hidden) + raw)
         request = ReviewRequest(
             run_id=self.run_id,
             card_title=self.card_title,
@@ -68,6 +73,8 @@ class CommitTool:
             files=files,
             diff=diff,
             base_tree=self.base_tree,
+            hidden=hidden,
+            flagged=sorted({p for p in [*files, *hidden] if is_config(p)}),
         )
         ctx.emit(ReviewRequested(message=message, files=files, diff=diff))
         decision = await self.approver.review(request)
@@ -87,6 +94,19 @@ class CommitTool:
                 "git_commit again: end now with RESULT: done."
             )
         return await self._accept(message, files, decision, ctx)
+
+    def _refuse_secrets(self, diff: str, ctx: ToolContext) -> None:
+        """A change that would commit a secret never reaches the review: say file and line."""
+        hits = secrets_in_diff(diff)
+        if not hits:
+            return
+        where = "; ".join(str(hit) for hit in hits[:20])
+        text = (
+            f"Refused: this change would commit a secret ({where}). Remove it from the file; "
+            "code must read secrets from the environment at run time. Nothing was committed."
+        )
+        ctx.emit(Notice(level="warning", message=text))
+        raise ToolError(text)
 
     def _decided(self, ctx: ToolContext, event: ReviewDecided) -> None:
         self.last_decision = event.decision

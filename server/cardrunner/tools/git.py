@@ -124,17 +124,36 @@ class GitRepo:
     async def _prefix(self) -> str:
         return (await self._git("rev-parse", "--show-prefix")).text
 
-    async def dirty_files(self, paths: list[str]) -> list[str]:
-        """Modified, staged and untracked (not ignored) files under `paths`, root-relative."""
+    async def dirty_files(self, paths: list[str], ignored: bool = False) -> list[str]:
+        """Modified, staged and untracked files under `paths` (`ignored`: those too)."""
         if not paths:
             return []
         out = await self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            "--", *_specs(paths),
+            *(["--ignored=matching"] if ignored else []), "--", *_specs(paths),
         )  # fmt: skip
         prefix = await self._prefix()
         entries = [item[3:] for item in out.items()]
         return sorted({e[len(prefix) :] if e.startswith(prefix) else e for e in entries})
+
+    async def ignored_files(self, paths: list[str]) -> frozenset[str]:
+        """Untracked files under `paths` that git ignores now, root-relative.
+
+        A run can hide what it creates behind a `.gitignore` it writes: such files are in no
+        diff and no snapshot, so the review lists them and a reject deletes them, by comparing
+        this set at the review (or the end) with the one taken at run start.
+        """
+        if not paths:
+            return frozenset()
+        out = await self._git(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--",
+            *_specs(paths),
+        )  # fmt: skip
+        return frozenset(out.items())
+
+    async def remove_files(self, files: list[str], paths: list[str]) -> None:
+        """Delete `files` (root-relative) and the folders below `paths` they leave empty."""
+        await asyncio.to_thread(_remove_created, self.root, files, paths)
 
     async def _add_paths(self, paths: list[str], env: dict[str, str]) -> None:
         """`git add -A` the paths into the index of `env`; paths that match nothing are skipped."""

@@ -1,0 +1,84 @@
+"""What a review must show beyond the diff: config that widens a run, files a `.gitignore` hides,
+and secrets that must never be committed.
+
+A diff of the write area is not the whole story. A `.gitignore` the run wrote hides files from
+the diff, the commit and the restore; a `.mcp.json` or `cardrunner.toml` it wrote changes what the
+next run may do; a key pasted into a file is committed while the review shows `[redacted]`. So
+the review flags config changes at the top, lists ignored files the run created, and refuses
+outright a change that would commit a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+from cardrunner.config.secrets import SecretHit, find_secrets
+
+CONFIG_NAMES = frozenset(
+    {
+        ".gitignore", ".gitattributes", ".gitmodules", "cardrunner.toml", ".mcp.json",
+        "pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "noxfile.py",
+        ".pre-commit-config.yaml", ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml",
+        "Jenkinsfile", "bitbucket-pipelines.yml",
+    }
+)  # fmt: skip
+"""Files that change how cardrunner, git, the test runner or CI behave."""
+
+CONFIG_FOLDERS = (".github", ".circleci", ".ci", ".gitlab", ".buildkite", ".devcontainer")
+_CACHE_PARTS = frozenset(
+    {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".tox"}
+)
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def is_config(path: str) -> bool:
+    """True if `path` (root-relative) is configuration rather than code or data."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and (parts[-1] in CONFIG_NAMES or parts[0] in CONFIG_FOLDERS)
+
+
+def is_cache(path: str) -> bool:
+    """Build and test caches: created by every build, listed as a count, not one by one."""
+    parts = PurePosixPath(path).parts
+    return bool(_CACHE_PARTS.intersection(parts)) or path.endswith((".pyc", ".pyo"))
+
+
+def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
+    """The lines shown above the diff; empty when there is nothing beyond the diff to see."""
+    hidden = sorted(hidden)
+    flagged = sorted({p for p in [*changed, *hidden] if is_config(p)})
+    lines: list[str] = []
+    if flagged:
+        lines.append("!! CONFIGURATION CHANGED — it decides what runs, what git tracks and CI:")
+        lines += [f"!!   {path}" for path in flagged]
+    shown = [p for p in hidden if not is_cache(p)]
+    caches = len(hidden) - len(shown)
+    if hidden:
+        lines.append(
+            "!! FILES IGNORED BY GIT that this run created (not in the diff, not committed, "
+            "deleted on reject):"
+        )
+        lines += [f"!!   {path}" for path in shown]
+        if caches:
+            lines.append(f"!!   and {caches} file(s) in caches (__pycache__, .pytest_cache …)")
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def secrets_in_diff(diff: str) -> list[SecretHit]:
+    """Secrets on the lines a unified diff adds, with the new file's path and line number."""
+    hits: list[SecretHit] = []
+    path, line = "", 0
+    for raw in diff.splitlines():
+        if raw.startswith("+++ "):
+            target = raw[4:].strip()
+            path = target[2:] if target.startswith("b/") else target
+        elif match := _HUNK.match(raw):
+            line = int(match.group(1))
+        elif raw.startswith("+"):
+            hits += [SecretHit(path, line, h.kind) for h in find_secrets(path, raw[1:])]
+            line += 1
+        elif raw.startswith(" "):
+            line += 1
+    return hits
