@@ -283,11 +283,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
+    from cardrunner.config.display import shown
     from cardrunner.run.log import NotARunLog
     from cardrunner.run.summary import summarize_log
 
     try:
-        print(summarize_log(args.log))
+        print(shown(summarize_log(args.log)))  # the log holds model text and tool output
     except OSError as exc:
         _err(f"cardrunner: cannot read {args.log}: {exc}")
         return EXIT_USAGE

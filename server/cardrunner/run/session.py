@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
 from cardrunner.card.record import CardUpdate, RunRecord
+from cardrunner.config.display import shown_model
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.cardcommit import commit_card_state
 from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
@@ -42,7 +43,7 @@ class RunSession:
         """Every event of the run, ending with its one `RunFinished`."""
         try:
             async for event in self._play():
-                yield event
+                yield shown_model(event)  # logged raw; shown without controls or secrets
         except RunRefused as exc:
             self._end("config_error", str(exc))
         except asyncio.CancelledError as exc:
@@ -64,7 +65,7 @@ class RunSession:
         finally:
             closing = await self._close()
         for event in closing:
-            yield event
+            yield shown_model(event)
 
     async def _play(self) -> AsyncIterator[Event]:
         """Prepare, assemble, start, then the loop's events, logged; the loop's result is kept."""

@@ -10,7 +10,7 @@ from typing import Any
 from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.agent.review import Approver, HunkRef, ReviewDecision, ReviewRequest
-from cardrunner.config.secrets import redact
+from cardrunner.config.display import shown
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.git import GitRepo
 from cardrunner.tools.hunks import Hunk, parse_diff, patch_of
@@ -55,7 +55,7 @@ class CommitTool:
             raise ToolError(
                 f"Already committed as {self.committed[:10]}. End with the RESULT line."
             )
-        message = redact(args["message"].strip())
+        message = shown(args["message"].strip())
         raw, files = await self.git.diff(self.base_tree, self.write_paths)
         hidden = sorted(await self.git.ignored_files(self.write_paths) - self.ignored_at_start)
         if not files:
@@ -63,10 +63,10 @@ class CommitTool:
                 "Nothing changed in the write area since the run started; nothing to commit."
             )
         self._refuse_secrets(raw, ctx)
-        diff = redact(review_header(files, hidden) + raw)
+        diff = shown(review_header(files, hidden) + raw)
         request = ReviewRequest(
             run_id=self.run_id,
-            card_title=self.card_title,
+            card_title=shown(self.card_title),
             card_path=self.card_path,
             root=self.git.root,
             message=message,

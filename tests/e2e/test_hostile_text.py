@@ -1,0 +1,38 @@
+"""Model text, tool output and file contents reach the terminal without controls or secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.project import FIXED, cli, final, git, make_project, turn, use, write_transcript
+
+SECRET = "svc-secret-1234567890"
+
+
+def test_the_cli_shows_controls_visibly_and_redacts_secrets_in_the_live_view(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    make_project(root)
+    hidden = FIXED + "# \x1b[2K\rlooks harmless\n"
+    steps = [
+        turn(use("write_file", path="src/calc.py", content=hidden)),
+        turn(use("run_tests")),
+        turn(
+            use("report_criterion", index=0, passed=True, evidence=f"\x1b[31mok\x1b[0m {SECRET}"),
+            use("report_criterion", index=1, passed=True, evidence="1 passed\u202e"),
+        ),
+        turn(use("git_commit", message="card: fix\x1b[2K\n\nUse +.")),
+        final(),
+    ]
+    transcript = write_transcript(tmp_path / "t.json", steps)
+    env = {"PAYMENTS_SERVICE_TOKEN": SECRET}
+    proc = cli(root, "run", "cards/fix-add.md", "--replay", str(transcript), env=env, stdin="y\n")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
+    assert "# \\x1b[2K\\rlooks harmless" in out  # the diff line, as it really is
+    assert "\\x1b[31mok\\x1b[0m [redacted]" in out and SECRET not in out
+    assert "1 passed\\u202e" in out
+    assert (root / "src" / "calc.py").read_bytes() == hidden.encode()  # the file is untouched
+    assert "\x1b" not in git(root, "log", "-1", "--format=%B")
