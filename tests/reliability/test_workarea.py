@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cardrunner.agent.events import Event, Notice, RunFinished, ToolStarted
+from cardrunner.agent.events import Event, Notice, RunFinished, ToolFinished, ToolStarted
 from cardrunner.agent.review import (
     Approver,
     AutoApprover,
@@ -303,11 +303,17 @@ async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
             use("report_criterion", index=1, passed=True, evidence="ok"),
         ),
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
+        # a change that would commit the key is refused before the review; the model fixes it
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         final(f"done with {secret}\nRESULT: done"),
     ]
     approver = AutoApprover()
     events = await collect(options(tmp_path, steps, approver))
     assert events[-1].status == "done"
+    refused = [e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit"][0]
+    assert refused.is_error and "src/calc.py:3: the value of a secret environment" in refused.result
+    assert len(approver.requests) == 1  # the change holding the key never reached the review
     assert secret not in approver.requests[0].diff and secret not in approver.requests[0].message
     assert secret not in git(tmp_path, "log", "-1", "--format=%B")
     log = next((tmp_path / ".cardrunner/runs").glob("*.jsonl")).read_text()
