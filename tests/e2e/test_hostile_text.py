@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.support.project import FIXED, cli, final, git, make_project, turn, use, write_transcript
@@ -36,3 +37,14 @@ def test_the_cli_shows_controls_visibly_and_redacts_secrets_in_the_live_view(
     assert "1 passed\\u202e" in out
     assert (root / "src" / "calc.py").read_bytes() == hidden.encode()  # the file is untouched
     assert "\x1b" not in git(root, "log", "-1", "--format=%B")
+
+
+def test_a_fifo_in_the_write_area_fails_fast_and_the_cli_exits(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    make_project(root)
+    os.mkfifo(root / "src" / "pipe.py")  # git does not see it: the write area counts as clean
+    steps = [turn(use("read_file", path="src/pipe.py")), final("RESULT: failed: no input")]
+    transcript = write_transcript(tmp_path / "t.json", steps)
+    proc = cli(root, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes", timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "is a FIFO (named pipe)" in proc.stderr

@@ -311,7 +311,7 @@ async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
     approver = AutoApprover()
     events = await collect(options(tmp_path, steps, approver))
     assert events[-1].status == "done"
-    refused = [e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit"][0]
+    refused = next(e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit")
     assert refused.is_error and "src/calc.py:3: the value of a secret environment" in refused.result
     assert len(approver.requests) == 1  # the change holding the key never reached the review
     assert secret not in approver.requests[0].diff and secret not in approver.requests[0].message

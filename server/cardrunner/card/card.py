@@ -23,6 +23,7 @@ from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.text import CARD_STATES
 from cardrunner.card.writeback import card_edits, update_card_text
+from cardrunner.config.readfile import read_regular
 
 __all__ = [
     "CARD_STATES",
@@ -111,6 +112,10 @@ class CardError(Exception):
         return "\n".join(lines) or f"{self.path}: not a valid card"
 
 
+MAX_CARD_BYTES = 2_000_000
+"""A card is a page of Markdown; a file this large is not one (and must not stall a reader)."""
+
+
 def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
     """Parse a card; never raises. With any error the card is None; warnings come with a card."""
     try:
@@ -123,7 +128,7 @@ def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
 def load_card(path: Path) -> Card:
     """Read and parse a card; raises CardError (with every problem) if it cannot be used."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise CardError(path, [CardProblem(0, f"cannot read the card: {error}")]) from error
     card, problems = parse_card(text, path)
@@ -140,7 +145,7 @@ def write_card(path: Path, change: CardUpdate) -> Card:
     cannot be updated, and after writing if the card has other errors (say, no criteria).
     """
     try:
-        old = path.read_bytes().decode("utf-8")
+        old = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
         new = update_card_text(old, **change.text_arguments())
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CardError(path, [CardProblem(0, f"cannot update the card: {error}")]) from error

@@ -19,6 +19,7 @@ from cardrunner.card.body import parse_body
 from cardrunner.card.text import (
     CARD_KEYS,
     CARD_STATES,
+    CardLimitError,
     compose,
     find_front_matter,
     line_starts,
@@ -82,6 +83,12 @@ class _Parser:
         """The card fields from the YAML, or None when it cannot be read as a mapping."""
         try:
             root, data = compose(y)
+        except CardLimitError as error:  # hostile or absurd: refused before it costs anything
+            at = self.line(start + error.problem_mark.index) if error.problem_mark else 1
+            self.problem(
+                min(at, close_line), f"the front matter cannot be read as YAML: {error.problem}"
+            )
+            return None
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark
             at = self.line(start + mark.index) if mark else 1

@@ -92,9 +92,74 @@ def find_front_matter(text: str) -> FrontMatter | Literal["missing", "unterminat
     return "unterminated"
 
 
+MAX_FRONT_MATTER_CHARS = 256_000
+MAX_ALIASES = 100
+MAX_DEPTH = 64
+MAX_EXPANDED_NODES = 100_000
+"""A card's front matter is a dozen keys; these bounds stop a hostile one (a 600-byte alias bomb
+expands to millions of nodes) long before it costs time or memory, in every path that parses."""
+
+
+class CardLimitError(yaml.MarkedYAMLError):
+    """The front matter exceeds a bound; the mark says where."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts aliases, nesting and the expanded size while composing.
+
+    Each node's expanded size is known once its children are composed (an alias returns an
+    already composed node), so the check needs no second, recursive walk."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._aliases = 0
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+
+    def _limit(self, what: str, mark: Any) -> CardLimitError:
+        return CardLimitError(problem=f"{what}; the front matter is refused", problem_mark=mark)
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise self._limit(f"more than {MAX_ALIASES} aliases", event.start_mark)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise self._limit(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+        try:
+            node: Node | None = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if node is not None and id(node) not in self._sizes:
+            self._sizes[id(node)] = self._size(node)
+            if self._sizes[id(node)] > MAX_EXPANDED_NODES:
+                what = f"its aliases expand to more than {MAX_EXPANDED_NODES:,} values"
+                raise self._limit(what, node.start_mark)
+        return node
+
+    def _size(self, node: Node) -> int:
+        children: list[Node] = []
+        if isinstance(node, SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, MappingNode):
+            children = [n for pair in node.value for n in pair]
+        return 1 + sum(self._sizes.get(id(child), 1) for child in children)
+
+
 def compose(yaml_text: str) -> tuple[Node | None, Any]:
-    """Parse YAML keeping the node tree (for positions) and the plain data; raises YAMLError."""
-    loader = yaml.SafeLoader(yaml_text)
+    """Parse YAML keeping the node tree (for positions) and the plain data; raises YAMLError.
+
+    Bounded: size, aliases, nesting and the expanded size are checked before any data is built,
+    so a hostile card fails fast with a `CardLimitError` instead of hanging a write-back.
+    """
+    if len(yaml_text) > MAX_FRONT_MATTER_CHARS:
+        mark = yaml.Mark("<card>", MAX_FRONT_MATTER_CHARS, 0, 0, "", 0)
+        raise CardLimitError(
+            problem=f"longer than {MAX_FRONT_MATTER_CHARS:,} characters", problem_mark=mark
+        )
+    loader = _BoundedLoader(yaml_text)
     try:
         node = loader.get_single_node()
         return node, (loader.construct_document(node) if node is not None else None)

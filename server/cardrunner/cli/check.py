@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.card.card import find_cards, parse_card
+from cardrunner.card.card import MAX_CARD_BYTES, find_cards, parse_card
+from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings, load_settings
 from cardrunner.run.liveness import live_cards
 from cardrunner.tools.sandbox import describe, probe
@@ -12,7 +13,7 @@ from cardrunner.tools.sandbox import describe, probe
 
 def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{shown}: cannot read: {exc}"]
     card, problems = parse_card(text, path)

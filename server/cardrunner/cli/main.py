@@ -259,7 +259,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 status = _exit_status(event)
         return ci_status(ci, status, EXIT_FAILED) if ci else status
 
-    return asyncio.run(main())
+    from cardrunner.cli.exiting import run_bounded
+
+    return run_bounded(main())
 
 
 def _exit_status(result: RunFinished) -> int:

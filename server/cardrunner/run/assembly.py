@@ -151,7 +151,7 @@ async def _tool_pool(
     stack.push_async_callback(app.aclose)
     pool = ToolPool(
         [
-            *file_tools(guard),
+            *file_tools(guard, timeout=s.tool_timeout_seconds),
             *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox, guard),
             *extra,
         ]

@@ -68,7 +68,7 @@ def _summary(shown: str, done: list[Replaced]) -> str:
     return f"edited {shown}: {len(done)} replacement(s) at {', '.join(places)}{more}"
 
 
-def edit_tool(guard: PathGuard, known: ConflictGuard) -> Tool:
+def edit_tool(guard: PathGuard, known: ConflictGuard, timeout: float = 120.0) -> Tool:
     """`edit_file` behind `guard`, sharing the write tool's record of what the run wrote."""
     from cardrunner.tools.files import _read_or_none
 
@@ -117,4 +117,5 @@ def edit_tool(guard: PathGuard, known: ConflictGuard) -> Tool:
             ["path", "edits"],
         ),
         edit_file,
+        timeout=timeout,
     )

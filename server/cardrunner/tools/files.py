@@ -19,8 +19,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cardrunner.agent.events import Notice
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.config.readfile import FileTooLarge, NotRegularFile, read_regular
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.edit import edit_tool
@@ -133,18 +135,32 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _read_or_none(path: Path) -> bytes | None:
+def _read_or_none(path: Path, limit: int = MAX_READ_BYTES * 8) -> bytes | None:
+    """The file's bytes (None: missing); a FIFO, device or socket is a ToolError, never a wait."""
     try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return read_regular(path, limit)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except NotRegularFile as exc:
+        kind = str(exc).rsplit(" is ", 1)[-1]
+        if kind == "a folder":
+            return None
+        raise ToolError(
+            f"{path.name} is {kind}; the file tools only read and write regular files"
+        ) from exc
+
+
+class EditConflict(ToolError):
+    """Someone else changed the file since the run last saw it; their text was kept."""
 
 
 class ConflictGuard:
-    """Notices a file edited by someone else since this run last wrote it, and keeps their text.
+    """Notices a file edited by someone else since this run last read or wrote it; keeps theirs.
 
-    It remembers the hash of what the run wrote; reading the file again counts as having seen the
-    other edits, so the next write (the merge) goes through.
+    It remembers the hash of what the run last saw of each file: what `read_file` showed, or
+    what `write_file` wrote. A write over a file that changed on disk since is refused (the
+    user's text stays and the model is told to read it again); reading it again counts as
+    having seen the other edits, so the next write (the merge) goes through.
     """
 
     def __init__(self) -> None:
@@ -154,16 +170,15 @@ class ConflictGuard:
     def seen(self, path: Path, data: bytes | None) -> None:
         """The run read `path` (None: found it missing); its current state is now known."""
         with self._lock:
-            if path in self._known:
-                self._known[path] = _digest(data)
+            self._known[path] = _digest(data)
 
     def write(self, path: Path, shown: str, data: bytes) -> None:
         """Write `data` atomically unless `path` changed on disk since the run last saw it."""
         with self._lock:
             if path in self._known and _digest(_read_or_none(path)) != self._known[path]:
-                raise ToolError(
-                    f"{shown} was changed outside this run since you last wrote it; "
-                    "read it again and merge"
+                raise EditConflict(
+                    f"{shown} was changed outside this run since you last read or wrote it; "
+                    "the other version is kept. Read it again and merge"
                 )
             atomic_write(path, data)
             self._known[path] = _digest(data)
@@ -244,8 +259,10 @@ def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) 
     return head + "".join(body) + tail
 
 
-def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list[Tool]:
-    """list_files, read_file, write_file and edit_file, all behind `guard`."""
+def file_tools(
+    guard: PathGuard, conflicts: ConflictGuard | None = None, timeout: float = 120.0
+) -> list[Tool]:
+    """list_files, read_file, write_file and edit_file, all behind `guard`, bounded by `timeout`."""
     known = conflicts or ConflictGuard()
 
     def listing(path: str, recursive: bool) -> str:
@@ -259,12 +276,15 @@ def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list
         shown = guard.display(target)
         if target.is_dir():
             raise ToolError(f"{shown} is a folder; use list_files to see what is in it.")
-        data = _read_or_none(target)
+        try:
+            data = _read_or_none(target, MAX_READ_BYTES)
+        except ToolError:
+            raise
+        except FileTooLarge as exc:
+            raise ToolError(f"{shown} is too large to read ({exc}).") from exc
         known.seen(target, data)
         if data is None:
             raise ToolError(f"{shown} does not exist. Use list_files to find the right path.")
-        if len(data) > MAX_READ_BYTES:
-            raise ToolError(f"{shown} is too large to read ({len(data)} bytes).")
         if b"\x00" in data[:8192]:
             raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text.")
         try:
@@ -289,12 +309,18 @@ def file_tools(guard: PathGuard, conflicts: ConflictGuard | None = None) -> list
         return f"wrote {len(data)} bytes to {shown}"
 
     async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
-        return await asyncio.to_thread(write, args["path"], args["content"])
+        try:
+            return await asyncio.to_thread(write, args["path"], args["content"])
+        except EditConflict as exc:  # the user hears of it too, not only the model
+            ctx.emit(Notice(level="warning", message=f"kept your edit: {exc}"))
+            raise
 
-    return _described(guard, known, [list_files, read_file, write_file])
+    return _described(guard, known, [list_files, read_file, write_file], timeout)
 
 
-def _described(guard: PathGuard, known: ConflictGuard, handlers: list[Handler]) -> list[Tool]:
+def _described(
+    guard: PathGuard, known: ConflictGuard, handlers: list[Handler], timeout: float
+) -> list[Tool]:
     """The file tools as the model sees them, around their handlers (in that order)."""
     list_files, read_file, write_file = handlers
     readable, writable = ", ".join(guard.read_folders), ", ".join(guard.write_folders)
@@ -308,6 +334,7 @@ def _described(guard: PathGuard, known: ConflictGuard, handlers: list[Handler]) 
             f"(folders end in /). Readable folders: {readable}.",
             make_schema({"path": path_prop, "recursive": {"type": "boolean"}}),
             list_files,
+            timeout=timeout,
         ),
         FunctionTool(
             "read_file",
@@ -322,6 +349,7 @@ def _described(guard: PathGuard, known: ConflictGuard, handlers: list[Handler]) 
                 required=["path"],
             ),
             read_file,
+            timeout=timeout,
         ),
         FunctionTool(
             "write_file",
@@ -332,6 +360,7 @@ def _described(guard: PathGuard, known: ConflictGuard, handlers: list[Handler]) 
             "it, the write is refused: read it again and merge.",
             make_schema({"path": path_prop, "content": {"type": "string"}}, ["path", "content"]),
             write_file,
+            timeout=timeout,
         ),
-        edit_tool(guard, known),
+        edit_tool(guard, known, timeout),
     ]

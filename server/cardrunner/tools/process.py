@@ -37,7 +37,6 @@ EMIT_EVERY = 0.25
 """How long a group may take to exit after SIGTERM before it gets SIGKILL."""
 
 
-
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child: the allow-listed part of ours (no secrets), plus `extra`."""
     env = filter_env(os.environ)

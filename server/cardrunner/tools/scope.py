@@ -55,7 +55,7 @@ def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
         lines += [f"!!   {path}" for path in flagged]
     shown = [p for p in hidden if not is_cache(p)]
     caches = len(hidden) - len(shown)
-    if hidden:
+    if shown:  # caches alone are what every build leaves; they are still deleted on reject
         lines.append(
             "!! FILES IGNORED BY GIT that this run created (not in the diff, not committed, "
             "deleted on reject):"

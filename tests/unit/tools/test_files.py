@@ -214,7 +214,8 @@ async def test_write_conflict_keeps_the_users_text(ws: Path, pool: ToolPool) -> 
     clash = await pool.execute("write_file", {"path": "src/main.py", "content": "v3\n"}, ctx())
     assert clash.is_error
     assert clash.text == (
-        "src/main.py was changed outside this run since you last wrote it; read it again and merge"
+        "src/main.py was changed outside this run since you last read or wrote it; "
+        "the other version is kept. Read it again and merge"
     )
     assert target.read_text() == "the user's edit\n"
     seen = await pool.execute("read_file", {"path": "src/main.py"}, ctx())

@@ -17,7 +17,8 @@ from pathlib import Path
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from cardrunner.card.card import Card, CardProblem, find_cards, parse_card
+from cardrunner.card.card import MAX_CARD_BYTES, Card, CardProblem, find_cards, parse_card
+from cardrunner.config.readfile import read_regular
 
 CARD_SUFFIXES = (".md", ".markdown")
 
@@ -109,7 +110,7 @@ class CardIndex:
         if doc is not None:
             return self.update(path, doc[1])
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            data = await asyncio.to_thread(read_regular, path, MAX_CARD_BYTES)
         except OSError:
             self.remove(path)
             return None
