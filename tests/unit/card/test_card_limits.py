@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def alias_bomb() -> str:
     """Nine levels of nine aliases: under 600 bytes, 9⁹ values once expanded."""
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     names = "abcdefghi"
-    for prev, name in zip(names, names[1:], strict=False):
+    for prev, name in itertools.pairwise(names):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     return "---\ntitle: Bomb\nstate: New\n" + "\n".join(lines) + "\n---\n" + BODY
 
