@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections.abc import Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,18 +25,19 @@ from cardrunner.config.secrets import redact
 
 
 def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
-    """`<UTC time>-<card slug>`, with `-2`, `-3` … when a log or a run in `taken` has it already.
+    """`<UTC time>-<card slug>-<random>`, never one a log or a run in `taken` has already.
 
     The one place run ids are made: the editor names a run before it starts, the CLI when it
-    starts; both must give ids that sort by time and never reuse another run's log."""
+    starts; both must give ids that sort by time and never reuse another run's log. The random
+    part keeps two processes that start a run in the same second apart (neither sees the
+    other's log yet), so they never share an id and write one interleaved log."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{card_slug(card_path)}"[:76]
+    base = f"{stamp}-{card_slug(card_path)}"[:71]
     paths = StatePaths(root)
-    run_id, n = base, 1
-    while run_id in taken or paths.log(run_id).exists():
-        n += 1
-        run_id = f"{base}-{n}"
-    return run_id
+    while True:
+        run_id = f"{base}-{secrets.token_hex(3)}"
+        if run_id not in taken and not paths.log(run_id).exists():
+            return run_id
 
 
 def log_record(event: ev.Event) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.config.display import shown_model
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.cardcommit import commit_card_state
+from cardrunner.run.cardlock import CardBusy, CardLock
 from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
 from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
 
@@ -28,7 +29,7 @@ from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
 class RunSession:
     """Owns one run: what it opened, how far it got, and how it ended.
 
-    Each stage records what it opened (`_run`, `_in_work`, `_live`), so the one `finally` closes
+    Each stage records what it opened (`_lock`, `_run`, `_in_work`, `_live`), so the one `finally` closes
     exactly what is open, in reverse, whatever went wrong in between."""
 
     def __init__(self, options: RunOptions) -> None:
@@ -37,6 +38,7 @@ class RunSession:
         self._run: OpenRun | None = None
         self._in_work = False
         self._live: Path | None = None
+        self._lock: CardLock | None = None
         self._result: RunFinished | None = None
 
     async def events(self) -> AsyncIterator[Event]:
@@ -71,7 +73,14 @@ class RunSession:
         """Prepare, assemble, start, then the loop's events, logged; the loop's result is kept."""
         o = self.options
         prepared = await prepare_run(o)
+        try:  # one run per card, across processes: held until the card says how it ended
+            self._lock = await asyncio.to_thread(
+                CardLock.acquire, o.root, relative(o.card_path, o.root), o.run_id
+            )
+        except CardBusy as exc:
+            raise RunRefused(str(exc)) from exc
         run = self._run = await open_run(prepared, self._stack)
+        await asyncio.to_thread(self._lock.record, run.run_id)
         await o.card_store.update(run.card.path, CardUpdate(state="In Work", reason=None))
         self._in_work = True
         self._live = mark_live(o.root, run.run_id, run.started.card)
@@ -132,6 +141,8 @@ class RunSession:
         self.options.processes.close()  # nothing should be left; if something is, it dies here
         if self._live is not None:
             clear_live(self._live)
+        if self._lock is not None:
+            self._lock.release()
         return [*closing, result] if run is not None else [result]
 
     async def _write_card(self, run: OpenRun, result: RunFinished) -> list[Event]:

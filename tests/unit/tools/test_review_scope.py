@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.agent.events import Event, Notice, RunFinished, Usage
 from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.agent.review import ReviewDecision, ScriptedApprover
 from cardrunner.run.workarea import WorkArea
@@ -86,9 +86,8 @@ async def test_files_hidden_by_a_gitignore_the_run_wrote_are_listed_and_removed_
     assert "!!   src/payload.py" in top and "!!   src/deep/more.py" in top
     assert "and 1 file(s) in caches" in top
     finished = RunFinished(
-        status="failed", reason="rejected", rounds=1, tool_calls=1,
-        input_tokens=0, output_tokens=0, cost_usd=0.0,
-    )  # fmt: skip
+        status="failed", reason="rejected", rounds=1, tool_calls=1, usage=Usage(), cost_usd=0.0
+    )
     await area.finish(finished)
     assert not (root / "src" / "payload.py").exists() and not (root / "src" / "deep").exists()
     assert not (root / "src" / "__pycache__" / "new.pyc").exists()
