@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cardrunner.card.card import CardError, load_card, parse_card, write_card
+from cardrunner.card.record import CardUpdate
 from cardrunner.card.text import MAX_ALIASES, MAX_FRONT_MATTER_CHARS
 from cardrunner.card.writeback import update_card_text
 from tests.support.project import cli, final, make_project, write_transcript
@@ -51,7 +52,7 @@ def test_every_reader_and_writer_refuses_a_hostile_front_matter(
     with pytest.raises(ValueError, match=says):
         update_card_text(text, state="In Work")
     with pytest.raises(CardError, match=says):
-        write_card(path, state="In Work")
+        write_card(path, CardUpdate(state="In Work"))
     assert path.read_text() == text  # nothing written
 
 
