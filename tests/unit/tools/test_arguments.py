@@ -11,6 +11,7 @@ from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.config.settings import Commands, TestArgs
 from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.files import PathGuard
+from cardrunner.tools.groups import ProcessGroups
 
 TESTS = "def test_ok():\n    assert True\n\n\ndef test_other():\n    assert True\n"
 
@@ -18,7 +19,7 @@ TESTS = "def test_ok():\n    assert True\n\n\ndef test_other():\n    assert True
 def pool(root: Path, commands: Commands | None = None) -> ToolPool:
     commands = commands or Commands(test=[sys.executable, "-m", "pytest", "-p", "no:cacheprovider"])
     guard = PathGuard(root, ["tests"], ["src"])
-    return ToolPool(command_tools(root, commands, AppProcess(), guard=guard))
+    return ToolPool(command_tools(root, commands, AppProcess(ProcessGroups()), guard=guard))
 
 
 @pytest.fixture

@@ -17,10 +17,12 @@ import pytest
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
 from cardrunner.tools.commands import AppProcess, command_tools, run_command
+from cardrunner.tools.groups import ProcessGroups
 from cardrunner.tools.sandbox import Sandbox, SandboxUnavailable, describe, probe
 from tests.unit.tools.test_commands import wait_until
 
 PY = sys.executable
+GROUPS = ProcessGroups()
 pytestmark = pytest.mark.skipif(not probe().ok, reason="bubblewrap cannot run here")
 
 
@@ -39,7 +41,8 @@ def box(root: Path, **kw: object) -> Sandbox:
 
 
 async def run_py(sandbox: Sandbox, root: Path, code: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    return await run_command([PY, "-c", textwrap.dedent(code)], root, 60, env, sandbox)
+    argv = [PY, "-c", textwrap.dedent(code)]
+    return await run_command(argv, root, 60, env, groups=GROUPS, sandbox=sandbox)
 
 
 async def test_writes_land_only_in_the_write_area_and_a_private_tmp(tmp_path: Path) -> None:
@@ -161,7 +164,7 @@ async def test_without_the_sandbox_the_same_daemon_survives(tmp_path: Path) -> N
         f"'import time; time.sleep(300)', {token!r}], stdout=subprocess.DEVNULL, "
         "stderr=subprocess.DEVNULL, start_new_session=True)"
     )
-    result = await run_command([PY, "-c", code], root, 60)
+    result = await run_command([PY, "-c", code], root, 60, groups=GROUPS)
     try:
         assert result.ok
         await wait_until(lambda: bool(_processes_with(token)))
@@ -195,7 +198,7 @@ async def test_the_environment_comes_from_the_allow_list(
 
 async def test_a_missing_program_is_named_as_without_the_sandbox(tmp_path: Path) -> None:
     root = repo(tmp_path)
-    result = await run_command(["no-such-program-xyz"], root, 30, None, box(root))
+    result = await run_command(["no-such-program-xyz"], root, 30, groups=GROUPS, sandbox=box(root))
     assert result.exit_code == 127 and "no such program" in (result.spawn_error or "")
 
 
@@ -209,7 +212,7 @@ async def test_the_app_runs_confined_and_its_whole_namespace_stops(tmp_path: Pat
         "print('app up', flush=True)\n"
         "time.sleep(300)\n"
     )
-    app = AppProcess(startup_seconds=0.5)
+    app = AppProcess(GROUPS, startup_seconds=0.5)
     commands = Commands(app=[PY, "src/app.py"])
     tools = {t.name: t for t in command_tools(root, commands, app, None, box(root))}
     ctx = ToolContext(round=1, emit=lambda event: None)
