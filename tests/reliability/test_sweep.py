@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+from tests.support.lsp import processes_with
 from tests.support.project import cli, make_project, slow_tests, start_cli
 
 
@@ -31,7 +32,8 @@ def _pgrp(entry: Path) -> int:
 
 
 def test_the_next_run_sweeps_what_a_killed_one_left(tmp_path: Path) -> None:
-    make_project(tmp_path)
+    # Unsandboxed: in the sandbox a killed runner takes its commands with it (the next test).
+    make_project(tmp_path, top_toml='sandbox = "off"\n')
     transcript = slow_tests(tmp_path, f"sweep-{tmp_path.name}")
     proc = start_cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
     ledger = tmp_path / ".cardrunner/processes" / f"{proc.pid}.jsonl"
@@ -60,3 +62,24 @@ def test_the_next_run_sweeps_what_a_killed_one_left(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the leftover test process was not stopped"
         time.sleep(0.05)
     assert not ledger.exists()
+
+
+def test_in_the_sandbox_a_killed_runner_leaves_nothing_behind(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    marker = f"sandboxed-{tmp_path.name}"
+    transcript = slow_tests(tmp_path, marker)
+    proc = start_cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
+    ledger = tmp_path / ".cardrunner/processes" / f"{proc.pid}.jsonl"
+    deadline = time.monotonic() + 60
+    while not (ledger.exists() and ledger.read_text().strip()):
+        assert time.monotonic() < deadline, "the run never started its tests"
+        time.sleep(0.05)
+    while not processes_with(marker):
+        assert time.monotonic() < deadline, "the tests never ran"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # no cardrunner left to stop anything
+    proc.wait(10)
+    deadline = time.monotonic() + 10
+    while processes_with(marker):  # bwrap dies with its parent, and its namespace with it
+        assert time.monotonic() < deadline, "a sandboxed test process outlived its runner"
+        time.sleep(0.05)
