@@ -13,15 +13,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cardrunner.config.confinement import Sandbox, TestArgs
 from cardrunner.config.models import MODELS, UNKNOWN, ModelSpec
 from cardrunner.config.models import Price as Price  # re-exported: where prices always lived
 
@@ -53,35 +47,6 @@ class Paths(_Strict):
     write: list[str] = Field(default_factory=lambda: ["src"])
 
 
-PYTEST_FLAGS = [
-    "-x", "--exitfirst", "-q", "--quiet", "-v", "--verbose", "-vv", "-l", "--showlocals",
-    "--lf", "--last-failed", "--ff", "--failed-first", "--sw", "--stepwise", "--nf",
-    "--new-first", "-s", "--no-header", "--no-summary", "--co", "--collect-only",
-    "-ra", "-rA", "-rf", "-rs",
-]  # fmt: skip
-PYTEST_VALUES = ["-k", "-m", "--maxfail", "--tb", "--durations", "-W"]
-
-
-class TestArgs(_Strict):
-    """What the model may append to the test command: selectors and these options only.
-
-    Arguments are data, not options: a test path or node id inside the read area, and the
-    options listed here. Anything that writes files or changes where things go
-    (`--junitxml=…`, `--basetemp=…`, `-o`, `-p`, `-c`, `--rootdir` …) is refused, because the
-    model could use it to write outside the write area or delete a folder.
-    """
-
-    __test__ = False  # not a pytest test class, whatever its name says
-
-    flags: list[str] = Field(
-        default_factory=lambda: list(PYTEST_FLAGS), description="Options without a value."
-    )
-    values: list[str] = Field(
-        default_factory=lambda: list(PYTEST_VALUES),
-        description="Options followed by one value (`-k EXPR`, or `--maxfail=2`).",
-    )
-
-
 class Commands(_Strict):
     """argv lists run without a shell; None means the tool reports it is not configured."""
 
@@ -91,23 +56,6 @@ class Commands(_Strict):
     test_args: TestArgs = Field(default_factory=TestArgs)
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
-    )
-
-
-class Sandbox(_Strict):
-    """How commands that run project code are confined (build, test, app, MCP servers).
-
-    The model writes code and then runs it; without a sandbox that code has the user's rights.
-    `bwrap` (the default) confines every such process; a run refuses to start where bubblewrap
-    cannot. `off` is the explicit opt-out for machines without user namespaces.
-    """
-
-    mode: Literal["bwrap", "off"] = "bwrap"
-    network: bool = Field(False, description="Let sandboxed commands reach the network.")
-    env: list[str] = Field(
-        default_factory=list,
-        description="Extra environment variable names passed on to commands (secret-looking "
-        "names such as *_TOKEN are never passed).",
     )
 
 
@@ -212,12 +160,6 @@ class Settings(_Strict):
         description="A transcript file, or a folder of <card-stem>.json transcripts, played by the "
         "scripted model instead of calling the API (demo, tests, offline work).",
     )
-
-    @field_validator("sandbox", mode="before")
-    @classmethod
-    def _sandbox_shorthand(cls, value: Any) -> Any:
-        """`sandbox = "off"` is short for `[sandbox] mode = "off"`."""
-        return {"mode": value} if isinstance(value, str) else value
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""

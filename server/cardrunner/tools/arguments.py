@@ -9,7 +9,7 @@ option with its value. Everything else is refused with a message that says what 
 from __future__ import annotations
 
 from cardrunner.agent.gate import ToolError
-from cardrunner.config.settings import TestArgs
+from cardrunner.config.confinement import TestArgs
 from cardrunner.tools.files import PathGuard
 
 

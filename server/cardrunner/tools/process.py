@@ -107,11 +107,8 @@ async def spawn(
     groups: ProcessGroups,
     sandbox: Sandbox | None = None,
 ) -> Child:
-    """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe.
-
-    With a `sandbox`, argv runs inside it and the environment is the sandbox's; the OSError of a
-    missing or unexecutable program is raised here, as a direct `exec` would.
-    """
+    """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe;
+    inside `sandbox` (with its environment) when given. A missing program raises OSError here."""
     full_env = sandbox.env(env) if sandbox else child_env(env)
     if sandbox is not None:
         argv = await asyncio.to_thread(sandbox.wrap, argv, cwd, full_env)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.gate import ToolContext, ToolPool
-from cardrunner.config.settings import Commands, TestArgs
+from cardrunner.config.confinement import TestArgs
+from cardrunner.config.settings import Commands
 from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.files import PathGuard
 from cardrunner.tools.groups import ProcessGroups
