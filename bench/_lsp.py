@@ -165,14 +165,15 @@ class LspProcess:
                 result = {"success": True}
             self._send({"id": message["id"], "result": result})
 
-    async def warmed_up(self, within: float = 90.0) -> bool:
-        """Wait for `cardrunner lsp`'s background import of anthropic/mcp to end (it logs
-        "warmed up …"): until then that thread competes for the GIL and skews any timing."""
+    async def settled(self, within: float = 90.0) -> bool:
+        """Wait for `cardrunner lsp`'s start-up work (the sweep, the settings, the first card
+        scan, the watcher) to end: it logs "cardrunner … serving …" then. Until then that
+        work competes for the server's loop and skews any timing."""
         try:
             await self.wait_for(
                 lambda r: (
                     r.method == "window/logMessage"
-                    and "warmed up" in str(r.params.get("message", ""))
+                    and " serving " in str(r.params.get("message", ""))
                 ),
                 within,
             )

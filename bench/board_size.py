@@ -50,8 +50,8 @@ async def open_board(size: int, root: Path) -> Board:
     await server.initialize(root)
     # the start-up scan ends with a lens refresh
     await server.wait_for(lambda r: r.method == "workspace/codeLens/refresh", 120)
-    if not await server.warmed_up():
-        print("   (the server never said it had warmed up; measuring anyway)")
+    if not await server.settled():
+        print("   (the server never said its start-up had settled; measuring anyway)")
     card = root / "cards" / "card-0000.md"
     board = Board(size, root, server, card.resolve().as_uri())
     server.notify("textDocument/didOpen", did_open(board.uri, card.read_text()))

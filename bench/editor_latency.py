@@ -190,8 +190,8 @@ async def main() -> int:
                 ),
                 30,
             )
-            if not await server.warmed_up():
-                print("   (the server never said it had warmed up; measuring anyway)")
+            if not await server.settled():
+                print("   (the server never said its start-up had settled; measuring anyway)")
             await sample(server, watched, methods, 30)  # warm-up
             if "textDocument/hover" in methods:
                 answer = await server.request(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -144,17 +145,21 @@ async def test_shutdown_then_exit_ends_with_status_0(lsp_project: Project) -> No
 async def test_a_log_without_a_result_reads_as_interrupted_at_the_next_start(
     lsp_project: Project,
 ) -> None:
-    """SIGKILL of the server itself: nobody writes a result. The card on disk may still say
-    `New` (its `In Work` lived in an unsaved buffer): the log alone tells the next server."""
+    """SIGKILL of the run's worker and of the server: nobody writes a result. The card on
+    disk may still say `New` (its `In Work` lived in an unsaved buffer): the log alone tells
+    the next server."""
     project = lsp_project
     server, card, run_id, editor = await start_slow_run(project)
     assert server.proc is not None
-    ledger = project.root / ".cardrunner" / "processes" / f"{server.proc.pid}.jsonl"
+    marker = project.root / ".cardrunner" / "runs" / f"{run_id}.pid"
+    worker = int(json.loads(marker.read_text())["pid"])
+    ledger = project.root / ".cardrunner" / "processes" / f"{worker}.jsonl"
     pids = processes_with(project.marker)
-    await wait_for(  # a group is recorded just after it starts: kill the server after that
+    await wait_for(  # a group is recorded just after it starts: kill the worker after that
         lambda: ledger.exists() and any(f'"pgid": {pid},' in ledger.read_text() for pid in pids),
-        what="the test command in the server's process ledger",
+        what="the test command in the worker's process ledger",
     )
+    os.kill(worker, signal.SIGKILL)
     server.proc.kill()
     await server.proc.wait()
     await stop(editor)

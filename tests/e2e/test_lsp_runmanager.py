@@ -17,7 +17,7 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.manager import RunLoop, RunManager
+from cardrunner.run.manager import RunManager
 from cardrunner.run.prepare import MISSING_KEY, RunRefused, choose_model, replay_path
 from cardrunner.run.view import RunView
 from tests.support.lsp import (
@@ -154,35 +154,19 @@ async def test_shutdown_cancels_every_run(project: Project) -> None:
     assert not processes_with(project.marker)
 
 
-@pytest.mark.parametrize("threaded", [False, True])
-async def test_cancel_right_after_start_still_ends_the_run(
-    project: Project, threaded: bool
-) -> None:
+async def test_cancel_right_after_start_still_ends_the_run(project: Project) -> None:
     recorder = Recorder()
-    runs_loop = RunLoop() if threaded else None
-    settings, _ = load_settings(project.root)
-    runs = RunManager(
-        project.root,
-        lambda: settings,
-        recorder,
-        lambda view: AutoApprover(),
-        env={},
-        runs_loop=runs_loop,
-    )
-    try:
-        card = project.write_card("slow")
-        project.transcript("slow", slow_transcript())
-        view = runs.start(card)
-        assert runs.cancel(card)  # before the run's task has taken a single step
-        await asyncio.wait_for(runs.wait(card.resolve()), 10)
-        assert view.state == "failed" and view.reason == "cancelled"
-        assert recorder.ended == [view] and not runs.is_live(card)
-    finally:
-        if runs_loop is not None:
-            runs_loop.close()
+    runs = manager(project, recorder)
+    card = project.write_card("slow")
+    project.transcript("slow", slow_transcript())
+    view = runs.start(card)
+    assert runs.cancel(card)  # before the run's worker process has even started
+    await asyncio.wait_for(runs.wait(card.resolve()), 10)
+    assert view.state == "failed" and view.reason == "cancelled"
+    assert recorder.ended == [view] and not runs.is_live(card)
 
 
-async def test_on_a_runs_loop_events_reach_the_listener_on_the_callers_loop(
+async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_crosses(
     project: Project,
 ) -> None:
     home = asyncio.get_running_loop()
@@ -193,25 +177,21 @@ async def test_on_a_runs_loop_events_reach_the_listener_on_the_callers_loop(
             threads.add(asyncio.get_running_loop() is home)
             super().run_event(view, event)
 
-    recorder, runs_loop = OnHome(), RunLoop()
+    recorder = OnHome()
     settings, _ = load_settings(project.root)
     approver = AutoApprover()
-    runs = RunManager(
-        project.root, lambda: settings, recorder, lambda v: approver, runs_loop=runs_loop
+    runs = RunManager(project.root, lambda: settings, recorder, lambda v: approver)
+    card = project.write_card("greeting")
+    project.transcript(
+        "greeting",
+        [
+            turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
+            turn(tool("git_commit", message="card: greeting")),
+            final("RESULT: failed: no evidence on purpose"),
+        ],
     )
-    try:
-        card = project.write_card("greeting")
-        project.transcript(
-            "greeting",
-            [
-                turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
-                turn(tool("git_commit", message="card: greeting")),
-                final("RESULT: failed: no evidence on purpose"),
-            ],
-        )
-        view = runs.start(card)
-        await asyncio.wait_for(runs.wait(card.resolve()), 30)
-        assert threads == {True} and view.state == "failed" and view.commit
-        assert len(approver.requests) == 1  # the approver was called across the loops
-    finally:
-        runs_loop.close()
+    view = runs.start(card)
+    await asyncio.wait_for(runs.wait(card.resolve()), 30)
+    assert threads == {True} and view.state == "failed" and view.commit
+    assert len(approver.requests) == 1  # the approver was called across the processes
+    assert approver.requests[0].card_path == card.resolve()

@@ -1,6 +1,7 @@
-"""The language server killed with SIGKILL at a random round, ten times: the card shows as
-interrupted in the next server, its Resume lens continues the run from the log, and the final
-diff on the user's branch is the one an uninterrupted run makes. Nothing is left running."""
+"""The language server killed with SIGKILL at a random round, ten times: its worker ends the run
+`interrupted` (nothing left running), the card shows as interrupted in the next server, its
+Resume lens continues the run from the log, and the final diff on the user's branch is the one
+an uninterrupted run makes. Nothing is left running."""
 
 from __future__ import annotations
 
@@ -87,7 +88,10 @@ async def test_sigkill_of_the_language_server_then_resume_in_the_next(tmp_path: 
             await server.proc.wait()
             reviewer.cancel()
             assert not api.violations
-        assert state(card) == "In Work"
+        # Its worker sees the pipe close and ends the run itself, resumable, on disk.
+        await until(lambda r=root: not processes_under(r), 30, "the worker to end the run")
+        assert state(card) == "Failed"
+        assert yaml.safe_load(card.read_text().split("---")[1])["reason"] == "interrupted"
         async with FakeMessagesAPI(fresh_ids(steps[kill_after:]), check_history=False) as api:
             server = await serve(root, api)
             reviewer = asyncio.create_task(accept_reviews(server, uri))

@@ -4,8 +4,9 @@
 reviews, status, watcher) and is the one `RunListener`: every run event fans out from here to
 the views that show it. The LSP handlers below are thin: they find the card and delegate.
 Nothing here blocks the event loop, and nothing is written to stdout (the JSON-RPC channel).
-`anthropic` and `mcp` are not imported before `initialize` is answered; a thread warms them up
-afterwards so the first run does not pay for them.
+Runs execute in worker processes (`run/workers.py`), so `anthropic` and `mcp` are never imported
+here: the editor's process only subscribes to their events and answers their reviews and card
+writes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import asyncio
 import logging
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -42,7 +41,7 @@ from cardrunner.lsp.features.status import RunStatus
 from cardrunner.lsp.handlers import register_documents, register_life_cycle
 from cardrunner.lsp.views import register_views, review_marks
 from cardrunner.run.liveness import interrupted_runs
-from cardrunner.run.manager import RunLoop, RunManager
+from cardrunner.run.manager import RunManager
 from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.sweep import sweep
 from cardrunner.run.view import RunView
@@ -80,14 +79,12 @@ class CardServer(LanguageServer):
             self.client, self.card_changed, lambda: self.root, self.index.uri, self.open_text
         )
         self.card_store = EditorCardStore(self.client, self.index)
-        self.runs_loop = RunLoop()  # runs work on their own loop; this one answers the editor
         self.runs = RunManager(
             self.root,
             lambda: self.settings.settings,
             self,
             self.reviews.approver,
             self.card_store,
-            runs_loop=self.runs_loop,
         )
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
@@ -120,9 +117,8 @@ class CardServer(LanguageServer):
         self.settings.load_initial()  # a run may be asked for before `initialized` is handled
 
     async def startup(self) -> None:
-        """After `initialized`: settings, every card's diagnostics, the watcher, the warm-up,
-        and the processes a previous server that died left behind."""
-        threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
+        """After `initialized`: settings, every card's diagnostics, the watcher, and the
+        processes a previous server that died left behind."""
         swept = await asyncio.to_thread(sweep, self.root)
         if swept:
             log.warning("stopped %d process group(s) left by a server that died", len(swept))
@@ -165,7 +161,6 @@ class CardServer(LanguageServer):
         await self.watcher.aclose()
         await self.runs.aclose(seconds, interrupted=why)
         await self.run_progress.aclose()
-        await asyncio.to_thread(self.runs_loop.close)
 
     async def wind_down(self, end: Ending) -> None:
         """The server ends (`exit`, end of input, the editor died): the same as a shutdown,
@@ -358,17 +353,6 @@ class CardServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
-
-
-def _warm_up() -> None:
-    """Import the heavy modules in the background so the first run starts at once."""
-    started = time.monotonic()
-    for name in HEAVY_MODULES:
-        try:
-            __import__(name)
-        except Exception as exc:  # the first run will report it properly
-            log.info("warm-up import of %s failed: %r", name, exc)
-    log.info("warmed up %s in %.1f s", " and ".join(HEAVY_MODULES), time.monotonic() - started)
 
 
 def build_server() -> CardServer:

@@ -1,12 +1,12 @@
 """Runs in the background: one task per card, several cards at once.
 
 The language server must stay responsive while cards run, and it must always be able to say what
-each run is doing (lenses, progress, diagnostics, status). `RunManager` only schedules: it owns
-the tasks, starts each run's `RunSession` (optionally on a loop in a thread of its own, so the
-editor's loop stays free), folds every event into a `RunView` — the run's live state — and
-hands each event to one listener. How a run is prepared and how it ends is the session's
-business alone. It knows nothing of LSP: the language server is only one listener, and a test
-can be another.
+each run is doing (lenses, progress, diagnostics, status). `RunManager` only schedules: each run
+executes in a worker process of its own (`run/workers.py`), so a run's work never holds the
+editor's GIL; the manager folds every event into a `RunView` — the run's live state — and hands
+each event to one listener. How a run is prepared and how it ends is the session's business
+alone, in the worker. It knows nothing of LSP: the language server is only one listener, and a
+test can be another.
 """
 
 from __future__ import annotations
@@ -14,23 +14,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol
 
-from cardrunner.agent.events import Event, RunStarted
-from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
-from cardrunner.card.record import CardUpdate
+from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
+from cardrunner.agent.review import Approver
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
-from cardrunner.run.liveness import interruption
 from cardrunner.run.log import new_run_id
 from cardrunner.run.prepare import RunOptions, RunRefused, refuse_early
 from cardrunner.run.resume import ResumeGrant
-from cardrunner.run.session import RunSession
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
+from cardrunner.run.workers import WorkerRun
 
 log = logging.getLogger(__name__)
 
@@ -43,46 +40,11 @@ class RunListener(Protocol):
     def run_ended(self, view: RunView) -> None: ...
 
 
-class RunLoop:
-    """An event loop in a thread of its own, where runs execute.
-
-    A run does real work between its awaits (JSON of long conversations, the run log, request
-    checks); on the editor's loop that work would delay every lens and keystroke. Runs on this
-    loop leave the editor's loop free; only events, reviews and card writes cross over."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="runs", daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=5)
-
-
-class _OnLoop:
-    """Calls an async `review`/`update` of an object that lives on another loop."""
-
-    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self._target, self._loop = target, loop
-
-    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        coro = getattr(self._target, name)(*args, **kwargs)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
-
-    async def review(self, request: ReviewRequest) -> ReviewDecision:
-        return cast(ReviewDecision, await self._call("review", request))
-
-    async def update(self, path: Path, change: CardUpdate) -> None:
-        await self._call("update", path, change)
-
-
 class RunManager:
-    """One task per card; one run per card at a time; any number of cards at once.
+    """One worker per card; one run per card at a time; any number of cards at once.
 
     Views, the listener, the approver and the card store belong to the loop that calls
-    `start` (the editor's). With `runs_loop` the runs themselves execute there instead."""
+    `start` (the editor's); the worker's requests are answered there."""
 
     def __init__(
         self,
@@ -92,7 +54,6 @@ class RunManager:
         approver: Callable[[RunView], Approver],
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
-        runs_loop: RunLoop | None = None,
     ) -> None:
         self.root = root
         self._settings = settings
@@ -100,13 +61,9 @@ class RunManager:
         self._approver = approver
         self._store = card_store or DiskCardStore()
         self._env = env if env is not None else os.environ
-        self._runs_loop = runs_loop
         self._views: dict[Path, RunView] = {}
         self._done: dict[Path, asyncio.Future[None]] = {}
-        self._cancel: dict[Path, Callable[[str | None], object]] = {}
-        # Touched only on the loop the runs execute on:
-        self._run_tasks: dict[Path, asyncio.Task[Any]] = {}
-        self._cancel_early: dict[Path, str | None] = {}
+        self._workers: dict[Path, WorkerRun] = {}
         self._keep: set[asyncio.Task[None]] = set()
 
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
@@ -122,6 +79,11 @@ class RunManager:
 
     def views(self) -> list[RunView]:
         return list(self._views.values())
+
+    def worker_pid(self, card_path: Path) -> int | None:
+        """The process the card's live run executes in (None before it has started)."""
+        worker = self._workers.get(card_path)
+        return worker.pid if worker is not None and self.is_live(card_path) else None
 
     def start(self, card_path: Path, resume: ResumeGrant | None = None) -> RunView:
         """Start a run in the background and return its view at once; raises RunRefused."""
@@ -146,35 +108,20 @@ class RunManager:
         )
         refuse_early(options)  # no key: the editor hears it at once, not from a failed run
         self._views[path] = view
-        home = asyncio.get_running_loop()
-        done: asyncio.Future[None] = home.create_future()
-        drive = self._drive(view, options, home, done)
-        # The task is never cancelled before it starts (its `finally` must run): a cancel goes
-        # through the runs loop, after the task's first step, or is remembered until then.
-        if self._runs_loop is None:
-            self._keep.add(asyncio.create_task(drive, name=f"run {view.run_id}"))
-            self._cancel[path] = lambda why: home.call_soon(self._cancel_here, path, why)
-        else:
-            runs = self._runs_loop.loop
-            asyncio.run_coroutine_threadsafe(drive, runs)
-            self._cancel[path] = lambda why: runs.call_soon_threadsafe(self._cancel_here, path, why)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        worker = self._workers[path] = WorkerRun(options, lambda event: self._emit(view, event))
+        task = asyncio.create_task(self._drive(view, worker, done), name=f"run {view.run_id}")
+        self._keep.add(task)
+        task.add_done_callback(self._keep.discard)
         self._done[path] = done
         return view
-
-    def _cancel_here(self, path: Path, why: str | None) -> None:
-        """On the loop the run executes on: cancel its task, or remember to at its start."""
-        task = self._run_tasks.get(path)
-        if task is not None:
-            task.cancel(interruption(why) if why else None)
-        else:
-            self._cancel_early[path] = why
 
     def cancel(self, card_path: Path, interrupted: str | None = None) -> bool:
         """Cancel the card's run; the runner ends it `Failed`/`cancelled` — or `interrupted`
         when `interrupted` says why it had to stop (its editor went away). False if none runs."""
         if not self.is_live(card_path):
             return False
-        self._cancel[card_path](interrupted)
+        self._workers[card_path].cancel(interrupted)
         return True
 
     async def wait(self, card_path: Path) -> None:
@@ -188,43 +135,19 @@ class RunManager:
         their results."""
         live = [path for path in self._done if self.is_live(path)]
         for path in live:
-            self._cancel[path](interrupted)
+            self._workers[path].cancel(interrupted)
         if live:
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
 
-    async def _drive(
-        self,
-        view: RunView,
-        options: RunOptions,
-        home: asyncio.AbstractEventLoop,
-        done: asyncio.Future[None],
-    ) -> None:
-        """One run on the runs loop: its session's events, each handed to the home loop."""
-        path = view.card_path
-        task = asyncio.current_task()
-        assert task is not None
-        self._run_tasks[path] = task
-        if path in self._cancel_early:  # the session ends it `cancelled` at its first step
-            why = self._cancel_early.pop(path)
-            task.cancel(interruption(why) if why else None)
-        if asyncio.get_running_loop() is not home:  # they talk to the editor: on its loop
-            options.approver = _OnLoop(options.approver, home)
-            options.card_store = _OnLoop(options.card_store, home)
+    async def _drive(self, view: RunView, worker: WorkerRun, done: asyncio.Future[None]) -> None:
+        """One run: its worker's events, each folded into the view and handed on."""
         try:
-            async for event in RunSession(options).events():
-                self._on_home(home, self._emit, view, event)
+            await worker.play()
+        except Exception as exc:  # the worker could not even start (no interpreter, no fork)
+            log.exception("the worker of %s failed", view.run_id)
+            self._emit(view, refused(f"the run's process could not start: {exc}"))
         finally:
-            self._run_tasks.pop(path, None)
-            self._keep.discard(task)  # type: ignore[arg-type]
-            self._on_home(home, self._ended, view, done)
-
-    @staticmethod
-    def _on_home(home: asyncio.AbstractEventLoop, call: Callable[..., None], *args: Any) -> None:
-        """Call `call(*args)` on the home loop: now if this is it, else as soon as it can."""
-        if asyncio.get_running_loop() is home:
-            call(*args)
-        else:
-            home.call_soon_threadsafe(call, *args)
+            self._ended(view, done)
 
     def _emit(self, view: RunView, event: Event) -> None:
         view.apply(event)
@@ -243,3 +166,11 @@ class RunManager:
         finally:
             if not done.done():
                 done.set_result(None)
+
+
+def refused(detail: str) -> RunFinished:
+    """The end of a run that never began."""
+    return RunFinished(
+        status="failed", reason="interrupted", detail=detail, rounds=0, tool_calls=0,
+        usage=Usage(), cost_usd=0.0,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -214,10 +215,14 @@ class Commands:
         return {"uri": args[0], "logPath": str(log_path)}
 
     def debug_modules(self, args: Sequence[Any]) -> dict[str, Any]:
+        """What this process has imported: the SDKs (which only runs' workers may load) at
+        `initialize` and now, and every top-level package, for tests and bug reports."""
         heavy = ("anthropic", "mcp")
         return {
+            "pid": os.getpid(),
             "atInitialize": self.s.modules_at_initialize,
             "now": {name: name in sys.modules for name in heavy},
+            "topLevel": sorted({name.partition(".")[0] for name in list(sys.modules)}),
         }
 
 

@@ -1,0 +1,101 @@
+"""What crosses between the language server and a run's worker process: one JSON object a line.
+
+The run executes in a worker (`run/worker.py`), the editor's server only subscribes
+(`run/workers.py`). Between them goes exactly what a run needs of the editor and nothing else:
+
+- server → worker: `start` (the run's options), `response` (to a request), `cancel` (with the
+  interruption's reason, or none for the user's cancel);
+- worker → server: `event` (the run-event contract: the run log's `{"time", "type", "data"}`
+  envelope, with every field of the event, so transient events and running totals cross too),
+  `request` (`review` or `update_card`, answered by id).
+
+Reviews and card writes cross as requests because the approver and the card store belong to the
+editor (its buffers, its questions); everything else a run touches it owns itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, TypeAdapter
+
+from cardrunner.agent import events as ev
+from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.card.record import KEEP, CardUpdate, RunRecord
+
+Method = Literal["review", "update_card"]
+
+
+class StartRun(BaseModel):
+    """Everything the worker needs to build the run's `RunOptions` (the ports are remote)."""
+
+    root: str
+    card_path: str
+    settings: dict[str, Any]
+    run_id: str | None = None
+    resume_rounds: int | None = None
+    """None: a fresh run; a number (0 too): resume with this many extra rounds."""
+    resume_cost_usd: float = 0.0
+    env: dict[str, str]
+    """Where the API key is looked up (the manager's environment, which a test may replace)."""
+
+
+def line(message: dict[str, Any]) -> bytes:
+    """One message as the bytes of one line."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def encode_event(event: ev.Event) -> dict[str, Any]:
+    """The event in the run log's envelope, with all its fields (the log keeps fewer)."""
+    data = event.model_dump(mode="json", exclude={"time", "type"})
+    return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}
+
+
+_EVENT: TypeAdapter[ev.Event] = TypeAdapter(ev.Event)
+
+
+def decode_event(record: dict[str, Any]) -> ev.Event:
+    """The event `encode_event` wrote; raises pydantic's ValidationError on anything else."""
+    return _EVENT.validate_python(
+        {**(record.get("data") or {}), "type": record.get("type"), "time": record.get("time")}
+    )
+
+
+def encode_review(request: ReviewRequest) -> dict[str, Any]:
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(request).items()}
+
+
+def decode_review(data: dict[str, Any]) -> ReviewRequest:
+    paths = {"card_path": Path(data["card_path"]), "root": Path(data["root"])}
+    return ReviewRequest(**{**data, **paths})
+
+
+def encode_decision(decision: ReviewDecision) -> dict[str, Any]:
+    return asdict(decision)
+
+
+def decode_decision(data: dict[str, Any]) -> ReviewDecision:
+    hunks = [HunkRef(str(h["path"]), int(h["index"])) for h in data.get("drop_hunks") or []]
+    return ReviewDecision(
+        data["decision"], str(data.get("reason") or ""), list(data.get("drop") or []), hunks
+    )
+
+
+def encode_update(path: Path, change: CardUpdate) -> dict[str, Any]:
+    keep = change.reason is KEEP
+    return {
+        "path": str(path),
+        "state": change.state,
+        "keep_reason": keep,
+        "reason": None if keep else change.reason,
+        "run": change.run.model_dump(mode="json") if change.run is not None else None,
+    }
+
+
+def decode_update(data: dict[str, Any]) -> tuple[Path, CardUpdate]:
+    run = RunRecord.model_validate(data["run"]) if data.get("run") is not None else None
+    reason = KEEP if data.get("keep_reason") else data.get("reason")
+    return Path(data["path"]), CardUpdate(state=data.get("state"), reason=reason, run=run)

@@ -1,0 +1,220 @@
+"""`python -m cardrunner.run.worker`: one run in a process of its own, for the language server.
+
+A run shares nothing with the editor's server but a pipe: its JSON work, the model's SDK and the
+MCP clients would otherwise hold the server's GIL (and its memory) while the user types. The
+worker lowers its own CPU priority, reads one `start` message on stdin, plays the run's
+`RunSession` and writes every event to stdout (`run/wire.py`); the review and the card writes
+are asked of the server, which answers them in the editor.
+
+When the server goes away (its end of the pipe closes: a crash, SIGKILL, an editor that killed
+it) the worker ends the run as `interrupted` — processes stopped, changes kept for a resume,
+the result in the log, the card written to disk — instead of finishing it: nobody would be
+there to review its commit. A SIGTERM is the user's cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.card.record import CardUpdate
+from cardrunner.config.settings import Settings
+from cardrunner.run import wire
+from cardrunner.run.liveness import interruption
+from cardrunner.run.prepare import RunOptions
+from cardrunner.run.resume import ResumeGrant
+from cardrunner.run.session import RunSession
+from cardrunner.run.store import DiskCardStore
+
+NICENESS = 10
+"""How much lower than the editor's server a run's process (and what it starts) is scheduled."""
+SERVER_GONE = "the language server went away"
+
+
+class ServerGone(Exception):
+    """The server's end of the pipe closed: no request can be answered any more."""
+
+
+class Channel:
+    """Lines to the server on one descriptor, requests answered by id from the other."""
+
+    def __init__(self, out: asyncio.StreamWriter) -> None:
+        self._out = out
+        self._next = 0
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self.closed = False
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        try:
+            self._out.write(wire.line(message))
+            await self._out.drain()
+        except (ConnectionError, OSError):
+            self.gone()
+
+    async def request(self, method: wire.Method, params: dict[str, Any]) -> Any:
+        if self.closed:
+            raise ServerGone(SERVER_GONE)
+        self._next += 1
+        answer = self._waiting[self._next] = asyncio.get_running_loop().create_future()
+        try:
+            await self.send({"kind": "request", "id": self._next, "method": method, **params})
+            return await answer
+        finally:
+            self._waiting.pop(self._next, None)
+
+    def answered(self, message: dict[str, Any]) -> None:
+        answer = self._waiting.get(int(message.get("id", -1)))
+        if answer is None or answer.done():
+            return
+        if message.get("error"):
+            answer.set_exception(RuntimeError(str(message["error"])))
+        else:
+            answer.set_result(message.get("result"))
+
+    def gone(self) -> None:
+        self.closed = True
+        for answer in self._waiting.values():
+            if not answer.done():
+                answer.set_exception(ServerGone(SERVER_GONE))
+
+
+class RemoteApprover:
+    """`Approver` that asks the server's review (the editor decides)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        answer = await self._channel.request("review", {"request": wire.encode_review(request)})
+        return wire.decode_decision(answer)
+
+
+class RemoteCardStore:
+    """`CardStore` that asks the server (which knows the editor's buffers); once the server is
+    gone, the card is written on disk, where the next server reads it."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+        self._disk = DiskCardStore()
+
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        try:
+            await self._channel.request("update_card", wire.encode_update(path, change))
+        except ServerGone:
+            await self._disk.update(path, change)
+
+
+def options(start: wire.StartRun, channel: Channel) -> RunOptions:
+    resume = None
+    if start.resume_rounds is not None:
+        resume = ResumeGrant(start.resume_rounds, start.resume_cost_usd)
+    return RunOptions(
+        root=Path(start.root),
+        card_path=Path(start.card_path),
+        settings=Settings.model_validate(start.settings),
+        approver=RemoteApprover(channel),
+        card_store=RemoteCardStore(channel),
+        resume=resume,
+        run_id=start.run_id,
+        env=start.env,
+    )
+
+
+class Worker:
+    """The run and the two directions of its pipe."""
+
+    def __init__(self, reader: asyncio.StreamReader, channel: Channel) -> None:
+        self._reader = reader
+        self._channel = channel
+        self._task: asyncio.Task[None] | None = None
+        self._started = False
+        self._cancel_early: tuple[str | None] | None = None
+
+    async def serve(self) -> None:
+        first = await self._reader.readline()
+        if not first:
+            return
+        start = wire.StartRun.model_validate_json(first)
+        self._task = asyncio.create_task(self._play(options(start, self._channel)))
+        listening = asyncio.create_task(self._listen())
+        try:
+            await self._task
+        finally:
+            listening.cancel()
+
+    async def _play(self, run: RunOptions) -> None:
+        self._started = True  # a cancel from now on reaches the session's own `finally`
+        if self._cancel_early is not None:
+            self.cancel(*self._cancel_early)
+        async for event in RunSession(run).events():
+            await self._channel.send({"kind": "event", **wire.encode_event(event)})
+
+    def cancel(self, why: str | None) -> None:
+        """Stop the run: `why` makes it `interrupted`, none the user's `cancelled`."""
+        if self._task is None or not self._started:
+            self._cancel_early = (why,)
+            return
+        self._task.cancel(interruption(why) if why else None)
+
+    async def _listen(self) -> None:
+        while line := await self._reader.readline():
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if message.get("kind") == "response":
+                    self._channel.answered(message)
+                elif message.get("kind") == "cancel":
+                    self.cancel(message.get("why"))
+        self._channel.gone()
+        self.cancel(SERVER_GONE)
+
+
+async def _main(read: int, write: int) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 26, loop=loop)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read, "rb", buffering=0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    worker = Worker(reader, Channel(writer))
+    loop.add_signal_handler(signal.SIGTERM, worker.cancel, None)
+    await worker.serve()
+    with contextlib.suppress(OSError, ConnectionError):
+        await writer.drain()
+        writer.close()
+
+
+def _own_pipes() -> tuple[int, int]:
+    """The pipe's two descriptors, moved away from 0 and 1: what the run starts (builds, apps,
+    MCP servers) inherits /dev/null and stderr, so nothing it prints can corrupt the channel."""
+    read, write = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return read, write
+
+
+def main() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+    read, write = _own_pipes()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="worker: %(message)s")
+    asyncio.run(_main(read, write))
+
+
+if __name__ == "__main__":
+    main()

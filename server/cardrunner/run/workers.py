@@ -1,0 +1,186 @@
+"""A run in a worker process, seen from the process that schedules it (the language server).
+
+`WorkerRun.play` starts `python -m cardrunner.run.worker`, sends it the run's options and turns
+its lines back into the run's events (`run/wire.py`); the worker's `review` and `update_card`
+requests are answered by this side's approver and card store — the editor's. Cancelling sends
+a message (the run ends `cancelled`, or `interrupted` with a reason); a worker that no longer
+reads is sent SIGTERM.
+
+A worker that dies without its `RunFinished` (SIGKILL, the OOM killer, a crash of the
+interpreter) leaves what a killed CLI run leaves: the card `In Work`, a log without a result, a
+stale live marker, its process groups in the ledger. That is the cross-process contract for an
+interrupted run, so nothing is written here; the run's view is told `interrupted`, and a Resume
+continues from the log (its sweep stops what the dead worker left running).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cardrunner.agent import events as ev
+from cardrunner.run import wire
+from cardrunner.run.prepare import RunOptions
+
+log = logging.getLogger(__name__)
+
+LINE_LIMIT = 1 << 26
+"""The longest line read from a worker (a round's content or a review's diff can be long)."""
+REAP_SECONDS = 10.0
+"""How long a worker that sent its `RunFinished` may take to exit before it is killed."""
+WORKER = (sys.executable, "-m", "cardrunner.run.worker")
+
+
+def start_message(options: RunOptions) -> bytes:
+    o = options
+    return wire.line(
+        wire.StartRun(
+            root=str(o.root),
+            card_path=str(o.card_path),
+            settings=o.settings.model_dump(mode="json"),
+            run_id=o.run_id,
+            resume_rounds=o.resume.rounds if o.resume is not None else None,
+            resume_cost_usd=o.resume.cost_usd if o.resume is not None else 0.0,
+            env=dict(o.env),
+        ).model_dump(mode="json")
+    )
+
+
+class WorkerRun:
+    """One run in one worker process; `on_event` gets each event, on the caller's loop."""
+
+    def __init__(self, options: RunOptions, on_event: Callable[[ev.Event], None]) -> None:
+        self._options = options
+        self._on_event = on_event
+        self._proc: asyncio.subprocess.Process | None = None
+        self._cancel: tuple[str | None] | None = None
+        self._answering: set[asyncio.Task[None]] = set()
+        self._last_round: ev.RoundFinished | None = None
+        self._finished = False
+        self._reaper: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    async def play(self) -> None:
+        """Start the worker and follow it to its end (the run's `RunFinished`, or its death)."""
+        proc = self._proc = await asyncio.create_subprocess_exec(
+            *WORKER,
+            str(self._options.card_path),  # only for `ps`: which card this process runs
+            cwd=self._options.root,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=LINE_LIMIT,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        await self._write(start_message(self._options))
+        if self._cancel is not None:
+            self.cancel(*self._cancel)
+        try:
+            while not self._finished and (line := await proc.stdout.readline()):
+                self._received(line)
+        finally:
+            for task in self._answering:
+                task.cancel()
+        if self._finished:  # the card is written by now: the run is over, the process ends
+            self._reaper = asyncio.create_task(self._reap(proc))
+        else:
+            self._died(await proc.wait())
+
+    @staticmethod
+    async def _reap(proc: asyncio.subprocess.Process) -> None:
+        """Let a worker that has said its last exit on its own; kill one that hangs."""
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), REAP_SECONDS)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    def cancel(self, why: str | None) -> None:
+        """End the run: `cancelled`, or `interrupted` when `why` says why it had to stop."""
+        proc = self._proc
+        if proc is None:  # not started yet: sent right after the start message
+            self._cancel = (why,)
+            return
+        if proc.returncode is not None:
+            return
+        message = wire.line({"kind": "cancel", "why": why})
+        if proc.stdin is None or proc.stdin.is_closing():
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            return
+        proc.stdin.write(message)
+
+    def _received(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            log.warning("a run's worker wrote a line that is not JSON: %.200r", line)
+            return
+        kind = message.get("kind")
+        if kind == "event":
+            event = wire.decode_event(message)
+            if isinstance(event, ev.RoundFinished):
+                self._last_round = event
+            self._finished = self._finished or isinstance(event, ev.RunFinished)
+            self._on_event(event)
+        elif kind == "request":
+            task = asyncio.create_task(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        """Answer one request with this side's approver or card store."""
+        reply: dict[str, Any] = {"kind": "response", "id": message.get("id")}
+        try:
+            if message.get("method") == "review":
+                request = wire.decode_review(message["request"])
+                decision = await self._options.approver.review(request)
+                reply["result"] = wire.encode_decision(decision)
+            elif message.get("method") == "update_card":
+                path, change = wire.decode_update(message)
+                await self._options.card_store.update(path, change)
+                reply["result"] = True
+            else:
+                reply["error"] = f"unknown request {message.get('method')!r}"
+        except Exception as exc:
+            reply["error"] = f"{type(exc).__name__}: {exc}"
+        await self._write(wire.line(reply))
+
+    async def _write(self, data: bytes) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+            return
+        with contextlib.suppress(ConnectionError, OSError):
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+
+    def _died(self, code: int) -> None:
+        """The worker ended without a result: the run was interrupted, and can be resumed."""
+        how = f"exit status {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"signal {signal.Signals(-code).name}"
+        last = self._last_round
+        self._finished = True
+        self._on_event(
+            ev.RunFinished(
+                status="failed",
+                reason="interrupted",
+                detail=f"the run's worker process died ({how}); resume it to continue",
+                rounds=last.round if last else 0,
+                tool_calls=0,
+                usage=last.total_usage if last else ev.Usage(),
+                cost_usd=last.total_cost_usd if last else 0.0,
+            )
+        )

@@ -1,0 +1,220 @@
+"""Runs execute in worker processes: what crosses the boundary, and what happens when either
+side dies.
+
+A worker killed with SIGKILL leaves its card interrupted with Resume in the live server; a
+language server killed mid-run makes its worker end the run `interrupted` on disk, and the next
+server resumes it; cancel and the review cross the pipe; the SDKs stay out of the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_lsp import LanguageClient
+
+from cardrunner.testing.fake_api import FakeMessagesAPI
+from tests.support.lsp import (
+    GOOD_APP,
+    Project,
+    command,
+    diags,
+    editor_of,
+    final,
+    front_matter,
+    git,
+    lens_command,
+    make_project,
+    processes_with,
+    project_of,
+    tool,
+    turn,
+    wait_for,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _lsp import LspProcess
+
+
+def resumable_transcript() -> list[dict[str, Any]]:
+    """Sits in the 30 s test command first (killed there), then reports and ends done."""
+    return [
+        turn(tool("run_tests")),
+        turn(
+            tool("report_criterion", index=0, passed=True, evidence="hello shown"),
+            tool("report_criterion", index=1, passed=True, evidence="name shown"),
+        ),
+        final(),
+    ]
+
+
+def worker_pids(root: Path) -> list[int]:
+    """The processes the live markers name: the runs' workers."""
+    pids = []
+    for marker in (root / ".cardrunner" / "runs").glob("*.pid"):
+        pids.append(int(json.loads(marker.read_text())["pid"]))
+    return pids
+
+
+async def test_a_worker_killed_mid_run_shows_interrupted_and_resume_finishes_it(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("again")
+    project.transcript("again", resumable_transcript())
+    uri = editor.open(card)
+    first = await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the slow test command")
+    [pid] = await wait_for(lambda: worker_pids(project.root), what="the worker's live marker")
+    server = await command(client, "cardrunner.debug.modules")
+    assert pid != server["pid"]  # the run is not in the server's process
+    os.kill(pid, signal.SIGKILL)
+
+    status = await wait_for(
+        lambda: (s := editor.last_status(uri)) and s.get("state") == "failed" and s,
+        what="the run to end",
+    )
+    assert status["reason"] == "interrupted"
+    said = "failed (interrupted): the run's worker process died (signal SIGKILL)"
+    await wait_for(
+        lambda: any(d.message.startswith(said) for d in diags(client, uri)),
+        what=lambda: f"the result diagnostic: {[d.message for d in diags(client, uri)]}",
+    )
+    assert front_matter(card.read_text())["state"] == "In Work"  # as the dead worker left it
+
+    resume = await lens_command(client, uri, "Resume")
+    resumed = await command(client, resume.command, *(resume.arguments or []))
+    assert "runId" in resumed, resumed
+    await wait_for(
+        lambda: (editor.last_status(uri) or {}).get("state") == "done",
+        30,
+        lambda: f"the resumed run to end done: {editor.last_status(uri)}",
+    )
+    assert (editor.last_status(uri) or {})["runId"] == first["runId"]  # the run continued
+    assert front_matter(editor.text(uri))["state"] == "Done"
+    await wait_for(lambda: not processes_with(project.marker), 10, "the orphaned sleep swept")
+
+
+async def test_cancel_crosses_to_the_worker_and_it_exits(client: LanguageClient) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("again")
+    project.transcript("again", resumable_transcript())
+    uri = card.as_uri()
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the slow test command")
+    [pid] = await wait_for(lambda: worker_pids(project.root), what="the worker's live marker")
+
+    assert (await command(client, "cardrunner.cancelRun", uri))["cancelled"]
+    await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "failed", what="stop")
+    assert editor.last_status(uri)["reason"] == "cancelled"  # type: ignore[index]
+    await wait_for(lambda: not processes_with(str(card)), 10, "the worker to exit")
+    assert not processes_with(project.marker) and not worker_pids(project.root)
+    assert pid not in processes_with("cardrunner.run.worker")
+    fields = front_matter(card.read_text())
+    assert fields["state"] == "Failed" and fields["reason"] == "cancelled"
+
+
+async def serve(root: Path, env: dict[str, str] | None = None) -> LspProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    server = LspProcess([sys.executable, "-m", "cardrunner", "lsp"], root, {**clean, **(env or {})})
+    await server.spawn()
+    await server.initialize(root)
+    return server
+
+
+async def run_command(server: LspProcess, name: str, *arguments: Any) -> Any:
+    params = {"command": name, "arguments": list(arguments)}
+    return await server.request("workspace/executeCommand", params)
+
+
+async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resumable(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "ws", f"cardrunner-test-{os.getpid()}-killed")
+    card = project.write_card("again")
+    project.transcript("again", resumable_transcript())
+    server = await serve(project.root)
+    try:
+        await run_command(server, "cardrunner.runCard", card.as_uri())
+        await wait_for(lambda: processes_with(project.marker), what="the slow test command")
+        assert server.proc is not None
+        server.proc.kill()
+        await server.proc.wait()
+        # The worker sees its pipe close and ends the run itself: nothing is left running,
+        # and the card on disk says why it stopped.
+        await wait_for(lambda: not processes_with(str(card)), 20, "the worker to end the run")
+        assert not processes_with(project.marker)
+        fields = front_matter(card.read_text())
+        assert fields["state"] == "Failed" and fields["reason"] == "interrupted"
+        assert fields["runs"][-1]["reason"] == "interrupted"
+    finally:
+        await server.close()
+
+    server = await serve(project.root)
+    try:
+        item = await server.wait_for(
+            lambda r: (
+                r.method == "textDocument/publishDiagnostics"
+                and r.params["uri"] == card.as_uri()
+                and any("interrupted" in d["message"] for d in r.params["diagnostics"])
+            ),
+            60,
+        )
+        assert item
+        lenses = await server.request(
+            "textDocument/codeLens", {"textDocument": {"uri": card.as_uri()}}
+        )
+        resume = next(lens["command"] for lens in lenses if lens["command"]["title"] == "Resume")
+        await run_command(server, resume["command"], *resume["arguments"])
+        await wait_for(lambda: front_matter(card.read_text())["state"] == "Done", 60, "done")
+    finally:
+        await server.close()
+    assert [r["result"] for r in front_matter(card.read_text())["runs"]] == ["failed", "done"]
+
+
+async def accept_reviews(server: LspProcess, uri: str) -> None:
+    """Be the user: accept every review the server asks for."""
+    seen = 0
+    while True:
+        item = await server.wait_for(lambda r: r.method == "cardrunner/reviewRequested", 120, seen)
+        seen = server.received.index(item) + 1
+        await run_command(server, "cardrunner.acceptChanges", uri)
+
+
+async def test_a_run_through_the_sdk_reviewed_in_the_editor_leaves_no_sdk_in_the_server(
+    tmp_path: Path,
+) -> None:
+    project: Project = make_project(tmp_path / "ws", f"cardrunner-test-{os.getpid()}-sdk")
+    card = project.write_card("greeting")
+    steps = [
+        turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
+        turn(
+            tool("report_criterion", index=0, passed=True, evidence="hello"),
+            tool("report_criterion", index=1, passed=True, evidence="name shown"),
+            tool("git_commit", message="card: greeting"),
+        ),
+        final(),
+    ]
+    toml = project.root / "cardrunner.toml"
+    toml.write_text(toml.read_text().replace('replay = "transcripts"\n', ""))
+    async with FakeMessagesAPI(steps) as api:
+        env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test"}
+        server = await serve(project.root, env)
+        reviewer = asyncio.create_task(accept_reviews(server, card.as_uri()))
+        try:
+            await run_command(server, "cardrunner.runCard", card.as_uri())
+            await wait_for(lambda: front_matter(card.read_text())["state"] == "Done", 60, "done")
+            modules = await run_command(server, "cardrunner.debug.modules")
+        finally:
+            reviewer.cancel()
+            await server.close()
+        api.assert_complete()
+    assert modules["now"] == {"anthropic": False, "mcp": False}
+    assert not {"anthropic", "mcp", "httpx2"} & set(modules["topLevel"])
+    assert "card: greeting" in git(project.root, "log", "--format=%s").splitlines()
+    assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP  # accepted across the pipe
