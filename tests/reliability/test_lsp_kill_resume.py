@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
@@ -28,6 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _lsp import LspProcess
 
 KILLS = 10
+pytestmark = pytest.mark.timeout(900)
+"""Ten kills, each followed by a second server: every run now starts its own worker process
+(which imports the SDK, ~2 s on this machine) and the killed server's worker ends its run
+before the next server starts, so the default 300 s per test is too short on a loaded machine."""
 
 
 async def serve(root: Path, api: FakeMessagesAPI) -> LspProcess:
