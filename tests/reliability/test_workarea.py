@@ -125,7 +125,7 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
     assert not GROUPS.live()
     # resume: the run's own changes come back, the conversation goes on
-    from cardrunner.run.resume import ResumeGrant
+    from cardrunner.run.options import ResumeGrant
 
     opts = options(tmp_path, steps)
     opts.resume = ResumeGrant()

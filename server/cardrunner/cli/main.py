@@ -203,8 +203,8 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
     from cardrunner.cli.ci import ci_usage_error
     from cardrunner.cli.confirm import refuse_rerun
     from cardrunner.config.settings import has_clash, load_settings
+    from cardrunner.run.options import ResumeGrant
     from cardrunner.run.prepare import RunOptions
-    from cardrunner.run.resume import ResumeGrant
 
     if (wrong := ci_usage_error(args)) is not None:
         _err(f"cardrunner: {wrong}")

@@ -42,7 +42,7 @@ from cardrunner.lsp.handlers import register_documents, register_life_cycle
 from cardrunner.lsp.views import register_views, review_marks
 from cardrunner.run.liveness import interrupted_runs
 from cardrunner.run.manager import RunManager
-from cardrunner.run.resume import ResumeGrant
+from cardrunner.run.options import ResumeGrant
 from cardrunner.run.sweep import sweep
 from cardrunner.run.view import RunView
 from cardrunner.tools.sandbox import describe

@@ -21,11 +21,6 @@ from cardrunner.models.body import build_body, request_headers
 from cardrunner.models.retries import GiveUp, decide
 
 
-def has_credentials(env: dict[str, str]) -> bool:
-    """True when the SDK will find a key or token in `env`."""
-    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
-
-
 class AnthropicModel:
     """`Model` port on `anthropic.AsyncAnthropic`."""
 

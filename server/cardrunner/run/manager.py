@@ -23,8 +23,7 @@ from cardrunner.agent.review import Approver
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
 from cardrunner.run.log import new_run_id
-from cardrunner.run.prepare import RunOptions, RunRefused, refuse_early
-from cardrunner.run.resume import ResumeGrant
+from cardrunner.run.options import ResumeGrant, RunOptions, RunRefused, refuse_early
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
 from cardrunner.run.workers import WorkerRun

@@ -9,44 +9,36 @@ session calls `prepare_run` inside its lifecycle, so a refusal ends the run like
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.agent.model import Model
-from cardrunner.agent.review import Approver
 from cardrunner.config.settings import Settings
-from cardrunner.run.resume import ResumeGrant, ResumeState, prepare_resume
-from cardrunner.run.store import CardStore, DiskCardStore
+from cardrunner.run.options import (
+    MISSING_KEY,
+    ResumeGrant,
+    RunOptions,
+    RunRefused,
+    refuse_early,
+    replay_path,
+    require_key,
+)
+from cardrunner.run.resume import ResumeState, prepare_resume
 from cardrunner.run.sweep import keep_ledger, sweep
-from cardrunner.tools.groups import ProcessGroups
 
-
-@dataclass
-class RunOptions:
-    """Everything a front end decides about one run; nothing here has been checked yet."""
-
-    root: Path
-    card_path: Path
-    settings: Settings
-    approver: Approver
-    card_store: CardStore = field(default_factory=DiskCardStore)
-    model: Model | None = None
-    """A model the caller built itself; None lets `prepare_run` choose one."""
-    replay: Path | None = None
-    """The transcript to play (`--replay`, the demo); None falls back to `settings.replay`."""
-    resume: ResumeGrant | None = None
-    """Continue the card's last unfinished run, with this much extra budget."""
-    run_id: str | None = None
-    """The id a front end announced before the run started (the editor shows it at once)."""
-    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    """Where the API key is looked up (tests pass their own)."""
-    commit_card_state: bool = True
-    """Commit the card's final state after the run (`run/cardcommit.py`). Off for `--no-commit`
-    (nothing at all is committed) and on CI, which folds the card into its one commit."""
-    processes: ProcessGroups = field(default_factory=ProcessGroups)
-    """The run's ledger of process groups: its commands, app and MCP servers join it."""
+__all__ = [
+    "MISSING_KEY",
+    "PreparedRun",
+    "ResumeGrant",
+    "RunOptions",
+    "RunRefused",
+    "api_model",
+    "choose_model",
+    "prepare_run",
+    "refuse_early",
+    "replay_path",
+]
 
 
 @dataclass
@@ -57,45 +49,6 @@ class PreparedRun:
     model: Model
     resume: ResumeState | None
     notes: list[str]
-
-
-class RunRefused(Exception):
-    """A run cannot start (already running, no API key, resume unavailable …); str() says why."""
-
-
-MISSING_KEY = (
-    "ANTHROPIC_API_KEY is not set. Set it (and ANTHROPIC_BASE_URL for another Messages-API "
-    "endpoint) in the environment cardrunner runs in, or play a transcript without a key: "
-    "--replay TRANSCRIPT.json, or `replay` in cardrunner.toml (docs/transcripts.md)."
-)
-"""The one wording of the missing-key refusal, for the CLI and the editor alike."""
-
-
-def replay_path(settings: Settings, root: Path, card_path: Path) -> Path | None:
-    """`settings.replay` as the transcript for this card: the file itself, or `<dir>/<stem>.json`."""
-    if not settings.replay:
-        return None
-    path = Path(settings.replay)
-    path = path if path.is_absolute() else root / path
-    folder = path.is_dir() or (not path.exists() and not path.suffix)  # a folder not made yet
-    return path / f"{card_path.stem}.json" if folder else path
-
-
-def _transcript(options: RunOptions) -> Path | None:
-    return options.replay or replay_path(options.settings, options.root, options.card_path)
-
-
-def refuse_early(options: RunOptions) -> None:
-    """The checks that need no file or network, so an editor command can refuse at once."""
-    if options.model is None and _transcript(options) is None:
-        _require_key(options.env)
-
-
-def _require_key(env: Mapping[str, str]) -> None:
-    from cardrunner.models.anthropic import has_credentials
-
-    if not has_credentials(dict(env)):
-        raise RunRefused(MISSING_KEY)
 
 
 def choose_model(
@@ -121,7 +74,7 @@ def choose_model(
             )
         except (OSError, ValueError) as exc:
             raise RunRefused(f"cannot read the transcript {transcript}: {exc}") from exc
-    _require_key(env)
+    require_key(env)
     from cardrunner.models.anthropic import AnthropicModel
 
     return AnthropicModel(settings.model, settings.options)

@@ -21,14 +21,7 @@ from cardrunner.agent.model import Block, Message, Model
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.log import read_events, read_log
-
-
-@dataclass(frozen=True)
-class ResumeGrant:
-    """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
-
-    rounds: int = 0
-    cost_usd: float = 0.0
+from cardrunner.run.options import ResumeGrant
 
 
 @dataclass

@@ -29,8 +29,8 @@ from cardrunner.card.record import CardUpdate
 from cardrunner.config.settings import Settings
 from cardrunner.run import wire
 from cardrunner.run.liveness import interruption
+from cardrunner.run.options import ResumeGrant
 from cardrunner.run.prepare import RunOptions
-from cardrunner.run.resume import ResumeGrant
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 

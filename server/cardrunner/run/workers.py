@@ -26,7 +26,7 @@ from typing import Any
 
 from cardrunner.agent import events as ev
 from cardrunner.run import wire
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 
 log = logging.getLogger(__name__)
 

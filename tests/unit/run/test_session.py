@@ -66,7 +66,7 @@ async def test_a_refusal_while_preparing_is_the_runs_one_result(tmp_path: Path) 
 
 
 async def test_a_missing_resume_is_refused_the_same_way(tmp_path: Path) -> None:
-    from cardrunner.run.resume import ResumeGrant
+    from cardrunner.run.options import ResumeGrant
 
     make_project(tmp_path)
     opts = options(tmp_path, model=ScriptedModel(fix_transcript()), resume=ResumeGrant())

@@ -28,8 +28,7 @@ from cardrunner.lsp.core.index import CardIndex, uri_to_path
 from cardrunner.lsp.features.board import MANUAL_STATES
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.run.manager import RunManager
-from cardrunner.run.prepare import RunRefused
-from cardrunner.run.resume import ResumeGrant
+from cardrunner.run.options import ResumeGrant, RunRefused
 from cardrunner.tools.hunks import Comment, comments_reason
 
 log = logging.getLogger("cardrunner.lsp.commands")
