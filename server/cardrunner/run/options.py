@@ -17,16 +17,21 @@ from cardrunner.agent.model import Model
 from cardrunner.agent.review import Approver
 from cardrunner.config.secrets import SECRET_ENV_VARS
 from cardrunner.config.settings import Settings
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.tools.groups import ProcessGroups
 
-
-@dataclass(frozen=True)
-class ResumeGrant:
-    """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
-
-    rounds: int = 0
-    cost_usd: float = 0.0
+__all__ = [
+    "MISSING_KEY",
+    "ResumeGrant",
+    "RunOptions",
+    "RunRefused",
+    "has_credentials",
+    "refuse_early",
+    "replay_path",
+    "require_key",
+    "transcript_of",
+]
 
 
 @dataclass

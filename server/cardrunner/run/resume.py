@@ -20,8 +20,8 @@ from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.log import read_events, read_log
-from cardrunner.run.options import ResumeGrant
 
 
 @dataclass
