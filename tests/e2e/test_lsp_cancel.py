@@ -80,7 +80,7 @@ async def test_two_cards_run_while_a_third_card_gets_its_lenses(client: Language
     third = project.write_card("third").as_uri()
     for uri in uris:
         await command(client, "cardrunner.runCard", uri)
-    await wait_for(lambda: len(processes_with(project.marker)) == 2, what="both runs in tests")
+    await wait_for(lambda: len(processes_with(project.marker)) == 2, 60, "both runs in tests")
 
     assert await lens_titles(client, third) == ["▶ Run card"]
     for uri in uris:

@@ -148,7 +148,7 @@ async def test_shutdown_cancels_every_run(project: Project) -> None:
     for card in cards:
         project.transcript(card.stem, slow_transcript())
         runs.start(card)
-    await wait_for(lambda: len(processes_with(project.marker)) == 2, what="both commands")
+    await wait_for(lambda: len(processes_with(project.marker)) == 2, 60, "both commands")
     await runs.aclose()
     assert {v.reason for v in runs.views()} == {"cancelled"}
     assert not processes_with(project.marker)
