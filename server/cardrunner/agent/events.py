@@ -21,6 +21,7 @@ FailureReason = Literal[
     "tool_errors",
     "stalled",
     "unverified",
+    "tests_failed",
     "rejected",
     "cancelled",
     "api_error",
@@ -164,13 +165,115 @@ class ToolOutput(_Event):
     text: str
 
 
+class Citation(BaseModel):
+    """One tool call a criterion's evidence rests on, and the text quoted from its result."""
+
+    model_config = ConfigDict(frozen=True)
+    call: str
+    """The tool_use id of the call."""
+    tool: str
+    quote: str
+    round: int = 0
+    artifact: str | None = None
+    """The call's result (text, screenshots) saved under the run's folder, workspace-relative."""
+
+
+class CallObserved(_Event):
+    """The runner's record of one call: the write area's fingerprint before and after it.
+
+    Logged so that a resumed run can still check evidence that cites calls made before the
+    interruption (and know whether the code changed since).
+    """
+
+    type: Literal["call"] = "call"
+    tool_use_id: str
+    before: str
+    after: str
+
+
 class CriterionReported(_Event):
-    """The model reported evidence for one acceptance criterion (0-based index)."""
+    """The model reported evidence for one acceptance criterion (0-based index), accepted.
+
+    Only evidence the runner could check is recorded: every citation names a call of this run
+    whose result contains the quote, made on the write area as it was when reported (`tree`).
+    """
 
     type: Literal["criterion"] = "criterion"
     index: int
     passed: bool
     evidence: str
+    cites: list[Citation] = []
+    tree: str = ""
+    """The write area's fingerprint the cited calls saw."""
+
+
+class LedgerEntry(BaseModel):
+    """The evidence ledger's line for one criterion: the claim, what it rests on, where it held."""
+
+    model_config = ConfigDict(frozen=True)
+    index: int
+    criterion: str
+    status: Literal["pending", "verified", "failed", "stale"]
+    claim: str = ""
+    cites: list[Citation] = []
+    commit: str | None = None
+    """The commit the evidence was checked on (its tree is the one the cited calls saw)."""
+    stale: str = ""
+    """Why the evidence no longer holds (the code changed after it), if it does not."""
+
+    def line(self) -> str:
+        """One line for summaries and commit trailers."""
+        quotes = "; ".join(f'{c.tool} {c.call}: "{_short(c.quote)}"' for c in self.cites)
+        on = f" on {self.commit[:10]}" if self.commit else ""
+        why = f" ({self.stale})" if self.stale else ""
+        return f"{self.status}{on}{why}" + (f" — {quotes}" if quotes else "")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class CheckRun(BaseModel):
+    """One build or test command the runner ran itself, and what came of it."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["build", "test"]
+    argv: list[str]
+    exit_code: int | None
+    ok: bool
+    tail: str
+    """The last lines of the output (evidence, and what the model is shown on failure)."""
+    tests_ran: int | None = None
+    """Tests that ran according to pytest's summary line (None: no summary found)."""
+
+
+class ChecksRan(_Event):
+    """The runner ran the configured build and tests itself, on the tree `tree`.
+
+    `phase` is `baseline` (run start: how many tests there are), `commit` (the tree about to be
+    reviewed and committed) or `hand_edit` (the tree after the reviewer changed files).
+    """
+
+    type: Literal["checks"] = "checks"
+    phase: Literal["baseline", "commit", "hand_edit"]
+    tree: str
+    checks: list[CheckRun]
+    ok: bool
+    tests_ran: int | None = None
+    baseline: int | None = None
+
+
+class GateObjected(_Event):
+    """The model claimed `done` but a check failed; the runner told it what is missing."""
+
+    type: Literal["objection"] = "objection"
+    attempt: int
+    max_attempts: int
+    reason: str
+    """The failure reason the run ends with if this is not fixed (unverified, tests_failed …)."""
+    message: str
+    """The message sent to the model, as sent (a resume replays it)."""
 
 
 class Problem(BaseModel):
@@ -199,6 +302,8 @@ class ReviewRequested(_Event):
     message: str
     files: list[str]
     diff: str
+    warnings: list[str] = []
+    """What the user must accept knowingly (e.g. fewer tests ran than at the start)."""
 
 
 class ReviewDecided(_Event):
@@ -248,7 +353,10 @@ class RunFinished(_Event):
     """The run ended. Always the last event of a run, however it ended."""
 
     type: Literal["result"] = "result"
-    status: Literal["done", "failed"]
+    status: Literal["done", "verified", "failed"]
+    """done: committed after an accepted review, every check held; verified: every check held
+    but nothing was committed (`outcome` says why); failed: `reason` says why."""
+    outcome: Literal["committed", "not_committed", "nothing_to_change"] | None = None
     reason: FailureReason | None = None
     detail: str = ""
     rounds: int
@@ -263,6 +371,8 @@ class RunFinished(_Event):
     unmerged_branch: str | None = None
     """The accepted commit is on this branch only: it did not apply cleanly to the user's
     branch, so the card waits in `Review` for the user to merge it (never `Done`)."""
+    ledger: list[LedgerEntry] = []
+    """The evidence ledger at the end: one entry per acceptance criterion."""
 
 
 Event = Annotated[
@@ -273,7 +383,10 @@ Event = Annotated[
     | ToolFinished
     | ToolOutput
     | CriterionReported
+    | CallObserved
     | BuildChecked
+    | ChecksRan
+    | GateObjected
     | ReviewRequested
     | ReviewDecided
     | Compacted

@@ -55,6 +55,8 @@ class ToolContext:
 
     round: int
     emit: Callable[[Event], None]
+    tool_use_id: str = ""
+    """The id of the call the model made: what evidence cites to name the call it rests on."""
 
 
 class Tool(Protocol):
@@ -114,11 +116,24 @@ def _validation_error(tool_schema: dict[str, Any], arguments: Any) -> str | None
     return "; ".join(parts)
 
 
+class CallObserver(Protocol):
+    """Sees every finished call with the exact result the model gets (the runner's own record).
+
+    The runner must not take the model's word for what a tool said: evidence is checked against
+    what the observer saw, so it is told before the result goes back to the model.
+    """
+
+    async def observe(
+        self, name: str, arguments: Any, ctx: ToolContext, result: ToolResult
+    ) -> None: ...
+
+
 class ToolPool:
     """All tools of one run by name; the single gate every call goes through."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), observers: Iterable[CallObserver] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self.observers: list[CallObserver] = list(observers)
         for tool in tools:
             self.add(tool)
 
@@ -145,6 +160,12 @@ class ToolPool:
 
     async def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
         """Run one call. Never raises (except cancellation): every failure becomes `is_error`."""
+        result = await self._execute(name, arguments, ctx)
+        for observer in self.observers:
+            await observer.observe(name, arguments, ctx, result)
+        return result
+
+    async def _execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools))

@@ -18,6 +18,7 @@ from cardrunner.agent.events import (
     Announced,
     Event,
     FailureReason,
+    GateObjected,
     RoundFinished,
     RoundStarted,
     RunFinished,
@@ -28,7 +29,7 @@ from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import CallRecord, Guards
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
 from cardrunner.agent.recovery import Recovery
-from cardrunner.agent.verdict import Verdict
+from cardrunner.agent.verdict import Objection, Outcome, Verdict
 from cardrunner.config.settings import ModelOptions
 
 UNFITTED_OUTPUT_TOKENS = 16_000
@@ -131,7 +132,11 @@ class Loop:
             case "pause_turn":
                 self.messages.append(Message("user", [{"type": "text", "text": "Continue."}]))
             case "end_turn" | "stop_sequence":
-                yield self.conclude(_text(content))
+                judged = self.verdict.judge(_text(content))
+                if isinstance(judged, Objection):  # told what is missing: the run goes on
+                    yield self.object(judged)
+                else:
+                    yield self.conclude(judged, _text(content))
             case "max_tokens" | "model_context_window_exceeded" if self._recoverable(stop_reason):
                 async for event in self._cut_off(calls, stop_reason == "max_tokens"):
                     yield event
@@ -214,7 +219,9 @@ class Loop:
             )
             started = time.monotonic()
             call_task = asyncio.ensure_future(
-                self.pool.execute(name, args, ToolContext(self.guards.rounds, queue.put_nowait))
+                self.pool.execute(
+                    name, args, ToolContext(self.guards.rounds, queue.put_nowait, use_id)
+                )
             )
             async for event in _events_while(call_task, queue):
                 yield event
@@ -235,17 +242,27 @@ class Loop:
             record = CallRecord(name, args, result.text, result.is_error)
             done(CallOutcome(block, record, result.announce))
 
-    def conclude(self, text: str) -> RunFinished:
-        """End with what the verdict makes of the final answer."""
-        outcome = self.verdict.judge(text)
-        return self.finish(outcome.status, outcome.reason, outcome.detail, text)
+    def object(self, objection: Objection) -> GateObjected:
+        """Done was claimed too early: tell the model what is missing; the run goes on."""
+        self.messages.append(Message("user", [{"type": "text", "text": objection.message}]))
+        return GateObjected(
+            attempt=objection.attempt,
+            max_attempts=objection.max_attempts,
+            reason=objection.reason,
+            message=objection.message,
+        )
+
+    def conclude(self, outcome: Outcome, text: str) -> RunFinished:
+        """End with what the verdict made of the final answer."""
+        return self.finish(outcome.status, outcome.reason, outcome.detail, text, outcome.outcome)
 
     def finish(
         self,
-        status: Literal["done", "failed"],
+        status: Literal["done", "verified", "failed"],
         reason: FailureReason | None,
         detail: str,
         text: str = "",
+        outcome: Literal["committed", "not_committed", "nothing_to_change"] | None = None,
     ) -> RunFinished:
         g = self.guards
         return RunFinished(
@@ -258,6 +275,8 @@ class Loop:
             cost_usd=round(g.cost_usd, 6),
             commit=self.verdict.commit,
             final_text=text,
+            outcome=outcome,
+            ledger=self.verdict.ledger(),
         )
 
 

@@ -31,6 +31,12 @@ class ReviewRequest:
     """Files git ignores that the run created: in no diff and no commit, deleted on reject."""
     flagged: list[str] = field(default_factory=list)
     """Changed configuration (.gitignore, cardrunner.toml, .mcp.json, CI …), shown at the top."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user must accept knowingly (fewer tests ran than at the start …)."""
+    checks: str = ""
+    """The runner's own build and test run on exactly this tree, in one line."""
+    evidence: list[str] = field(default_factory=list)
+    """The evidence ledger, one line per criterion."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,8 @@ class ReviewDecision:
     drop: list[str] = field(default_factory=list)
     drop_hunks: list[HunkRef] = field(default_factory=list)
     """Hunks to undo before committing; the rest of their files is kept."""
+    acknowledged: bool = False
+    """The user saw the request's warnings and accepts them (never set by `--yes`)."""
 
 
 class Approver(Protocol):

@@ -40,6 +40,10 @@ class RunRecord(BaseModel):
     """Set when `commit` is not on the user's branch: the branch that holds it."""
     log: str | None = None
     """The run log's path relative to the workspace."""
+    outcome: str | None = None
+    """How a run that held ended: committed, not_committed or nothing_to_change."""
+    evidence: list[str] | None = None
+    """The evidence ledger, one line per criterion (`0: verified on abc… — run_tests …`)."""
 
     @classmethod
     def started_at(cls, when: datetime) -> str:

@@ -43,6 +43,8 @@ RUN_KEYS = (
     "commit",
     "branch",
     "log",
+    "outcome",
+    "evidence",
 )
 """The order in which a `runs:` entry's keys are written; other keys follow in their own order."""
 

@@ -149,7 +149,17 @@ class Settings(_Strict):
         description="[models.NAME]: override the model table (window, output, thinking, effort).",
     )
     options: ModelOptions = Field(default_factory=ModelOptions)
-    require_evidence: bool = True
+    require_evidence: bool = Field(
+        True,
+        description="Done needs grounded evidence for every criterion and the runner's own "
+        "build and test run; false turns the evidence part of the gate off.",
+    )
+    verify_attempts: int = Field(
+        2,
+        ge=0,
+        description="How often the runner answers a premature `RESULT: done` with what is "
+        "missing before the run ends unverified (or tests_failed).",
+    )
     isolation: bool | None = Field(
         None, description="Run in a git worktree; None: front end decides."
     )

@@ -320,6 +320,9 @@ class CardServer(LanguageServer):
                 | ev.CriterionReported()
                 | ev.ReviewDecided()
                 | ev.Compacted()
+                | ev.ChecksRan()
+                | ev.GateObjected()
+                | ev.CallObserved()
             ):
                 pass  # the view holds them; lenses and diagnostics below show them
             case _:

@@ -73,6 +73,35 @@ def _missing_module(body: dict[str, Any]) -> str | None:
     return None
 
 
+def _results_by_id(body: dict[str, Any]) -> dict[str, str]:
+    """Every tool result the conversation holds, by the id of the call it answers."""
+    found: dict[str, str] = {}
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                content = block.get("content", "")
+                found[block["tool_use_id"]] = (
+                    content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+                )
+    return found
+
+
+def _unfounded(raw: dict[str, Any], body: dict[str, Any]) -> str | None:
+    """A quote the step's evidence cites that the cited call's result does not contain."""
+    results = _results_by_id(body)
+    own = {b.get("id") for b in raw.get("content", []) if b.get("type") == "tool_use"}
+    for block in raw.get("content", []):
+        if block.get("type") != "tool_use" or block.get("name") != "report_criterion":
+            continue
+        for cite in block.get("input", {}).get("cites", []):
+            if cite.get("call") in own:
+                continue  # a call of this same turn: the evidence tool checks it when it runs
+            seen = " ".join(results.get(cite.get("call", ""), "").split())
+            if " ".join(str(cite.get("quote", "")).split()) not in seen:
+                return f"{cite.get('quote')!r} is not in the result of call {cite.get('call')!r}"
+    return None
+
+
 def _honest_failure(problem: str, body: dict[str, Any]) -> dict[str, Any]:
     """When the code no longer fits the transcript, the scripted model says so instead of lying.
 
@@ -96,8 +125,10 @@ class ScriptedModel:
     """Plays `steps` in order; each is a response dict or a function of (request body, index).
 
     A step may carry `"expect": [strings]`: text the tool results it answers must contain (the
-    value the transcript is about to report as evidence). If one is missing, the model answers
-    `RESULT: failed` naming it, so a replay never claims what the tools did not show.
+    value the transcript is about to report as evidence). The quotes its `report_criterion`
+    calls cite are expected the same way, in the results of the calls they cite. If one is
+    missing, the model answers `RESULT: failed` naming it, so a replay never claims what the
+    tools did not show.
 
     `api_model` is the model the transcript stands in for: requests name it, so the rules of
     that model apply — on the preserved-thinking models every thinking signature is bound to
@@ -151,6 +182,8 @@ class ScriptedModel:
         raw = step(body, index) if callable(step) else step
         if missing := _unmet(raw.get("expect", []), body):
             raw = _honest_failure(f"expected {missing[0]!r} in the tool results", body)
+        elif unfounded := _unfounded(raw, body):
+            raw = _honest_failure(unfounded, body)
         try:
             content = [self._complete(block, index, body) for block in raw.get("content", [])]
         except EditError as exc:

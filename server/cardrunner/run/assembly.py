@@ -30,8 +30,10 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.prepare import PreparedRun, RunRefused, api_model
-from cardrunner.run.resume import what_changed
+from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
+from cardrunner.tools.calls import CallLog, GitAreaState
+from cardrunner.tools.checks import RunnerChecks
 from cardrunner.tools.commands import AppProcess, command_tools
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.evidence import Evidence
@@ -52,6 +54,7 @@ class OpenRun:
     log: RunLog
     started: RunStarted
     started_at: datetime
+    checks: RunnerChecks
 
 
 def command_env(run_dir: Path) -> dict[str, str]:
@@ -80,16 +83,32 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     await asyncio.to_thread(paths.run_dir(run_id).mkdir, parents=True, exist_ok=True)
     limits = resume.limits if resume else o.settings.limits
     guards = Guards(limits, o.settings.price())
-    evidence = Evidence(card.criteria)
+    s = o.settings
+    calls = CallLog(GitAreaState(area.git, s.paths.write))
+    await calls.start()
+    calls.base = area.base_tree
+    run_dir = paths.run_dir(run_id)
+    evidence = Evidence(
+        card.criteria, calls, s.require_evidence, run_dir / "evidence", o.root.resolve()
+    )
+    checks = RunnerChecks(
+        area.root,
+        s.commands,
+        o.processes,
+        command_env(run_dir),
+        count=s.require_evidence,
+    )
+    commit = _commit_tool(prepared, card, area, run_id, guards)
+    commit.calls, commit.checks, commit.evidence = calls, checks, evidence
     if resume:
         guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
         guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed
-        evidence.reports.update(resume.reports)
-    commit = _commit_tool(prepared, card, area, run_id, guards)
+        _restore(resume, calls, evidence, checks, commit)
     extra = [evidence.tool(), commit.tool()]
-    pool, warnings = await _tool_pool(prepared, area, paths.run_dir(run_id), stack, extra)
+    pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra)
+    pool.observers.append(calls)
     prompt = resume.prompt if resume else card.prompt()
-    verdict = RunVerdict(commit, evidence, o.settings.require_evidence)
+    verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
     loop = _loop(prepared, pool, guards, verdict, prompt)
     started = RunStarted(
         run_id=run_id,
@@ -109,7 +128,25 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         workdir=str(area.root),
     )
     log = RunLog(paths.log(run_id))
-    return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC))
+    return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC), checks)
+
+
+def _restore(
+    resume: ResumeState,
+    calls: CallLog,
+    evidence: Evidence,
+    checks: RunnerChecks,
+    commit: CommitTool,
+) -> None:
+    """What the runner knew before the interruption: calls, evidence, checks and the review."""
+    calls.restore(observed_calls(resume))
+    evidence.restore(resume.reports)
+    checks.baseline, checks.last = resume.baseline, resume.last_checks
+    if resume.review is not None:
+        commit.last_decision, commit.committed = resume.review.decision, resume.review.commit
+        commit.reviewed_tree = reviewed_tree(resume)
+        if commit.committed and commit.reviewed_tree:
+            evidence.checked_on(commit.committed, commit.reviewed_tree)
 
 
 def _commit_tool(

@@ -69,6 +69,9 @@ def log_record(event: ev.Event) -> dict[str, Any] | None:
             | ev.Compacted()
             | ev.Notice()
             | ev.Announced()
+            | ev.ChecksRan()
+            | ev.GateObjected()
+            | ev.CallObserved()
         ):
             data = event.model_dump(mode="json", exclude={"time", "type"})
     return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}

@@ -22,6 +22,7 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.log import read_events, read_log
+from cardrunner.tools.calls import ObservedCall
 
 
 @dataclass
@@ -39,7 +40,18 @@ class ResumeState:
     elapsed: float
     base_tree: str
     prompt: str
-    reports: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    reports: dict[int, ev.CriterionReported] = field(default_factory=dict)
+    """Accepted evidence; it holds after the resume only if the write area is unchanged."""
+    baseline: int | None = None
+    """Tests that ran at the original run's start (the runner's count)."""
+    trees: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """The write area's fingerprint before and after each call (`call` lines)."""
+    finished: list[ev.ToolFinished] = field(default_factory=list)
+    """Every finished call, in order."""
+    last_checks: ev.ChecksRan | None = None
+    """The runner's last own build and test run (before a review)."""
+    review: ev.ReviewDecided | None = None
+    """The last review's decision."""
     work_tree: str | None = None
     previous_reason: str = "interrupted"
     history: list[list[Block]] = field(default_factory=list)
@@ -48,6 +60,37 @@ class ResumeState:
     tools: list[dict[str, Any]] | None = None
     """`tools` as the run sent them (None: a log from before they were kept)."""
     paths: dict[str, list[str]] = field(default_factory=dict)
+
+
+def observed_calls(state: ResumeState) -> list[ObservedCall]:
+    """The runner's record of the calls before the resume, for checking evidence that cites them.
+
+    A call without its `call` line (a log from before the runner kept one) gets no fingerprint,
+    so it never counts as made on the current code.
+    """
+    out: list[ObservedCall] = []
+    for seq, call in enumerate(state.finished):
+        before, after = state.trees.get(call.tool_use_id, ("", "unknown"))
+        out.append(
+            ObservedCall(
+                id=call.tool_use_id,
+                name=call.name,
+                arguments=call.arguments,
+                text=call.result,
+                is_error=call.is_error,
+                round=call.round,
+                seq=seq,
+                before=before,
+                after=after,
+            )
+        )
+    return out
+
+
+def reviewed_tree(state: ResumeState) -> str | None:
+    """The write area's fingerprint after the last git_commit call (what the review was about)."""
+    commits = [c.tool_use_id for c in state.finished if c.name == "git_commit"]
+    return state.trees.get(commits[-1], ("", ""))[1] or None if commits else None
 
 
 def _card_rel(card: Path, root: Path) -> str:
@@ -118,6 +161,7 @@ class _Replay:
             case ev.RoundFinished():
                 self._round(event)
             case ev.ToolFinished():
+                state.finished.append(event)
                 if self.pending.pop(event.tool_use_id, None) is not None:
                     _result(
                         messages, event.tool_use_id, event.content or event.result, event.is_error
@@ -132,7 +176,18 @@ class _Replay:
             case ev.Announced():
                 add_announcement(messages, event)
             case ev.CriterionReported():
-                state.reports[event.index] = (event.passed, event.evidence)
+                state.reports[event.index] = event
+            case ev.CallObserved():
+                state.trees[event.tool_use_id] = (event.before, event.after)
+            case ev.GateObjected():
+                _close_turn(messages, self.pending)
+                messages.append(Message("user", [{"type": "text", "text": event.message}]))
+            case ev.ChecksRan() if event.phase == "baseline":
+                state.baseline = event.tests_ran
+            case ev.ChecksRan():
+                state.last_checks = event
+            case ev.ReviewDecided():
+                state.review = event
             case ev.RunFinished():
                 state.work_tree = event.work_tree
                 state.previous_reason = event.reason or "interrupted"
@@ -143,7 +198,6 @@ class _Replay:
                 | ev.ToolOutput()
                 | ev.BuildChecked()
                 | ev.ReviewRequested()
-                | ev.ReviewDecided()
                 | ev.Notice()
             ):
                 pass  # the conversation holds none of these

@@ -89,6 +89,11 @@ class RunSession:
         for event in opening:
             run.log.write(event)
             yield event
+        if run.checks.baseline is None and (
+            ran := await run.checks.run_baseline(run.area.base_tree)
+        ):
+            run.log.write(ran)
+            yield ran
         async with contextlib.aclosing(run.loop.run()) as events:
             async for event in events:
                 if isinstance(event, RunFinished):
@@ -158,9 +163,15 @@ class RunSession:
             commit=result.commit,
             branch=result.unmerged_branch,
             log=relative(run.log.path, self.options.root),
+            outcome=result.outcome,
+            evidence=[f"{e.index}: {e.line()}" for e in result.ledger] or None,
         )
         state = (
-            "Failed" if result.status != "done" else "Review" if result.unmerged_branch else "Done"
+            "Failed"
+            if result.status == "failed"
+            else "Review"  # verified, not committed: the user has the last word
+            if result.unmerged_branch or result.status == "verified"
+            else "Done"
         )
         change = CardUpdate(state=state, reason=result.reason, run=record)
         try:

@@ -51,18 +51,31 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             return [f"   {mark} {event.name}({args}) {event.ms} ms → {shown}"]
         case ev.CriterionReported():
             verdict = "passed" if event.passed else "FAILED"
-            return [f"   criterion {event.index}: {verdict} — {event.evidence[:100]}"]
+            cites = [
+                f"     cites {c.tool} {c.call}: {json.dumps(c.quote)[:90]}" for c in event.cites
+            ]
+            return [f"   criterion {event.index}: {verdict} — {event.evidence[:100]}", *cites]
+        case ev.ChecksRan():
+            runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
+            count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+            mark = "✓" if event.ok else "✗"
+            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}"]
+        case ev.GateObjected():
+            head = f"   done refused ({event.attempt}/{event.max_attempts}, {event.reason}):"
+            why = [f"     {x}" for x in event.message.splitlines() if x.startswith("- ")]
+            return [head, *why]
         case ev.ReviewDecided():
             return [f"   review: {event.decision} {event.reason} {event.commit or ''}".rstrip()]
         case ev.Compacted():
             change = f"{event.tokens_before:,} → {event.tokens_after:,}"
             return [f"   compaction ({event.kind}): {change} tokens"]
         case ev.RunFinished():
-            status = (
-                "DONE" if event.status == "done" else f"FAILED ({event.reason}: {event.detail})"
+            status = {"done": "DONE", "verified": f"VERIFIED, {event.outcome} (not Done)"}.get(
+                event.status, f"FAILED ({event.reason}: {event.detail})"
             )
             commit = f" · commit {event.commit[:10]}" if event.commit else ""
-            return [f"result: {status} · {view.totals()}{commit}"]
+            ledger = [f"  criterion {e.index}: {e.line()}" for e in event.ledger]
+            return [f"result: {status} · {view.totals()}{commit}", *ledger]
         case ev.Announced():
             return [f"   told the model: {event.text[:120]}"]
         case (
@@ -72,6 +85,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             | ev.BuildChecked()
             | ev.ReviewRequested()
             | ev.Notice()
+            | ev.CallObserved()
         ):
             return []  # transient, or shown by the lines around them
         case _:

@@ -16,7 +16,7 @@ from cardrunner.agent import events as ev
 
 OUTPUT_TAIL = 40
 """Lines of a running command's output a view keeps (the live run view shows them)."""
-RunState = Literal["running", "review", "done", "failed"]
+RunState = Literal["running", "review", "done", "verified", "failed"]
 
 
 @dataclass
@@ -24,8 +24,13 @@ class Criterion:
     """One acceptance criterion as the run sees it: pending until the model reports on it."""
 
     text: str
-    status: Literal["pending", "verified", "failed"] = "pending"
+    status: Literal["pending", "verified", "failed", "stale"] = "pending"
     evidence: str = ""
+    cites: list[ev.Citation] = field(default_factory=list)
+    commit: str | None = None
+    """The commit the evidence was checked on."""
+    stale: str = ""
+    """Why the evidence no longer holds, when it does not."""
 
 
 @dataclass
@@ -124,7 +129,14 @@ class RunView:
                 self.commit = event.commit or self.commit
             case ev.RunFinished():
                 self._finished(event)
-            case ev.Compacted() | ev.Notice() | ev.Announced():
+            case (
+                ev.Compacted()
+                | ev.Notice()
+                | ev.Announced()
+                | ev.ChecksRan()
+                | ev.GateObjected()
+                | ev.CallObserved()
+            ):
                 pass  # shown as they come; they change nothing a view keeps
             case _:
                 assert_never(event)
@@ -139,11 +151,21 @@ class RunView:
         if 0 <= event.index < len(self.criteria):
             status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
             self.criteria[event.index] = Criterion(
-                self.criteria[event.index].text, status, event.evidence
+                self.criteria[event.index].text, status, event.evidence, event.cites
             )
 
     def _finished(self, event: ev.RunFinished) -> None:
-        self.state = "done" if event.status == "done" else "failed"
+        self.state = event.status
+        for entry in event.ledger:
+            if 0 <= entry.index < len(self.criteria):
+                self.criteria[entry.index] = Criterion(
+                    entry.criterion,
+                    "pending" if entry.status == "pending" else entry.status,
+                    entry.claim,
+                    entry.cites,
+                    entry.commit,
+                    entry.stale,
+                )
         self.reason, self.detail = event.reason, event.detail
         self.commit = event.commit or self.commit
         self.unmerged_branch = event.unmerged_branch

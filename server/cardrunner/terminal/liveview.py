@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent import events as ev
-from cardrunner.run.view import RunView, elapsed, tokens_short
+from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
 
 
 class LiveView:
@@ -97,6 +97,17 @@ class LiveView:
                 self._line(f"  {event.level}: {event.message}")
             case ev.Announced():
                 self._line(f"  told the model: {event.text}")
+            case ev.ChecksRan():
+                runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
+                count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+                mark = "✓" if event.ok else "✗"
+                self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
+            case ev.GateObjected():
+                first = event.message.splitlines()[1:2]
+                why = first[0].lstrip("- ") if first else event.reason
+                self._line(f"  ↺ done refused ({event.attempt}/{event.max_attempts}): {why}")
+            case ev.CallObserved():
+                pass
             case ev.RunFinished():
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:
@@ -105,7 +116,22 @@ class LiveView:
 
 def summary(view: RunView, seconds: float) -> str:
     """The run's last lines: how it ended, what it used, the commit it made."""
-    head = "■ DONE" if view.state == "done" else f"■ FAILED: {view.reason}"
-    head += f" — {view.detail}" if view.state != "done" and view.detail else ""
+    match view.state:
+        case "done":
+            head = "■ DONE"
+        case "verified":
+            head = "■ VERIFIED, not committed"
+        case _:
+            head = f"■ FAILED: {view.reason}" + (f" — {view.detail}" if view.detail else "")
     tail = f" · commit {view.commit[:10]}" if view.commit else ""
-    return f"{head}\n  {view.totals()} · {elapsed(seconds)}{tail}"
+    ledger = "".join(
+        f"\n  criterion {i}: {c.status}{_ledger(c)}" for i, c in enumerate(view.criteria)
+    )
+    return f"{head}\n  {view.totals()} · {elapsed(seconds)}{tail}{ledger}"
+
+
+def _ledger(c: Criterion) -> str:
+    on = f" on {c.commit[:10]}" if c.commit else ""
+    why = f" ({c.stale})" if c.stale else ""
+    quotes = "; ".join(f'{x.tool} {x.call}: "{x.quote[:60]}"' for x in c.cites)
+    return on + why + (f" — {quotes}" if quotes else "")

@@ -1,63 +1,267 @@
-"""`report_criterion`: the model states, per acceptance criterion, what it observed.
+"""`report_criterion`: the model states, per acceptance criterion, what it observed — and proves it.
 
-"A build that compiles proves nothing": a run may only end `done` when every criterion has
-passing evidence (unless `require_evidence = false`). The evidence is shown on the card in the
-editor and kept in the log.
+"A build that compiles proves nothing", and neither does a sentence the model wrote. A report
+names the tool calls it rests on (their tool_use ids) and quotes text from their results. The
+runner checks each citation against its own record of the calls (`CallLog`): the call exists in
+this run, the quote is in its result, and the call saw the write area as it is now. A claim that
+fails is refused with a tool error naming the call and the quote, so the model can verify for
+real. What is accepted goes into the evidence ledger (per criterion: claim, citations, the
+result saved under the run's folder, later the commit it was checked on).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import posixpath
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from cardrunner.agent.events import CriterionReported
+from cardrunner.agent.events import Citation, CriterionReported, LedgerEntry
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.tools.base import FunctionTool, schema
+from cardrunner.tools.calls import CallLog, ObservedCall
+
+MIN_QUOTE = 3
+"""A quote shorter than this ("ok", "5") would be found in almost any result."""
+_NOT_EVIDENCE = frozenset({"report_criterion", "git_commit"})
+"""Calls that record or commit; citing them would be evidence resting on itself."""
+
+
+def _flat(text: str) -> str:
+    """Whitespace runs as one space: a quote may wrap differently from the result it came from."""
+    return " ".join(text.split())
 
 
 @dataclass
 class Evidence:
-    """What the model reported for each criterion (0-based index)."""
+    """The accepted reports per criterion (0-based index), checked against the call log."""
 
     criteria: list[str]
-    reports: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    calls: CallLog = field(default_factory=CallLog)
+    grounded: bool = True
+    """Require citations (`require_evidence = false` turns the whole evidence gate off)."""
+    artifacts: Path | None = None
+    """Folder under the run's folder where cited results are saved; None: not saved."""
+    root: Path | None = None
+    """The workspace root, to store artifact paths relative to it."""
+    reports: dict[int, CriterionReported] = field(default_factory=dict)
+    stale: dict[int, str] = field(default_factory=dict)
+    """Criteria whose evidence the runner withdrew, and why (hand edits during review)."""
+    commits: dict[int, str] = field(default_factory=dict)
 
     def missing(self) -> list[int]:
-        """Criteria without passing evidence."""
-        return [i for i in range(len(self.criteria)) if not self.reports.get(i, (False, ""))[0]]
+        """Criteria without passing evidence that holds on the write area as it is now."""
+        return self.missing_on(None)
+
+    def missing_on(self, tree: str | None) -> list[int]:
+        """Criteria without passing evidence gathered on `tree` (None: the write area now)."""
+        on = self.calls.current if tree is None else tree
+        return [i for i in range(len(self.criteria)) if not self._holds(i, on)]
+
+    def _holds(self, index: int, tree: str) -> bool:
+        report = self.reports.get(index)
+        if report is None or not report.passed or index in self.stale:
+            return False
+        return not self.grounded or report.tree == tree
+
+    def mark_stale(self, indexes: list[int], why: str) -> None:
+        for index in indexes:
+            if index in self.reports:
+                self.stale[index] = why
+
+    def after_hand_edit(self, old: str, new: str, edited: list[str], why: str) -> list[int]:
+        """The reviewer turned tree `old` into `new` by editing `edited`; the stale criteria.
+
+        Evidence that rests only on reading files the reviewer did not touch still holds on the
+        new tree; anything else (tests, the running app, the edited files) may not, and is
+        withdrawn until the model verifies it again.
+        """
+        stale: list[int] = []
+        for index, report in list(self.reports.items()):
+            if report.tree != old or index in self.stale:
+                continue
+            if all(self._reads_other_file(c.call, edited) for c in report.cites) and report.cites:
+                self.reports[index] = report.model_copy(update={"tree": new})
+            else:
+                stale.append(index)
+        self.mark_stale(stale, why)
+        return stale
+
+    def _reads_other_file(self, call_id: str, edited: list[str]) -> bool:
+        call = self.calls.calls.get(call_id)
+        if call is None or call.name != "read_file" or not isinstance(call.arguments, dict):
+            return False
+        path = posixpath.normpath(str(call.arguments.get("path", "")))
+        return path not in ("", ".") and all(
+            path != e and not e.startswith(path + "/") for e in edited
+        )
+
+    def checked_on(self, commit: str, tree: str) -> None:
+        """The commit `commit` has tree `tree`: evidence gathered on that tree was checked on it."""
+        for index, report in self.reports.items():
+            if report.tree == tree and index not in self.stale:
+                self.commits[index] = commit
+
+    def restore(self, reports: dict[int, CriterionReported]) -> None:
+        """Reports from before a resume; they hold only if the write area is still the same."""
+        self.reports.update(reports)
+
+    def ledger(self) -> list[LedgerEntry]:
+        """One entry per criterion, as it stands now."""
+        return [self._entry(i, text) for i, text in enumerate(self.criteria)]
+
+    def _entry(self, index: int, text: str) -> LedgerEntry:
+        report = self.reports.get(index)
+        if report is None:
+            return LedgerEntry(index=index, criterion=text, status="pending")
+        why = self.stale.get(index, "")
+        if not why and self.grounded and report.passed and report.tree != self.calls.current:
+            why = "the code changed after this evidence was gathered"
+        status = "stale" if why else ("verified" if report.passed else "failed")
+        return LedgerEntry(
+            index=index,
+            criterion=text,
+            status=status,
+            claim=report.evidence,
+            cites=report.cites,
+            commit=self.commits.get(index),
+            stale=why,
+        )
 
     def tool(self) -> FunctionTool:
         return FunctionTool(
             name="report_criterion",
             description=(
-                "Report the outcome of checking ONE acceptance criterion of the card in the running "
-                "app. index is the criterion's 0-based number as listed in the card. evidence says "
-                "what you did and what you observed (values read back, dialogs seen). Call it once "
-                "per criterion after verifying live; RESULT: done requires passing evidence for all."
+                "Report the outcome of checking ONE acceptance criterion of the card. index is the "
+                "criterion's 0-based number as listed in the card; evidence says what you did and "
+                "observed. cites names the tool calls the claim rests on: each item is the call's "
+                "tool_use id and a quote copied exactly from that call's result. The runner checks "
+                "every quote against the result and that the call ran after your last change to "
+                "the code; evidence that fails is refused, saying what is missing."
             ),
             input_schema=schema(
                 {
                     "index": {"type": "integer", "minimum": 0},
                     "passed": {"type": "boolean"},
                     "evidence": {"type": "string", "minLength": 1},
+                    "cites": {
+                        "type": "array",
+                        "maxItems": 10,
+                        "items": schema(
+                            {
+                                "call": {"type": "string", "minLength": 1},
+                                "quote": {"type": "string", "minLength": 1},
+                            },
+                            ["call", "quote"],
+                        ),
+                    },
                 },
                 required=["index", "passed", "evidence"],
             ),
             fn=self._report,
-            timeout=5,
+            timeout=15,
         )
 
     async def _report(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        index, passed, evidence = args["index"], args["passed"], args["evidence"].strip()
+        index, passed, claim = args["index"], args["passed"], args["evidence"].strip()
         if index >= len(self.criteria):
             raise ToolError(
                 f"There is no criterion {index}; the card has {len(self.criteria)} "
                 f"(indexes 0..{len(self.criteria) - 1})."
             )
-        self.reports[index] = (passed, evidence)
-        ctx.emit(CriterionReported(index=index, passed=passed, evidence=evidence))
+        cites = [(c["call"].strip(), c["quote"]) for c in args.get("cites", [])]
+        if problems := self.problems(passed, cites):
+            raise ToolError(
+                f"Evidence for criterion {index} refused; nothing was recorded.\n- "
+                + "\n- ".join(problems)
+            )
+        report = CriterionReported(
+            index=index,
+            passed=passed,
+            evidence=claim,
+            cites=[self._citation(self.calls.calls[call], quote) for call, quote in cites],
+            tree=self.calls.current,
+        )
+        self.reports[index] = report
+        self.stale.pop(index, None)
+        self.commits.pop(index, None)
+        ctx.emit(report)
         left = self.missing()
         rest = "all criteria have passing evidence" if not left else f"still unverified: {left}"
         return ToolResult(
             f"criterion {index} recorded as {'passed' if passed else 'failed'}; {rest}"
         )
+
+    def problems(self, passed: bool, cites: list[tuple[str, str]]) -> list[str]:
+        """What is wrong with these citations, one sentence each; empty when they hold."""
+        if not self.grounded:
+            return []
+        if passed and not cites:
+            return [
+                "a passing criterion needs cites: the tool_use id of each call that shows it, "
+                "with a quote copied exactly from that call's result"
+            ]
+        return [p for call, quote in cites if (p := self._cite_problem(call, quote, passed))]
+
+    def _cite_problem(self, call_id: str, quote: str, passed: bool) -> str | None:
+        call = self.calls.calls.get(call_id)
+        if call is None:
+            known = ", ".join(c.describe() for c in self.calls.recent()) or "none yet"
+            return f"{call_id!r} is not a tool call of this run (latest calls: {known})"
+        if call.name in _NOT_EVIDENCE:
+            return (
+                f"{call.describe()} records or commits; cite the calls that observed the behaviour"
+            )
+        if passed and call.is_error:
+            return f"{call.describe()} returned an error; it cannot show that a criterion holds"
+        if len(_flat(quote)) < MIN_QUOTE:
+            return f"the quote {quote!r} from {call.describe()} is too short to identify anything"
+        if _flat(quote) not in _flat(call.text):
+            return (
+                f"the quote {quote!r} does not appear in the result of {call.describe()}; "
+                "copy the text exactly as the tool returned it"
+            )
+        if not self.calls.fresh(call):
+            return self._stale_problem(call)
+        return None
+
+    def _stale_problem(self, call: ObservedCall) -> str:
+        if call.changed_area:
+            return f"{call.describe()} changed the code itself; cite a call made after it"
+        change = self.calls.last_change
+        after = f" ({change.describe()})" if change else ""
+        return (
+            f"{call.describe()} ran before the last change to the write area{after}; "
+            "run it again and cite the new call"
+        )
+
+    def _citation(self, call: ObservedCall, quote: str) -> Citation:
+        return Citation(
+            call=call.id, tool=call.name, quote=quote, round=call.round, artifact=self._save(call)
+        )
+
+    def _save(self, call: ObservedCall) -> str | None:
+        """Keep the cited result (text and screenshots) under the run's folder; its path."""
+        if self.artifacts is None:
+            return None
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            path = self.artifacts / f"{call.id}.txt"
+            path.write_text(call.text, encoding="utf-8")
+            for n, image in enumerate(call.images, 1):
+                ext = image.media_type.rsplit("/", 1)[-1]
+                (self.artifacts / f"{call.id}-{n}.{ext}").write_bytes(base64.b64decode(image.data))
+        except (OSError, binascii.Error):
+            return None
+        return _relative(path, self.root)
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)

@@ -1,0 +1,191 @@
+"""The runner's own checks: it builds and tests the exact tree it is about to commit, itself.
+
+A model saying "the tests pass" is a claim; the configured build and test commands run by the
+runner on the code that will be committed, after the last write, are a fact. Their exit codes and
+output tails become evidence. The runner also counts the tests that ran (pytest's summary line)
+at the start of the run and at every check, because the cheapest way to make a suite pass is to
+delete or skip the test that fails: a drop is shown in the review and blocks Done unless the user
+accepts it knowingly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from cardrunner.agent.events import CheckRun, ChecksRan
+from cardrunner.config.settings import Commands
+from cardrunner.tools.groups import ProcessGroups
+from cardrunner.tools.process import CommandResult, run_command
+
+_COUNT_RE = re.compile(
+    r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"
+)
+_SUMMARY_RE = re.compile(r"\bin \d+(?:\.\d+)?s\b|no tests ran")
+_RAN = frozenset({"passed", "failed", "error", "errors", "xfailed", "xpassed"})
+_TAIL_LINES = 12
+_TAIL_CHARS = 1500
+
+Phase = Literal["baseline", "commit", "hand_edit"]
+
+
+def tests_ran(output: str) -> int | None:
+    """Tests that ran according to pytest's last summary line; None when there is none.
+
+    Skipped and deselected tests did not run: skipping a failing test lowers the count.
+    """
+    for line in reversed(output.splitlines()):
+        if not _SUMMARY_RE.search(line):
+            continue
+        counts = _COUNT_RE.findall(line)
+        if counts or "no tests ran" in line:
+            return sum(int(n) for n, kind in counts if kind in _RAN)
+    return None
+
+
+def _tail(output: str) -> str:
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    return "\n".join(lines[-_TAIL_LINES:])[-_TAIL_CHARS:]
+
+
+def _check(kind: Literal["build", "test"], result: CommandResult) -> CheckRun:
+    output = result.spawn_error or result.output
+    if result.timed_out:
+        output += f"\n(timed out after {result.ms / 1000:.0f} s and was killed)"
+    return CheckRun(
+        kind=kind,
+        argv=result.argv,
+        exit_code=None if result.spawn_error else result.exit_code,
+        ok=result.ok,
+        tail=_tail(output),
+        tests_ran=tests_ran(result.output) if kind == "test" else None,
+    )
+
+
+@dataclass
+class RunnerChecks:
+    """Build and test as the runner runs them (configured argv, no extra arguments)."""
+
+    root: Path
+    commands: Commands
+    groups: ProcessGroups
+    """The run's process ledger: a check's process group is swept like every other."""
+    env: dict[str, str] | None = None
+    count: bool = True
+    """Count the tests at the run's start (off with the evidence gate: nothing would use it)."""
+    baseline: int | None = None
+    """Tests that ran at the start of the run."""
+    last: ChecksRan | None = None
+    accepted_drops: set[str] = field(default_factory=set)
+    """Trees on which the user accepted fewer tests knowingly."""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.commands.build or self.commands.test)
+
+    async def run_baseline(self, tree: str) -> ChecksRan | None:
+        """Count the tests before the model changes anything; None when no test is configured."""
+        if not self.commands.test or not self.count:
+            return None
+        result = await run_command(
+            self.commands.test,
+            self.root,
+            self.commands.timeout_seconds,
+            self._env("baseline"),
+            groups=self.groups,
+        )
+        check = _check("test", result)
+        self.baseline = check.tests_ran
+        return ChecksRan(
+            phase="baseline", tree=tree, checks=[check], ok=check.ok, tests_ran=self.baseline
+        )
+
+    async def run(self, phase: Phase, tree: str) -> ChecksRan:
+        """Build, then test (if the build passed) the write area as it is now, known as `tree`."""
+        checks: list[CheckRun] = []
+        for kind, argv in (("build", self.commands.build), ("test", self.commands.test)):
+            if not argv or (checks and not checks[-1].ok):
+                continue
+            env = self._env(phase)
+            result = await run_command(
+                argv, self.root, self.commands.timeout_seconds, env, groups=self.groups
+            )
+            checks.append(_check(kind, result))  # type: ignore[arg-type]
+        counted = next((c.tests_ran for c in checks if c.kind == "test"), None)
+        self.last = ChecksRan(
+            phase=phase,
+            tree=tree,
+            checks=checks,
+            ok=all(c.ok for c in checks),
+            tests_ran=counted,
+            baseline=self.baseline,
+        )
+        return self.last
+
+    def _env(self, phase: Phase) -> dict[str, str]:
+        """The commands' environment, plus `CARDRUNNER_CHECK` naming the runner's own run."""
+        return {**(self.env or {}), "CARDRUNNER_CHECK": phase}
+
+    def drop(self, ran: ChecksRan | None = None) -> str | None:
+        """ "fewer tests ran …" when the count fell below the run's start; None otherwise."""
+        ran = ran or self.last
+        if ran is None or self.baseline is None or ran.tests_ran is None:
+            return None
+        if ran.tests_ran >= self.baseline:
+            return None
+        return (
+            f"fewer tests ran than at the start of the run ({self.baseline} → {ran.tests_ran}): "
+            "a test was deleted, skipped or deselected"
+        )
+
+    def failure(self, tree: str) -> str | None:
+        """Why the checks that ran on `tree` do not hold; None if they hold or did not run on it."""
+        last = self.last
+        if last is None or last.tree != tree:
+            return None
+        if not last.ok:
+            bad = next(c for c in last.checks if not c.ok)
+            return f"the runner's {bad.kind} ({' '.join(bad.argv)}) failed: {_last_line(bad)}"
+        if (drop := self.drop(last)) and tree not in self.accepted_drops:
+            return drop + ", and the user did not accept that knowingly"
+        return None
+
+    def problem(self, tree: str) -> str | None:
+        """Why build and tests do not hold on `tree`; None when they ran on it and passed."""
+        if not self.configured:
+            return None
+        if self.last is None or self.last.tree != tree:
+            return "the runner has not built and tested this code; git_commit does that"
+        return self.failure(tree)
+
+    def summary(self) -> str:
+        """`build ok · tests ok, 5 ran (5 at start)` — for trailers and the review."""
+        if self.last is None:
+            return "not run"
+        parts = [
+            f"{c.kind} {'ok' if c.ok else f'failed (exit {c.exit_code})'}" for c in self.last.checks
+        ]
+        if self.last.tests_ran is not None:
+            start = f" ({self.baseline} at start)" if self.baseline is not None else ""
+            parts[-1] += f", {self.last.tests_ran} ran{start}"
+        return " · ".join(parts) or "nothing configured"
+
+    def report(self, ran: ChecksRan) -> str:
+        """What the model reads when the runner's own checks failed."""
+        lines = [f"The runner built and tested the code you asked to commit: {self.summary()}."]
+        for check in ran.checks:
+            if not check.ok:
+                lines += [
+                    f"--- {check.kind}: {' '.join(check.argv)} (exit {check.exit_code})",
+                    check.tail,
+                ]
+        if drop := self.drop(ran):
+            lines.append(drop + ".")
+        return "\n".join(lines)
+
+
+def _last_line(check: CheckRun) -> str:
+    lines = check.tail.splitlines()
+    return lines[-1] if lines else f"exit code {check.exit_code}"
