@@ -27,12 +27,16 @@ FIXES = REPO / "tests/support/demo_fixes"
 OUT = REPO / "server/cardrunner/demo/transcripts"
 
 
-def use(tool: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": tool, "input": args}
+def use(tool: str, call: str | None = None, **args: Any) -> dict[str, Any]:
+    """A tool call; `call` fixes its tool_use id, so evidence can cite it."""
+    block: dict[str, Any] = {"type": "tool_use", "name": tool, "input": args}
+    if call:
+        block["id"] = call
+    return block
 
 
-def ui(tool: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": f"mcp__ui__ui_{tool}", "input": args}
+def ui(tool: str, call: str | None = None, **args: Any) -> dict[str, Any]:
+    return use(f"mcp__ui__ui_{tool}", call, **args)
 
 
 def step(
@@ -57,8 +61,18 @@ def done(text: str) -> dict[str, Any]:
     }
 
 
-def report(index: int, evidence: str, expect: list[str]) -> dict[str, Any]:
-    return step(use("report_criterion", index=index, passed=True, evidence=evidence), expect=expect)
+def report(index: int, evidence: str, cites: list[tuple[str, str]]) -> dict[str, Any]:
+    """report_criterion citing (call id, quote) pairs; the replay checks each quote is in the
+    cited call's result (and the runner checks it again), so a stale transcript fails honestly."""
+    return step(
+        use(
+            "report_criterion",
+            index=index,
+            passed=True,
+            evidence=evidence,
+            cites=[{"call": call, "quote": quote} for call, quote in cites],
+        )
+    )
 
 
 def with_test(test: str) -> str:
@@ -142,29 +156,35 @@ def test_total_subtracts_the_discount():
         step(ui("start"), expect=["passed"]),
         step(
             ui("set_text", id="discount", text="10"),
-            ui("read", id="discount_amount"),
-            ui("read", id="total"),
+            ui("read", "toolu_discount_10", id="discount_amount"),
+            ui("read", "toolu_total_10", id="total"),
         ),
         report(
-            0, "discount 10 → 'Discount: 9.00', 'Total: 81.00'", ["Discount: 9.00", "Total: 81.00"]
+            0,
+            "discount 10 → 'Discount: 9.00', 'Total: 81.00'",
+            [("toolu_discount_10", "Discount: 9.00"), ("toolu_total_10", "Total: 81.00")],
         ),
         step(
             ui("set_text", id="discount", text="25"),
-            ui("read", id="subtotal"),
-            ui("read", id="discount_amount"),
-            ui("read", id="total"),
+            ui("read", "toolu_subtotal_25", id="subtotal"),
+            ui("read", "toolu_discount_25", id="discount_amount"),
+            ui("read", "toolu_total_25", id="total"),
         ),
         report(
             1,
             "discount 25 → 'Discount: 22.50', 'Total: 67.50', subtotal still 90.00",
-            ["Subtotal: 90.00", "Discount: 22.50", "Total: 67.50"],
+            [
+                ("toolu_subtotal_25", "Subtotal: 90.00"),
+                ("toolu_discount_25", "Discount: 22.50"),
+                ("toolu_total_25", "Total: 67.50"),
+            ],
         ),
         step(
             ui("set_text", id="discount", text="0"),
-            ui("read", id="total"),
+            ui("read", "toolu_total_0", id="total"),
             ui("screenshot", name="after"),
         ),
-        report(2, "discount 0 → 'Total: 90.00'", ["Total: 90.00"]),
+        report(2, "discount 0 → 'Total: 90.00'", [("toolu_total_0", "Total: 90.00")]),
         step(
             ui("stop"),
             use(
@@ -192,35 +212,58 @@ def delete_card() -> list[dict[str, Any]]:
         step(write("invoice/app.py", fix("delete-asks-for-confirmation", "invoice/app.py"))),
         step(use("build_app"), use("run_tests")),
         step(ui("start"), expect=["passed"]),
-        step(ui("select_row", id="items", row=1), ui("click", id="delete"), ui("list_elements")),
+        step(
+            ui("select_row", id="items", row=1),
+            ui("click", id="delete"),
+            ui("list_elements", "toolu_dialog"),
+        ),
         report(
             0,
             "selected 'Pens (pack of 10)', clicked delete: confirm_dialog opened, text names the item",
-            ["confirm_dialog", "Pens (pack of 10)", "confirm_yes", "confirm_no"],
+            [
+                ("toolu_dialog", "confirm_dialog"),
+                ("toolu_dialog", "Pens (pack of 10)"),
+                ("toolu_dialog", "confirm_yes"),
+                ("toolu_dialog", "confirm_no"),
+            ],
         ),
-        step(ui("click", id="confirm_no"), ui("read", id="items"), ui("read", id="subtotal")),
+        step(
+            ui("click", id="confirm_no"),
+            ui("read", "toolu_items_no", id="items"),
+            ui("read", "toolu_subtotal_no", id="subtotal"),
+        ),
         report(
             1,
             "'No' closed the dialog; three items remain, 'Subtotal: 90.00'",
-            ["Pens (pack of 10)", "Subtotal: 90.00"],
+            [("toolu_items_no", "Pens (pack of 10)"), ("toolu_subtotal_no", "Subtotal: 90.00")],
         ),
         step(
             ui("select_row", id="items", row=1),
             ui("click", id="delete"),
             ui("click", id="confirm_yes"),
             ui("read", id="items"),
-            ui("read", id="subtotal"),
+            ui("read", "toolu_subtotal_yes", id="subtotal"),
             ui("screenshot", name="after-yes"),
         ),
         report(
-            2, "'Yes' removed the row; two items remain, 'Subtotal: 75.00'", ["Subtotal: 75.00"]
+            2,
+            "'Yes' removed the row; two items remain, 'Subtotal: 75.00'",
+            [("toolu_subtotal_yes", "Subtotal: 75.00")],
         ),
         step(ui("stop"), ui("start")),
-        step(ui("click", id="delete"), ui("read", id="items"), ui("read", id="subtotal")),
+        step(
+            ui("click", id="delete"),
+            ui("read", "toolu_items_none", id="items"),
+            ui("read", "toolu_subtotal_none", id="subtotal"),
+        ),
         report(
             3,
             "no row selected: clicking delete opened no dialog and kept all rows (subtotal 90.00)",
-            ["Pens (pack of 10)", "Desk lamp", "Subtotal: 90.00"],
+            [
+                ("toolu_items_none", "Pens (pack of 10)"),
+                ("toolu_items_none", "Desk lamp"),
+                ("toolu_subtotal_none", "Subtotal: 90.00"),
+            ],
         ),
         step(
             ui("stop"),
@@ -252,13 +295,14 @@ def test_bad_prices_are_refused(price):
         parse_item("Stapler", "1", price)
 """)
 
-    def add(quantity: str, price: str) -> list[dict[str, Any]]:
+    def add(quantity: str, price: str, call: str | None = None) -> list[dict[str, Any]]:
+        """Fill in a new line and click Add; `call` is the id of reading the message back."""
         return [
             ui("set_text", id="item_name", text="Stapler"),
             ui("set_text", id="item_quantity", text=quantity),
             ui("set_text", id="item_price", text=price),
             ui("click", id="add"),
-            ui("read", id="message"),
+            ui("read", call, id="message"),
         ]
 
     return [
@@ -273,32 +317,48 @@ def test_bad_prices_are_refused(price):
         ),
         step(use("build_app"), use("run_tests")),
         step(ui("start"), expect=["passed"]),
-        step(*add("0", "4.50"), ui("read", id="subtotal")),
+        step(*add("0", "4.50", "toolu_q0"), ui("read", "toolu_subtotal_q0", id="subtotal")),
         report(
             0,
             "quantity 0 refused with a message about the quantity; subtotal stays 90.00",
-            ["quantity", "Subtotal: 90.00"],
+            [("toolu_q0", "quantity"), ("toolu_subtotal_q0", "Subtotal: 90.00")],
         ),
-        step(*add("-2", "4.50")),
-        step(*add("abc", "4.50"), ui("read", id="subtotal"), expect=["quantity"]),
+        step(*add("-2", "4.50", "toolu_q_neg")),
+        step(
+            *add("abc", "4.50", "toolu_q_abc"),
+            ui("read", "toolu_subtotal_q_abc", id="subtotal"),
+            expect=["quantity"],
+        ),
         report(
             1,
             "quantity -2 and 'abc' refused with the quantity message; the app kept running",
-            ["quantity", "Subtotal: 90.00"],
+            [
+                ("toolu_q_neg", "quantity"),
+                ("toolu_q_abc", "quantity"),
+                ("toolu_subtotal_q_abc", "Subtotal: 90.00"),
+            ],
         ),
-        step(*add("1", "-4.50")),
-        step(*add("1", "abc"), expect=["price"]),
-        report(2, "price -4.50 and 'abc' refused with a message about the price", ["price"]),
+        step(*add("1", "-4.50", "toolu_p_neg")),
+        step(*add("1", "abc", "toolu_p_abc"), expect=["price"]),
+        report(
+            2,
+            "price -4.50 and 'abc' refused with a message about the price",
+            [("toolu_p_neg", "price"), ("toolu_p_abc", "price")],
+        ),
         step(
             *add("2", "4.50"),
-            ui("read", id="items"),
-            ui("read", id="subtotal"),
+            ui("read", "toolu_items_added", id="items"),
+            ui("read", "toolu_subtotal_added", id="subtotal"),
             ui("screenshot", name="after"),
         ),
         report(
             3,
             "Stapler × 2 at 4.50 added with line total 9.00; subtotal 99.00",
-            ["Stapler", "9.00", "Subtotal: 99.00"],
+            [
+                ("toolu_items_added", "Stapler"),
+                ("toolu_items_added", "9.00"),
+                ("toolu_subtotal_added", "Subtotal: 99.00"),
+            ],
         ),
         step(
             ui("stop"),

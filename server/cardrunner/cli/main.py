@@ -1,6 +1,8 @@
 """`cardrunner`: run a card headless, serve the language server, check cards, run the demo.
 
-Exit status of `run`: 0 the card ended Done, 1 it ended Failed, 2 usage or configuration error.
+Exit status of `run`: 0 the card ended Done (committed after an accepted review, verified by the
+runner), 1 it ended Failed, 2 usage or configuration error, 3 verified but not committed
+(`--no-commit`, or the criteria already held with nothing to change; the card goes to Review).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from cardrunner.agent.review import Approver
     from cardrunner.run.prepare import RunOptions
 
-EXIT_DONE, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_VERIFIED = 0, 1, 2, 3
 
 
 def find_root(start: Path) -> Path:
@@ -96,8 +98,10 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run = sub.add_parser(
         "run",
         help="run one card headless",
-        epilog="Exit status: 0 the card ended Done, 1 it ended Failed, 2 usage or configuration "
-        "error. A card that is already Done is run again only after a yes on the terminal, or "
+        epilog="Exit status: 0 the card ended Done (committed after an accepted review and "
+        "verified by the runner), 1 it ended Failed, 2 usage or configuration error, 3 verified "
+        "but not committed (--no-commit, or nothing needed to change; the card waits in Review; "
+        "see docs/verification.md). A card that is already Done is run again only after a yes on the terminal, or "
         "with --yes; without a terminal and without --yes it is refused (exit 2).",
     )
     run.add_argument("card", type=Path, metavar="CARD", help="the card's Markdown file")
@@ -116,7 +120,10 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="accept the review automatically (and re-run a Done card without asking)",
     )
     mode.add_argument(
-        "--no-commit", action="store_true", help="show the review, then end without committing"
+        "--no-commit",
+        action="store_true",
+        help="show the review, then end without committing: at best 'verified, not committed' "
+        "(exit 3, the card goes to Review), never Done",
     )
     from cardrunner.cli.ci import add_ci_arguments
 
@@ -267,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _exit_status(result: RunFinished) -> int:
     if result.reason == "config_error":
         return EXIT_USAGE
-    return EXIT_DONE if result.status == "done" else EXIT_FAILED
+    return {"done": EXIT_DONE, "verified": EXIT_VERIFIED, "failed": EXIT_FAILED}[result.status]
 
 
 def cmd_check(args: argparse.Namespace) -> int:

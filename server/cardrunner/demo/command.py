@@ -92,7 +92,13 @@ async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
     async for event in RunSession(options).events():
         view.show(event)
         if event.type == "result":
-            result = "done" if event.status == "done" else f"failed: {event.reason}"
+            result = (
+                f"failed: {event.reason}"
+                if event.status == "failed"
+                else "done"
+                if event.status == "done"
+                else f"verified, {event.outcome}"
+            )
             row = Row(
                 Path(card).stem,
                 result,

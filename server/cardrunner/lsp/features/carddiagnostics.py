@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import assert_never
 
 from lsprotocol import types
 
 from cardrunner.card.writeback import split_lines
 from cardrunner.lsp.core.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
 from cardrunner.lsp.core.index import CardEntry, CardIndex
-from cardrunner.run.view import RunView
+from cardrunner.run.view import Criterion, RunView
 
 SOURCE = "cardrunner"
 S = types.DiagnosticSeverity
@@ -114,12 +115,7 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         out.append(_diag(lines, title_line, text, severity, "run"))
     for index, criterion in enumerate(view.criteria):
         line = card.criteria_lines[index] if card and index < len(card.criteria_lines) else 0
-        if criterion.status == "verified":
-            message, severity = f"verified: {criterion.evidence}", S.Hint
-        elif criterion.status == "failed":
-            message, severity = f"failed: {criterion.evidence}", S.Error
-        else:
-            message, severity = f"pending: criterion {index} not verified yet", S.Warning
+        message, severity = _criterion_message(index, criterion)
         out.append(_diag(lines, line, message, severity, f"criterion-{index}"))
     if view.state == "done" and view.unmerged_branch:  # not on the user's branch: not done
         message = (
@@ -131,10 +127,30 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         commit = f" · commit {view.commit[:10]}" if view.commit else ""
         message = f"done in {view.round} rounds · ${view.cost_usd:.2f}{commit}"
         out.append(_diag(lines, title_line, message, S.Hint, "result"))
+    elif view.state == "verified":  # the checks held, but nothing was committed: not Done
+        message = f"verified, not committed, in {view.round} rounds · ${view.cost_usd:.2f}"
+        out.append(_diag(lines, title_line, message, S.Information, "result"))
     elif view.state == "failed":
         detail = f": {view.detail}" if view.detail else ""
         out.append(_diag(lines, title_line, f"failed ({view.reason}){detail}", S.Error, "result"))
     return out
+
+
+def _criterion_message(index: int, c: Criterion) -> tuple[str, types.DiagnosticSeverity]:
+    """The criterion's ledger line: the claim, the calls and quotes it rests on, the commit."""
+    cites = "".join(f'\n  {x.tool} {x.call}: "{x.quote}"' for x in c.cites)
+    on = f" (checked on {c.commit[:10]})" if c.commit else ""
+    match c.status:
+        case "verified":
+            return f"verified{on}: {c.evidence}{cites}", S.Hint
+        case "failed":
+            return f"failed: {c.evidence}{cites}", S.Error
+        case "stale":
+            return f"stale — {c.stale}; verify again: {c.evidence}{cites}", S.Warning
+        case "pending":
+            return f"pending: criterion {index} not verified yet", S.Warning
+        case _:
+            assert_never(c.status)
 
 
 class CardDiagnostics:

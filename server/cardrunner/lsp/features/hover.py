@@ -10,6 +10,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from cardrunner.lsp.features.codelens import CardSituation
+from cardrunner.run.view import Criterion
 
 
 def hover(situation: CardSituation, line: int) -> types.Hover | None:
@@ -36,10 +37,22 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
         index = card.criteria_lines.index(line)
         if view is None or index >= len(view.criteria):
             return _markdown(f"criterion {index}: not checked by a run yet")
-        c = view.criteria[index]
-        detail = f": {c.evidence}" if c.evidence else ""
-        return _markdown(f"criterion {index}: **{c.status}**{detail}")
+        return _markdown(_criterion(index, view.criteria[index]))
     return None
+
+
+def _criterion(index: int, c: Criterion) -> str:
+    """The evidence ledger's entry: claim, cited calls with their quotes and saved results."""
+    detail = f": {c.evidence}" if c.evidence else ""
+    text = f"criterion {index}: **{c.status}**{detail}"
+    if c.stale:
+        text += f"\n\nstale: {c.stale}"
+    for cite in c.cites:
+        saved = f" — [saved result]({cite.artifact})" if cite.artifact else ""
+        text += f"\n\n- `{cite.tool}` `{cite.call}` (round {cite.round}): “{cite.quote}”{saved}"
+    if c.commit:
+        text += f"\n\nchecked on commit `{c.commit[:10]}`"
+    return text
 
 
 def _markdown(text: str) -> types.Hover:
