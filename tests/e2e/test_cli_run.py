@@ -138,8 +138,13 @@ def test_no_commit_reviews_but_never_commits(tmp_path: Path) -> None:
     head = git(tmp_path, "rev-parse", "HEAD")
     with FakeMessagesAPI(fix_transcript()) as api:
         proc = cli(tmp_path, "run", "cards/fix-add.md", "--no-commit", env=api_env(api))
-    assert proc.returncode == 0, proc.stderr
+    # verified, not committed: its own exit status and card state, never Done
+    assert proc.returncode == 3, proc.stderr
     assert git(tmp_path, "rev-parse", "HEAD") == head  # not even the card's state
+    assert "VERIFIED, not committed" in proc.stderr
+    meta = front_matter(tmp_path / "cards" / "fix-add.md")
+    assert meta["state"] == "Review" and meta["runs"][-1]["outcome"] == "not_committed"
+    assert "return a + b" in (tmp_path / "src" / "calc.py").read_text(), "the change is kept"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.support.lsp import (
+    ACCEPT,
+    GOOD_APP,
     command,
     editor_of,
     final,
@@ -13,8 +15,10 @@ from tests.support.lsp import (
     lens_command,
     lens_titles,
     project_of,
+    report,
     tool,
     turn,
+    verify_greeting,
     wait_for,
 )
 
@@ -28,10 +32,12 @@ async def test_a_card_stopped_at_max_rounds_offers_twenty_more(client: LanguageC
     project, editor = project_of(client), editor_of(client)
     card = project.write_card("long")
     report = turn(
-        tool("report_criterion", index=0, passed=True, evidence="hello shown"),
-        tool("report_criterion", index=1, passed=True, evidence="Ann named"),
+        tool("write_file", path="src/app.py", content=GOOD_APP),
+        *verify_greeting(),
+        tool("git_commit", message="card: long\n\nSay hello with the name."),
     )
     project.transcript("long", [*looking_around(12), report, final()])
+    editor.answers = [ACCEPT]  # the resumed run commits after review
     uri = editor.open(card)
     await command(client, "cardrunner.runCard", uri)
     await wait_for(
@@ -55,7 +61,10 @@ async def test_hover_shows_the_state_and_the_evidence(client: LanguageClient) ->
     project.transcript(
         "hover",
         [
-            turn(tool("report_criterion", index=0, passed=True, evidence="greet() says hello")),
+            turn(
+                tool("read_file", "toolu_read", path="src/app.py"),
+                report(0, "greet() says hello", "toolu_read", "def greet(name)"),
+            ),
             turn(tool("report_criterion", index=1, passed=False, evidence="the name is missing")),
             final("RESULT: failed: the name is missing"),
         ],

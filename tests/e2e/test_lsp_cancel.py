@@ -10,6 +10,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.support.lsp import (
+    ACCEPT,
+    GOOD_APP,
     command,
     diag_codes,
     editor_of,
@@ -22,6 +24,7 @@ from tests.support.lsp import (
     slow_transcript,
     tool,
     turn,
+    verify_greeting,
     wait_for,
 )
 
@@ -102,12 +105,14 @@ async def test_a_cancelled_run_resumes_from_its_log_to_done(client: LanguageClie
         [
             turn(tool("run_tests")),  # cancelled while it sleeps
             turn(
-                tool("report_criterion", index=0, passed=True, evidence="hello shown"),
-                tool("report_criterion", index=1, passed=True, evidence="name shown"),
+                tool("write_file", path="src/app.py", content=GOOD_APP),
+                *verify_greeting(),
+                tool("git_commit", message="card: again\n\nSay hello with the name."),
             ),
             final(),
         ],
     )
+    editor.answers = [ACCEPT]  # the resumed run commits after review
     uri = editor.open(card)
     first = await command(client, "cardrunner.runCard", uri)
     await wait_for(lambda: processes_with(project.marker), what="the slow test command")

@@ -31,6 +31,7 @@ from tests.support.lsp import (
     read,
     tool,
     turn,
+    verify_greeting,
     wait_for,
 )
 
@@ -142,8 +143,7 @@ async def test_reject_with_a_reason_goes_back_to_the_model_then_accept(
             turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
             turn(tool("git_commit", message="card: polite\n\nFirst try.")),
             turn(
-                tool("report_criterion", index=0, passed=True, evidence="says hello"),
-                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                *verify_greeting(),
                 tool("git_commit", message="card: polite\n\nSecond try."),
             ),
             final(),
@@ -219,8 +219,7 @@ async def test_the_question_shows_the_diff_then_rejects_then_accepts(
         [
             turn(
                 tool("write_file", path="src/app.py", content=GOOD_APP),
-                tool("report_criterion", index=0, passed=True, evidence="says hello"),
-                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                *verify_greeting(),
             ),
             turn(tool("git_commit", message="card: asked\n\nFirst.")),
             turn(tool("git_commit", message="card: asked\n\nSecond.")),

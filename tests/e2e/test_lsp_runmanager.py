@@ -27,6 +27,7 @@ from tests.support.lsp import (
     git,
     make_project,
     processes_with,
+    report,
     slow_transcript,
     tool,
     turn,
@@ -92,9 +93,10 @@ async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None
         [
             turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
             turn(
-                tool("report_criterion", index=0, passed=True, evidence="hello"),
+                tool("read_file", "toolu_read", path="src/app.py"),
+                report(0, "hello", "toolu_read", 'f"hello'),
                 tool("report_criterion", index=1, passed=False, evidence="no name yet"),
-                tool("report_criterion", index=1, passed=True, evidence="name shown"),
+                report(1, "name shown", "toolu_read", "hello {name}"),
                 tool("git_commit", message="card: greeting"),
             ),
             final(),

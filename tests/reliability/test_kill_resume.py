@@ -101,14 +101,26 @@ def test_sigkill_then_resume_ends_with_the_uninterrupted_diff(tmp_path: Path) ->
 
 def fresh_ids(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A second API server hands out its own ids; real ones never repeat across responses."""
-    out = []
+    out, renamed = [], {}
     for i, step in enumerate(steps):
-        content = [
-            {**b, "id": f"toolu_resumed_{i}_{j}"} if b["type"] == "tool_use" else b
-            for j, b in enumerate(step["content"])
-        ]
+        content = []
+        for j, b in enumerate(step["content"]):
+            if b["type"] == "tool_use":
+                new = f"toolu_resumed_{i}_{j}"
+                renamed[b.get("id", new)] = new
+                b = {**b, "id": new, "input": _cite_renamed(b["input"], renamed)}
+            content.append(b)
         out.append({**step, "content": content})
     return out
+
+
+def _cite_renamed(arguments: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
+    """Evidence keeps citing the same calls under their new ids (calls from before the kill
+    keep theirs)."""
+    if "cites" not in arguments:
+        return arguments
+    cites = [{**c, "call": renamed.get(c["call"], c["call"])} for c in arguments["cites"]]
+    return {**arguments, "cites": cites}
 
 
 def git_diff_of_fix(root: Path, start: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +28,23 @@ from cardrunner.run.log import RunLog, log_record, read_log
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.tools.groups import ProcessGroups
-from tests.support.project import CALC, FIXED, final, fix_transcript, git, make_project, turn, use
+from tests.support.project import (
+    CALC,
+    FIXED,
+    final,
+    fix_transcript,
+    git,
+    make_project,
+    report,
+    slow_argv,
+    turn,
+    use,
+)
 
 GROUPS = ProcessGroups()
 """The process groups of every run in this module (each run notes its groups here)."""
-HANG = 'test = ["python", "-c", "import time; time.sleep(60)"]\n'
+HANG = f"test = {json.dumps(slow_argv('workarea-hang', 60))}\n"
+"""Tests that hang when the model runs them (the runner's own quick checks pass at once)."""
 
 
 def meta(card: Path) -> dict[str, Any]:
@@ -101,8 +114,11 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     steps = [
         *WRITE_TWO,
         turn(use("run_tests")),
-        turn(use("report_criterion", index=0, passed=True, evidence="e")),
-        turn(use("report_criterion", index=1, passed=True, evidence="e")),
+        turn(  # after the resume: evidence from calls made on the code as it is now
+            use("run_tests", "toolu_again"),
+            report(0, "e", ("toolu_again", "1 passed")),
+            report(1, "e", ("toolu_again", "1 passed")),
+        ),
         turn(use("git_commit", message="card: fix")),
         final(),
     ]
@@ -247,8 +263,9 @@ async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Pa
     second = [
         turn(use("write_file", path="src/extra.py", content="X = 2\n")),
         turn(
-            use("report_criterion", index=0, passed=True, evidence="e"),
-            use("report_criterion", index=1, passed=True, evidence="e"),
+            use("read_file", "toolu_read_extra", path="src/extra.py"),
+            report(0, "e", ("toolu_read_extra", "X = 2")),
+            report(1, "e", ("toolu_read_extra", "X = 2")),
         ),
         turn(use("git_commit", message="card: second")),
         final(),
@@ -256,8 +273,10 @@ async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Pa
     one = options(tmp_path, fix_transcript(), isolation=True)
     two = options(tmp_path, second, isolation=True)
     two.card_path = tmp_path / "cards/second.md"
+    # card two leaves add() alone, so the project's failing test would (rightly) block its commit
+    two.settings.commands.test = [sys.executable, "-c", "print('1 passed in 0.01s')"]
     first, last = await asyncio.gather(collect(one), collect(two))
-    assert first[-1].status == last[-1].status == "done"
+    assert first[-1].status == last[-1].status == "done", (first[-1].detail, last[-1].detail)
     assert (tmp_path / "src/calc.py").read_text() == FIXED and (
         tmp_path / "src/extra.py"
     ).read_text() == "X = 2\n"
@@ -299,8 +318,9 @@ async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
     steps = [
         turn(use("write_file", path="src/calc.py", content=FIXED + f"KEY = '{secret}'\n")),
         turn(
-            use("report_criterion", index=0, passed=True, evidence=f"checked with {secret}"),
-            use("report_criterion", index=1, passed=True, evidence="ok"),
+            use("read_file", "toolu_read_calc", path="src/calc.py"),
+            report(0, f"checked with {secret}", ("toolu_read_calc", "return a + b")),
+            report(1, "ok", ("toolu_read_calc", "return a + b")),
         ),
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         # a change that would commit the key is refused before the review; the model fixes it

@@ -25,6 +25,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from tests.support.project import slow_argv
+
 ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
 
 CARD = """---
@@ -50,7 +52,7 @@ write = ["src"]
 
 [commands]
 build = ["python", "-m", "compileall", "-q", "src"]
-test = ["python", "-c", "import time; time.sleep(30)  # {marker}"]
+test = {test}
 
 [limits]
 max_rounds = 12
@@ -96,7 +98,7 @@ def make_project(root: Path, marker: str) -> Project:
     (root / "src").mkdir(parents=True)
     (root / "cards").mkdir()
     (root / "src" / "app.py").write_text('def greet(name):\n    return "hi"\n')
-    (root / "cardrunner.toml").write_text(TOML.format(marker=marker))
+    (root / "cardrunner.toml").write_text(TOML.format(test=json.dumps(slow_argv(marker, 30))))
     (root / ".gitignore").write_text(".cardrunner/\n__pycache__/\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "test@example.com")
@@ -109,8 +111,32 @@ def make_project(root: Path, marker: str) -> Project:
 # --- transcripts ------------------------------------------------------------------------------
 
 
-def tool(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": arguments}
+def tool(name: str, _id: str | None = None, **arguments: Any) -> dict[str, Any]:
+    """A tool call; `_id` fixes its tool_use id so evidence can cite it."""
+    block: dict[str, Any] = {"type": "tool_use", "name": name, "input": arguments}
+    if _id:
+        block["id"] = _id
+    return block
+
+
+def report(index: int, evidence: str, call: str, quote: str, passed: bool = True) -> dict[str, Any]:
+    """`report_criterion` citing one call and a quote from its result."""
+    return tool(
+        "report_criterion",
+        index=index,
+        passed=passed,
+        evidence=evidence,
+        cites=[{"call": call, "quote": quote}],
+    )
+
+
+def verify_greeting(call: str = "toolu_read_app") -> list[dict[str, Any]]:
+    """Read GOOD_APP back and report both criteria on what the read returned."""
+    return [
+        tool("read_file", call, path="src/app.py"),
+        report(0, "greet('Ann') -> hello Ann", call, 'return f"hello'),
+        report(1, "the name is in the greeting", call, "hello {name}"),
+    ]
 
 
 def turn(*calls: dict[str, Any], text: str = "") -> dict[str, Any]:
@@ -133,10 +159,10 @@ def happy_transcript() -> list[dict[str, Any]]:
         turn(
             tool("write_file", path="src/app.py", content=GOOD_APP),
             tool("build_app"),
-            tool("report_criterion", index=0, passed=True, evidence="greet('Ann') -> hello Ann"),
+            *verify_greeting()[:2],
         ),
         turn(
-            tool("report_criterion", index=1, passed=True, evidence="the name Ann is in it"),
+            verify_greeting()[2],
             tool("git_commit", message="card: greeting\n\nSay hello with the name."),
         ),
         final(),

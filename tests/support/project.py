@@ -73,8 +73,23 @@ def make_project(
     return root / "cards" / "fix-add.md"
 
 
-def use(name: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": args}
+def use(name: str, _id: str | None = None, **args: Any) -> dict[str, Any]:
+    """A tool call; `_id` fixes its tool_use id so evidence can cite it."""
+    block: dict[str, Any] = {"type": "tool_use", "name": name, "input": args}
+    if _id:
+        block["id"] = _id
+    return block
+
+
+def report(index: int, evidence: str, *cites: tuple[str, str], passed: bool = True) -> Any:
+    """`report_criterion` citing (call id, quote) pairs."""
+    return use(
+        "report_criterion",
+        index=index,
+        passed=passed,
+        evidence=evidence,
+        cites=[{"call": call, "quote": quote} for call, quote in cites],
+    )
 
 
 def turn(*blocks: dict[str, Any], think: str | None = None) -> dict[str, Any]:
@@ -96,10 +111,10 @@ def fix_transcript(commit_attempts: int = 1) -> list[dict[str, Any]]:
         turn(use("list_files", path="src"), think="Look at the code first."),
         turn(use("read_file", path="src/calc.py")),
         turn(use("write_file", path="src/calc.py", content=FIXED)),
-        turn(use("build_app"), use("run_tests")),
+        turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            use("report_criterion", index=0, passed=True, evidence="add(2, 3) is 5 in the test"),
-            use("report_criterion", index=1, passed=True, evidence="1 passed"),
+            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(1, "the suite passes", ("toolu_tests", "Tests succeeded.")),
         ),
     ]
     for i in range(commit_attempts):
@@ -147,6 +162,21 @@ def log_records(root: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in logs[-1].read_text().splitlines()]
 
 
+def slow_argv(marker: str, seconds: int) -> list[str]:
+    """A test command that sleeps when the model runs it, and passes at once for the runner.
+
+    The runner builds and tests at the run's start and before every review (it sets
+    `CARDRUNNER_CHECK` for those); only the model's `run_tests` should sit in the sleep. The
+    sleeping process carries `marker` on its command line so a /proc scan finds it; the
+    launcher holds the marker reversed, so the runner's quick checks never match the scan.
+    """
+    code = (
+        "import os, sys; os.environ.get('CARDRUNNER_CHECK') or os.execv(sys.executable, "
+        f"[sys.executable, '-c', 'import time; time.sleep({seconds})', '{marker[::-1]}'[::-1]])"
+    )
+    return ["python", "-c", code]
+
+
 def slow_tests(root: Path, marker: str) -> Path:
     """Make `run_tests` sleep for two minutes (its command line carries `marker`) and commit
     that; returns a transcript that calls it once and then gives up."""
@@ -154,7 +184,7 @@ def slow_tests(root: Path, marker: str) -> Path:
     toml.write_text(
         toml.read_text().replace(
             'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
-            f'test = ["python", "-c", "import time; time.sleep(120)  # {marker}"]',
+            f"test = {json.dumps(slow_argv(marker, 120))}",
         )
     )
     git(root, "commit", "-qam", "slow tests")

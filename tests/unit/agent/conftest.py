@@ -17,11 +17,49 @@ from cardrunner.agent.verdict import RunVerdict
 from cardrunner.config.settings import Limits, ModelOptions, Price
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.tools.base import FunctionTool, schema
+from cardrunner.tools.calls import CallLog
 from cardrunner.tools.evidence import Evidence
 
 
-def use(name: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": args}
+def use(name: str, _id: str | None = None, **args: Any) -> dict[str, Any]:
+    """A tool call; `_id` fixes its tool_use id so evidence can cite it."""
+    block: dict[str, Any] = {"type": "tool_use", "name": name, "input": args}
+    if _id:
+        block["id"] = _id
+    return block
+
+
+def cite(call: str, quote: str) -> dict[str, str]:
+    return {"call": call, "quote": quote}
+
+
+def report_last(index: int = 0, chars: int = 12) -> Any:
+    """A step reporting criterion `index` as passed, citing the latest successful tool result.
+
+    The quote is the start of that result exactly as the loop sent it, so the evidence is
+    grounded by construction, whatever ran before.
+    """
+
+    def step(body: dict[str, Any], _: int) -> dict[str, Any]:
+        results = [
+            b
+            for m in body["messages"]
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result" and not b.get("is_error")
+        ]
+        last = results[-1]
+        text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
+        report = use(
+            "report_criterion",
+            index=index,
+            passed=True,
+            evidence="saw it work",
+            cites=[cite(last["tool_use_id"], text[:chars])],
+        )
+        return calls(report)
+
+    return step
 
 
 def say(text: str, stop: str = "end_turn", usage: dict[str, int] | None = None) -> dict[str, Any]:
@@ -94,6 +132,7 @@ def make_loop() -> LoopFactory:
         price: Price | None = None,
         tools: list[FunctionTool] | None = None,
         require_evidence: bool = True,
+        max_objections: int = 2,
         options: ModelOptions | None = None,
         clock: Callable[[], float] | None = None,
         compactor: Any = None,
@@ -103,12 +142,14 @@ def make_loop() -> LoopFactory:
         from cardrunner.agent.gate import ToolPool
 
         model = ScriptedModel(steps, api_model=api_model)
-        evidence = Evidence(criteria if criteria is not None else ["the thing works"])
+        log = CallLog()
+        evidence = Evidence(criteria if criteria is not None else ["the thing works"], log)
         pool = ToolPool(
             [
                 *(tools or [echo_tool(), failing_tool(), crashing_tool(), hanging_tool()]),
                 evidence.tool(),
-            ]
+            ],
+            observers=[log],
         )
         guards = (
             Guards(limits or Limits(), price, clock=clock)
@@ -120,7 +161,7 @@ def make_loop() -> LoopFactory:
             model=model,
             pool=pool,
             guards=guards,
-            verdict=RunVerdict(None, evidence, require_evidence),
+            verdict=RunVerdict(None, evidence, require_evidence, max_objections=max_objections),
             options=options or ModelOptions(),
             messages=[Message("user", [{"type": "text", "text": "THE CARD: do it"}])],
             compactor=compactor,

@@ -5,14 +5,22 @@ from __future__ import annotations
 from cardrunner.agent.compaction import STUB_PREFIX, SUMMARY_PREFIX, Compactor, estimate_tokens
 from cardrunner.agent.events import Compacted
 from cardrunner.config.settings import Limits, ModelOptions
-from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, say, use
+from tests.unit.agent.conftest import LoopFactory, big_tool, calls, cite, drain, say, use
 
 ROUNDS = 45
 
 
 def long_script() -> list[dict[str, object]]:
-    steps = [calls(use("big", tag=f"r{i}:"), think=True) for i in range(ROUNDS)]
-    steps.append(calls(use("report_criterion", index=0, passed=True, evidence="ok")))
+    steps = [calls(use("big", f"big_{i}", tag=f"r{i}:"), think=True) for i in range(ROUNDS)]
+    last = f"big_{ROUNDS - 1}"
+    report = use(
+        "report_criterion",
+        index=0,
+        passed=True,
+        evidence="ok",
+        cites=[cite(last, f"r{ROUNDS - 1}:xxx")],
+    )
+    steps.append(calls(report))
     steps.append(say("RESULT: done"))
     return steps
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from cardrunner.agent.events import Compacted, CriterionReported, RoundFinished, ToolFinished
+from cardrunner.agent.events import (
+    Compacted,
+    CriterionReported,
+    GateObjected,
+    RoundFinished,
+    ToolFinished,
+)
 from cardrunner.config.settings import ModelOptions
 from cardrunner.models.body import build_body
-from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, say, use
+from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, report_last, say, use
 
 DONE = say("All verified.\nRESULT: done")
-REPORT = calls(use("report_criterion", index=0, passed=True, evidence="saw it work"))
+REPORT = report_last(0)
 
 
 async def test_a_run_that_reports_evidence_ends_done(make_loop: LoopFactory) -> None:
@@ -99,9 +105,17 @@ async def test_the_same_error_three_times_is_a_stall(make_loop: LoopFactory) -> 
 
 
 async def test_done_without_evidence_is_unverified(make_loop: LoopFactory) -> None:
-    loop, _ = make_loop([calls(use("echo", text="a")), DONE], criteria=["one", "two"])
-    _, result = await drain(loop)
+    loop, model = make_loop(
+        [calls(use("echo", text="a")), DONE, DONE, DONE], criteria=["one", "two"]
+    )
+    events, result = await drain(loop)
+    model.assert_complete()
     assert result.reason == "unverified" and "[0, 1]" in result.detail
+    told = [e for e in events if isinstance(e, GateObjected)]
+    assert [e.attempt for e in told] == [1, 2]
+    assert (
+        "criterion 0 has no evidence yet" in model.requests[2]["messages"][-1]["content"][0]["text"]
+    )
 
 
 async def test_evidence_can_be_switched_off(make_loop: LoopFactory) -> None:
@@ -117,8 +131,9 @@ async def test_failed_result_line_carries_the_models_reason(make_loop: LoopFacto
 
 
 async def test_missing_result_line(make_loop: LoopFactory) -> None:
-    loop, _ = make_loop([say("I think it is fine.")])
+    loop, model = make_loop([say("I think it is fine.")] * 3)
     _, result = await drain(loop)
+    model.assert_complete()  # told twice what the last line must be, then ended
     assert result.reason == "no_result_line"
 
 
