@@ -13,7 +13,7 @@ from cardrunner.models.validation import canonical_content
 from cardrunner.run.resume import rebuild
 from tests.support.api_run import run_through_api
 from tests.support.mcp_harness import TEST_SERVER
-from tests.support.project import FIXED, final, git, make_project, turn, use
+from tests.support.project import FIXED, final, git, make_project, report, turn, use
 
 
 def _set_toml(root: Path, old: str, new: str) -> None:
@@ -77,7 +77,7 @@ async def test_resume_after_a_limit_with_a_command_and_a_path_added_keeps_the_pr
         "[commands]\n",
         '[commands]\ntest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n',
     )
-    git(root, "commit", "-qam", "tests may be read and run")
+    git(root, "commit", "-qm", "tests may be read and run", "cardrunner.toml")  # not the fix
     resumed = await run_through_api(
         root,
         card,
@@ -85,9 +85,9 @@ async def test_resume_after_a_limit_with_a_command_and_a_path_added_keeps_the_pr
             [
                 turn(use("read_file", path="tests/test_calc.py"), think="Now I may read the test."),
                 turn(use("build_app"), use("run_tests"), think="Check."),
-                turn(
-                    use("report_criterion", index=0, passed=True, evidence="add(2, 3) is 5"),
-                    use("report_criterion", index=1, passed=True, evidence="1 passed"),
+                turn(  # _with_ids: thinking is block 0, so run_tests is toolu_resumed_1_2
+                    report(0, "add(2, 3) is 5", ("toolu_resumed_1_2", "1 passed")),
+                    report(1, "1 passed", ("toolu_resumed_1_2", "1 passed")),
                 ),
                 turn(use("git_commit", message="card: Adding two numbers subtracts them")),
                 final(),

@@ -21,6 +21,7 @@ from tests.support.project import (
     fix_transcript,
     git,
     make_project,
+    report,
     turn,
     use,
 )
@@ -61,10 +62,11 @@ def greet_transcript() -> list[dict[str, Any]]:
     return [
         turn(use("read_file", path="src/greet.py")),
         turn(use("write_file", path="src/greet.py", content=GREETED)),
-        turn(use("build_app")),
+        turn(use("build_app", "toolu_build")),
         turn(
-            use("report_criterion", index=0, passed=True, evidence=first),
-            use("report_criterion", index=1, passed=True, evidence=second),
+            use("read_file", "toolu_read_greet", path="src/greet.py"),
+            report(0, first, ("toolu_read_greet", 'return "Hello " + name')),
+            report(1, second, ("toolu_build", "Build succeeded.")),
         ),
         turn(use("git_commit", message="card: Greet in English\n\nHello instead of Hallo.")),
         final(),

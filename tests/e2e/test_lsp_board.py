@@ -32,6 +32,7 @@ from tests.support.lsp import (
     lens_titles,
     make_project,
     project_of,
+    read_back,
     slow_transcript,
     tool,
     turn,
@@ -171,15 +172,18 @@ TWO_PLACES = LONG.replace("line 2\n", "line two\n").replace("line 28\n", "line t
 
 
 def review_transcript() -> list[dict[str, Any]]:
-    """Two edits far apart in one file; commit; after the rejection commit again."""
+    """Two edits far apart in one file; commit; after the rejection commit again.
+
+    The file is text (`.txt`): the runner builds before every review, and compileall skips it."""
     return [
-        turn(tool("write_file", path="src/long.py", content=TWO_PLACES)),
+        turn(tool("write_file", path="src/long.txt", content=TWO_PLACES)),
         turn(
-            tool("report_criterion", index=0, passed=True, evidence="line two reads two"),
-            tool("report_criterion", index=1, passed=True, evidence="line 28 spelled out"),
+            *read_back("src/long.txt", ("line two", "line twenty-eight")),
             tool("git_commit", message="card: spelled\n\nSpell two lines out."),
         ),
         turn(tool("git_commit", message="card: spelled\n\nSpell two lines out, again.")),
+        # the reviewer dropped a hunk: the runner withdrew the evidence, so it is read again
+        turn(*read_back("src/long.txt", ("line two", "line 28"), "toolu_read_again")),
         final(),
     ]
 
@@ -215,7 +219,7 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
     client: LanguageClient,
 ) -> None:
     project, editor = project_of(client), editor_of(client)
-    (project.root / "src" / "long.py").write_text(LONG)
+    (project.root / "src" / "long.txt").write_text(LONG)
     git(project.root, "add", "-A")
     git(project.root, "commit", "-q", "-m", "a long file")
     card = project.write_card("spelled", title="Spell lines out")
@@ -242,8 +246,8 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
     assert titles == [
         "✓ Accept & commit",
         "✗ Reject",
-        "✗ Drop hunk 1 of src/long.py (+1/-1)",
-        "✗ Drop hunk 2 of src/long.py (+1/-1)",
+        "✗ Drop hunk 1 of src/long.txt (+1/-1)",
+        "✗ Drop hunk 2 of src/long.txt (+1/-1)",
     ]
     result = await board(client)
     [waiting] = column(result, "Review")
@@ -256,15 +260,17 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
     await wait_for(lambda: len(editor.reviews) == 2, what="the second review")
     diff_uri = editor.open(Path(editor.reviews[-1]["diffPath"]))
     second = next(i for i, line in enumerate(editor.text(diff_uri).splitlines()) if "eight" in line)
-    assert (await actions_at(client, diff_uri, second))[0] == "✗ Drop hunk 2 of src/long.py (+1/-1)"
-    drop = await lens_command(client, diff_uri, "✗ Drop hunk 2 of src/long.py (+1/-1)")
+    assert (await actions_at(client, diff_uri, second))[
+        0
+    ] == "✗ Drop hunk 2 of src/long.txt (+1/-1)"
+    drop = await lens_command(client, diff_uri, "✗ Drop hunk 2 of src/long.txt (+1/-1)")
     toggled = await command(client, drop.command, *(drop.arguments or []))
     assert toggled["dropped"] is True and toggled["hunk"] == 1
     marks = await wait_for(lambda: diags(client, diff_uri), what="the dropped-hunk mark")
     assert [(d.code, d.severity, list(d.tags or [])) for d in marks] == [
         ("dropped-hunk", S.Hint, [types.DiagnosticTag.Unnecessary])
     ]
-    assert "↺ Keep hunk 2 of src/long.py (+1/-1)" in await actions_at(client, diff_uri, second)
+    assert "↺ Keep hunk 2 of src/long.txt (+1/-1)" in await actions_at(client, diff_uri, second)
     accept = await wait_for_lens(client, diff_uri, "✓ Accept & commit (1 of 2 hunks)")
     assert (await command(client, accept.command, *(accept.arguments or [])))["decided"]
     await wait_for(lambda: (editor.last_status(card_uri) or {}).get("state") == "done", what="done")
@@ -275,9 +281,9 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
         if line["type"] == "tool" and line["data"]["name"] == "git_commit"
     ]
     assert "REJECTED" in commits[0]
-    assert "src/long.py:2 (`+line two`): say 'second', not 'two'" in commits[0]
-    assert "src/long.py hunk 2" in commits[1]
-    committed = git(project.root, "show", "HEAD:src/long.py")
+    assert "src/long.txt:2 (`+line two`): say 'second', not 'two'" in commits[0]
+    assert "src/long.txt hunk 2" in commits[1]
+    committed = git(project.root, "show", "HEAD:src/long.txt")
     assert "line two\n" in committed and "line 28\n" in committed
     assert "twenty-eight" not in committed
     await wait_for(lambda: not diags(client, diff_uri), what="the marks cleared after the review")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp import final, make_project, tool, turn
+from tests.support.lsp import final, make_project, read_back, tool, turn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
@@ -94,8 +94,7 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
                 tool(
                     "write_file", path="src/app.py", content='def greet(n):\n    return "hello"\n'
                 ),
-                tool("report_criterion", index=0, passed=True, evidence="says hello"),
-                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                *read_back("src/app.py", ('return "hello"', "def greet(n)")),
             ),
             turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
             turn(tool("git_commit", message="card: greeting\n\nIn German too.")),

@@ -289,13 +289,13 @@ async def test_a_full_disk_stops_the_run_with_a_clear_reason_and_keeps_the_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     card = make_project(tmp_path)
-    original, writes = RunLog.write, [0]
+    original, written = RunLog.write, [False]
 
     def failing(self: RunLog, event: Event) -> None:
-        writes[0] += log_record(event) is not None
-        if writes[0] > 7:  # after the write_file of round 3 was logged
+        if written[0] and log_record(event) is not None:  # the first line after write_file's
             raise OSError(errno.ENOSPC, "No space left on device")
         original(self, event)
+        written[0] = written[0] or (isinstance(event, ToolFinished) and event.name == "write_file")
 
     monkeypatch.setattr(RunLog, "write", failing)
     events = await collect(options(tmp_path, fix_transcript()))

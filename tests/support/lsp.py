@@ -130,6 +130,15 @@ def report(index: int, evidence: str, call: str, quote: str, passed: bool = True
     )
 
 
+def read_back(path: str, quotes: tuple[str, str], call: str = "toolu_read") -> list[dict[str, Any]]:
+    """Read `path` and report both criteria, each citing that read with its quote."""
+    return [
+        tool("read_file", call, path=path),
+        report(0, f"{path} shows {quotes[0]!r}", call, quotes[0]),
+        report(1, f"{path} shows {quotes[1]!r}", call, quotes[1]),
+    ]
+
+
 def verify_greeting(call: str = "toolu_read_app") -> list[dict[str, Any]]:
     """Read GOOD_APP back and report both criteria on what the read returned."""
     return [

@@ -114,7 +114,7 @@ def fix_transcript(commit_attempts: int = 1) -> list[dict[str, Any]]:
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
             report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "the suite passes", ("toolu_tests", "Tests succeeded.")),
+            report(1, "1 passed", ("toolu_tests", "Tests succeeded.")),
         ),
     ]
     for i in range(commit_attempts):

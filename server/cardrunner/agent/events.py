@@ -246,6 +246,8 @@ class CheckRun(BaseModel):
     """The last lines of the output (evidence, and what the model is shown on failure)."""
     tests_ran: int | None = None
     """Tests that ran according to pytest's summary line (None: no summary found)."""
+    failures: list[str] = []
+    """The test ids pytest named as FAILED or ERROR."""
 
 
 class ChecksRan(_Event):

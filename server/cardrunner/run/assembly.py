@@ -142,6 +142,7 @@ def _restore(
     calls.restore(observed_calls(resume))
     evidence.restore(resume.reports)
     checks.baseline, checks.last = resume.baseline, resume.last_checks
+    checks.known_failures = resume.known_failures
     if resume.review is not None:
         commit.last_decision, commit.committed = resume.review.decision, resume.review.commit
         commit.reviewed_tree = reviewed_tree(resume)

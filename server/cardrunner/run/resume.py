@@ -44,6 +44,8 @@ class ResumeState:
     """Accepted evidence; it holds after the resume only if the write area is unchanged."""
     baseline: int | None = None
     """Tests that ran at the original run's start (the runner's count)."""
+    known_failures: list[str] | None = None
+    """Tests that already failed at the original run's start."""
     trees: dict[str, tuple[str, str]] = field(default_factory=dict)
     """The write area's fingerprint before and after each call (`call` lines)."""
     finished: list[ev.ToolFinished] = field(default_factory=list)
@@ -184,6 +186,8 @@ class _Replay:
                 messages.append(Message("user", [{"type": "text", "text": event.message}]))
             case ev.ChecksRan() if event.phase == "baseline":
                 state.baseline = event.tests_ran
+                failed = [f for c in event.checks for f in c.failures]
+                state.known_failures = failed if not event.ok and failed else None
             case ev.ChecksRan():
                 state.last_checks = event
             case ev.ReviewDecided():

@@ -25,6 +25,7 @@ _COUNT_RE = re.compile(
 )
 _SUMMARY_RE = re.compile(r"\bin \d+(?:\.\d+)?s\b|no tests ran")
 _RAN = frozenset({"passed", "failed", "error", "errors", "xfailed", "xpassed"})
+_FAILED_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
 _TAIL_LINES = 12
 _TAIL_CHARS = 1500
 
@@ -61,6 +62,7 @@ def _check(kind: Literal["build", "test"], result: CommandResult) -> CheckRun:
         ok=result.ok,
         tail=_tail(output),
         tests_ran=tests_ran(result.output) if kind == "test" else None,
+        failures=sorted(set(_FAILED_RE.findall(result.output))) if kind == "test" else [],
     )
 
 
@@ -77,6 +79,8 @@ class RunnerChecks:
     """Count the tests at the run's start (off with the evidence gate: nothing would use it)."""
     baseline: int | None = None
     """Tests that ran at the start of the run."""
+    known_failures: list[str] | None = None
+    """Tests that already failed at the start (None: unknown, or the suite passed)."""
     last: ChecksRan | None = None
     accepted_drops: set[str] = field(default_factory=set)
     """Trees on which the user accepted fewer tests knowingly."""
@@ -98,6 +102,7 @@ class RunnerChecks:
         )
         check = _check("test", result)
         self.baseline = check.tests_ran
+        self.known_failures = check.failures if not check.ok and check.failures else None
         return ChecksRan(
             phase="baseline", tree=tree, checks=[check], ok=check.ok, tests_ran=self.baseline
         )
@@ -124,6 +129,22 @@ class RunnerChecks:
         )
         return self.last
 
+    def only_known_failures(self, ran: ChecksRan) -> bool:
+        """The tests failed, but only tests that failed at the start of the run too.
+
+        The run did not cause them, and a card about something else could never end otherwise;
+        the review says so. A failure pytest does not name is never taken as known.
+        """
+        bad = [c for c in ran.checks if not c.ok]
+        known = set(self.known_failures or [])
+        return bool(bad and known) and all(
+            c.kind == "test" and c.failures and set(c.failures) <= known for c in bad
+        )
+
+    def passed(self, ran: ChecksRan) -> bool:
+        """Build and tests hold: all passed, or only the start's failures remain."""
+        return ran.ok or self.only_known_failures(ran)
+
     def _env(self, phase: Phase) -> dict[str, str]:
         """The commands' environment, plus `CARDRUNNER_CHECK` naming the runner's own run."""
         return {**(self.env or {}), "CARDRUNNER_CHECK": phase}
@@ -145,7 +166,7 @@ class RunnerChecks:
         last = self.last
         if last is None or last.tree != tree:
             return None
-        if not last.ok:
+        if not self.passed(last):
             bad = next(c for c in last.checks if not c.ok)
             return f"the runner's {bad.kind} ({' '.join(bad.argv)}) failed: {_last_line(bad)}"
         if (drop := self.drop(last)) and tree not in self.accepted_drops:
