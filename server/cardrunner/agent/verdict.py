@@ -72,6 +72,9 @@ class ChecksRecord(Protocol):
     def problem(self, tree: str) -> str | None:
         """Why build and tests do not hold on `tree`; None when they ran on it and passed."""
 
+    def failure(self, tree: str) -> str | None:
+        """Why the checks that ran on `tree` failed; None if they passed or did not run on it."""
+
 
 class EvidenceRecord(Protocol):
     """The evidence ledger, as checked against the runner's record of the calls."""
@@ -165,17 +168,19 @@ class RunVerdict:
             return self._held_on(r.reviewed_tree, "the review"), Outcome(
                 "verified", outcome="not_committed"
             )
-        if area.current == area.base:
-            return self._held_on(area.base, "the run's start"), Outcome(
-                "verified", outcome="nothing_to_change"
-            )
-        return [
+        if area.current == area.base:  # the user's own code, as it was: nothing to build or commit
+            return self._evidence_on(area.base), Outcome("verified", outcome="nothing_to_change")
+        problems: list[Problem] = []
+        if self.checks is not None and (failing := self.checks.failure(area.current)):
+            problems.append(("tests_failed", failing))
+        problems.append(
             (
                 "unverified",
                 "your changes are not committed: call git_commit (the runner builds and tests "
                 "the code, then the user reviews it) before ending with RESULT: done",
             )
-        ], Outcome("failed")
+        )
+        return problems, Outcome("failed")
 
     def _held_on(self, tree: str, since: str) -> list[Problem]:
         problems: list[Problem] = []

@@ -136,10 +136,17 @@ class ScriptedModel:
     """
 
     def __init__(
-        self, steps: Sequence[Step], name: str = "scripted", api_model: str | None = None
+        self,
+        steps: Sequence[Step],
+        name: str = "scripted",
+        api_model: str | None = None,
+        honest: bool = True,
     ) -> None:
+        """`honest=False` plays a model that lies on purpose: its evidence is sent as scripted
+        even where the tools disagree (the adversarial tests of the runner's gate)."""
         from cardrunner.models.binding import SignatureBinder
 
+        self._honest = honest
         self._steps = list(steps)
         self._name = name
         self._api_model = api_model or name
@@ -182,7 +189,7 @@ class ScriptedModel:
         raw = step(body, index) if callable(step) else step
         if missing := _unmet(raw.get("expect", []), body):
             raw = _honest_failure(f"expected {missing[0]!r} in the tool results", body)
-        elif unfounded := _unfounded(raw, body):
+        elif self._honest and (unfounded := _unfounded(raw, body)):
             raw = _honest_failure(unfounded, body)
         try:
             content = [self._complete(block, index, body) for block in raw.get("content", [])]

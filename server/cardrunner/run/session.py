@@ -130,7 +130,7 @@ class RunSession:
         run = self._run
         if run is not None:
             try:
-                result, note = await run.area.finish(result)
+                result, note = _same_commit_in_ledger(result, *await run.area.finish(result))
             except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
                 note = f"could not tidy up the run's changes: {exc}"
             closing: list[Event] = [Notice(level="info", message=n) for n in notes]
@@ -185,6 +185,19 @@ class RunSession:
         rel = relative(run.card.path, self.options.root)
         note = await commit_card_state(run.area.main, rel, run.card, change)
         return [Notice(level="warning", message=note)] if note else []
+
+
+def _same_commit_in_ledger(
+    before: RunFinished, after: RunFinished, note: str
+) -> tuple[RunFinished, str]:
+    """A commit brought onto the user's branch gets a new id: the ledger names that one."""
+    if not (before.commit and after.commit and before.commit != after.commit):
+        return after, note
+    ledger = [
+        e.model_copy(update={"commit": after.commit}) if e.commit == before.commit else e
+        for e in after.ledger
+    ]
+    return after.model_copy(update={"ledger": ledger}), note
 
 
 def run_card(options: RunOptions) -> AsyncIterator[Event]:

@@ -176,13 +176,13 @@ class CommitTool:
             )
         now = await self.calls.refresh()
         edits = await self._hand_edits(tree, now, dropped, ctx) if now != tree else None
-        if edits is not None and edits.refused:
-            self._decided(ctx, ReviewDecided(decision="reject", reason=edits.refused, files=files))
+        if edits is not None and edits.refused:  # the runner refuses, not the user: no reject
+            ctx.emit(ReviewDecided(decision="reject", reason=edits.refused, files=files))
             return ToolResult(edits.refused + "\nNothing was committed.", is_error=True)
         if self.checks and (drop := self.checks.drop()):
             if not decision.acknowledged:
                 reason = f"{drop}; the review did not accept that knowingly"
-                self._decided(ctx, ReviewDecided(decision="reject", reason=reason, files=files))
+                ctx.emit(ReviewDecided(decision="reject", reason=reason, files=files))
                 return ToolResult(
                     f"Nothing was committed: {reason}. Restore the tests that no longer run, "
                     "then call git_commit again.",
