@@ -50,6 +50,8 @@ class Evidence:
     stale: dict[int, str] = field(default_factory=dict)
     """Criteria whose evidence the runner withdrew, and why (hand edits during review)."""
     commits: dict[int, str] = field(default_factory=dict)
+    committed: tuple[str, str] | None = None
+    """(commit, tree) of the run's commit: evidence gathered on that tree was checked on it."""
 
     def missing(self) -> list[int]:
         """Criteria without passing evidence that holds on the write area as it is now."""
@@ -100,6 +102,7 @@ class Evidence:
 
     def checked_on(self, commit: str, tree: str) -> None:
         """The commit `commit` has tree `tree`: evidence gathered on that tree was checked on it."""
+        self.committed = (commit, tree)
         for index, report in self.reports.items():
             if report.tree == tree and index not in self.stale:
                 self.commits[index] = commit
@@ -187,6 +190,8 @@ class Evidence:
         self.reports[index] = report
         self.stale.pop(index, None)
         self.commits.pop(index, None)
+        if self.committed and self.committed[1] == report.tree:  # verified again after the commit
+            self.commits[index] = self.committed[0]
         ctx.emit(report)
         left = self.missing()
         rest = "all criteria have passing evidence" if not left else f"still unverified: {left}"
