@@ -31,21 +31,31 @@ def _pgrp(entry: Path) -> int:
         return -1
 
 
-def _live_group(ledger: Path) -> int | None:
-    """The first process group in the ledger that is still alive (the model's slow tests)."""
+def _slow_group(ledger: Path, marker: str) -> int | None:
+    """The process group of the model's slow tests (its process carries `marker`), once the
+    ledger records it; the runner's own quick checks come and go before it."""
     lines = ledger.read_text().splitlines() if ledger.exists() else []
-    groups = [json.loads(line).get("pgid") for line in lines if line.strip()]
-    return next((g for g in groups if isinstance(g, int) and group_alive(g)), None)
+    groups = {json.loads(line).get("pgid") for line in lines if line.strip()}
+    slow = {g for pid in processes_with(marker) if (g := _pgrp_of(pid)) is not None}
+    return next(iter(slow & groups), None)
+
+
+def _pgrp_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
 
 
 def test_the_next_run_sweeps_what_a_killed_one_left(tmp_path: Path) -> None:
     # Unsandboxed: in the sandbox a killed runner takes its commands with it (the next test).
     make_project(tmp_path, top_toml='sandbox = "off"\n')
-    transcript = slow_tests(tmp_path, f"sweep-{tmp_path.name}")
+    marker = f"sweep-{tmp_path.name}"
+    transcript = slow_tests(tmp_path, marker)
     proc = start_cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
     ledger = tmp_path / ".cardrunner/processes" / f"{proc.pid}.jsonl"
     deadline = time.monotonic() + 60
-    while not (pgid := _live_group(ledger)):  # the runner's own quick checks come and go first
+    while not (pgid := _slow_group(ledger, marker)):
         assert time.monotonic() < deadline, "the run never started its tests"
         time.sleep(0.05)
     assert group_alive(pgid)

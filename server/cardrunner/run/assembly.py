@@ -105,7 +105,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed
         _restore(resume, calls, evidence, checks, commit)
     extra = [evidence.tool(), commit.tool()]
-    pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra)
+    pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, checks)
     pool.observers.append(calls)
     prompt = resume.prompt if resume else card.prompt()
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
@@ -179,10 +179,13 @@ async def _tool_pool(
     run_dir: Path,
     stack: AsyncExitStack,
     extra: Sequence[Tool],
+    checks: RunnerChecks | None = None,
 ) -> tuple[ToolPool, list[str]]:
     """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
     s = prepared.options.settings
     sandbox = await _sandbox(prepared, area.root, run_dir)
+    if checks is not None:  # the runner's own build and tests run confined like the model's
+        checks.sandbox = sandbox
     guard = PathGuard(area.root, s.paths.read, s.paths.write)
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)

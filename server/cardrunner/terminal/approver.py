@@ -39,12 +39,19 @@ class TerminalApprover:
         self._write(f"\n── review: {request.card_title} ── {len(request.files)} file(s)\n")
         self._write(colour_diff(request.diff, colour) + "\n")
         self._write(f"commit message:\n  {request.message.replace(chr(10), chr(10) + '  ')}\n")
+        if request.checks:
+            self._write(f"runner's checks: {request.checks}\n")
+        for line in request.evidence:
+            self._write(f"  {line}\n")
+        for warning in request.warnings:
+            self._write(f"WARNING: {warning}\n")
+        ask = "Accept anyway" if request.warnings else "Accept"
         try:
-            answer = await asyncio.to_thread(self._read, "Accept & commit? [y]es / [n]o: ")
+            answer = await asyncio.to_thread(self._read, f"{ask} & commit? [y]es / [n]o: ")
         except (EOFError, OSError):
             return ReviewDecision("reject", "no one answered the review (no terminal); use --yes")
-        if answer.strip().lower() in ("y", "yes"):
-            return ReviewDecision("accept")
+        if answer.strip().lower() in ("y", "yes"):  # after the warnings: knowingly
+            return ReviewDecision("accept", acknowledged=bool(request.warnings))
         try:
             reason = await asyncio.to_thread(self._read, "Why? (the model reads this): ")
         except (EOFError, OSError):

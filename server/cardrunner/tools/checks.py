@@ -19,6 +19,7 @@ from cardrunner.agent.events import CheckRun, ChecksRan
 from cardrunner.config.settings import Commands
 from cardrunner.tools.groups import ProcessGroups
 from cardrunner.tools.process import CommandResult, run_command
+from cardrunner.tools.sandbox import Sandbox
 
 _COUNT_RE = re.compile(
     r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"
@@ -75,6 +76,8 @@ class RunnerChecks:
     groups: ProcessGroups
     """The run's process ledger: a check's process group is swept like every other."""
     env: dict[str, str] | None = None
+    sandbox: Sandbox | None = None
+    """The run's sandbox: the runner's checks are confined like the model's commands."""
     count: bool = True
     """Count the tests at the run's start (off with the evidence gate: nothing would use it)."""
     baseline: int | None = None
@@ -99,6 +102,7 @@ class RunnerChecks:
             self.commands.timeout_seconds,
             self._env("baseline"),
             groups=self.groups,
+            sandbox=self.sandbox,
         )
         check = _check("test", result)
         self.baseline = check.tests_ran
@@ -115,7 +119,12 @@ class RunnerChecks:
                 continue
             env = self._env(phase)
             result = await run_command(
-                argv, self.root, self.commands.timeout_seconds, env, groups=self.groups
+                argv,
+                self.root,
+                self.commands.timeout_seconds,
+                env,
+                groups=self.groups,
+                sandbox=self.sandbox,
             )
             checks.append(_check(kind, result))  # type: ignore[arg-type]
         counted = next((c.tests_ran for c in checks if c.kind == "test"), None)

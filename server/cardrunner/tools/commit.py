@@ -260,7 +260,7 @@ class CommitTool:
         again = f"The evidence for criteria {stale} is stale: " if stale else ""
         for_model = (
             f"\nBefore accepting, the reviewer changed {', '.join(edited)}; the commit holds "
-            f"their version (diff from what you proposed):\n{truncate(redact(diff), _HAND_DIFF_CHARS)}\n"
+            f"their version (diff from what you proposed):\n{truncate(shown(diff), _HAND_DIFF_CHARS)}\n"
             f"{again}verify {'them' if stale else 'the change'} again on the committed code "
             "(report_criterion for each), then end with the RESULT line."
         )

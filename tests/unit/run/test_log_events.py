@@ -74,7 +74,9 @@ async def test_the_live_view_the_log_and_a_fold_agree_on_the_counts(tmp_path: Pa
     assert read_view.totals() == live_view.totals()
     assert read_view.tool_calls == sum(isinstance(e, ToolFinished) for e in events) > 0
     summary = summarize_log(log).splitlines()
-    assert summary[-1].startswith("result: DONE · " + live_view.totals())
+    result = [line for line in summary if line.startswith("result: ")]  # the ledger follows
+    assert result[-1].startswith("result: DONE · " + live_view.totals())
+    assert summary[-1].startswith("  criterion 1: verified on ")
     assert any(line.strip().startswith(live_view.totals()) for line in lines), lines
 
 

@@ -121,7 +121,9 @@ class ReviewHub:
         pending = self._pending.get(card_path)
         marked = pending.dropped if pending else set()
         chosen = sorted(marked | set(hunks or []), key=lambda r: (r.path, r.index))
-        return self.decide(card_path, ReviewDecision("accept", reason, drop or [], chosen))
+        seen = bool(pending and pending.request.warnings)  # the question showed them
+        decision = ReviewDecision("accept", reason, drop or [], chosen, acknowledged=seen)
+        return self.decide(card_path, decision)
 
     def comment_reason(self, card_path: Path) -> str | None:
         """The comments typed into the card's review diff as one reason, None without any."""
@@ -223,9 +225,11 @@ def question(request: ReviewRequest, diff_path: Path) -> str:
     without `window/showDocument` shows only this text."""
     files = ", ".join(request.files[:8]) + (" …" if len(request.files) > 8 else "")
     subject = request.message.strip().splitlines()[0] if request.message.strip() else ""
+    warnings = "".join(f"⚠ {w} — accepting accepts this\n" for w in request.warnings)
+    checks = f"runner's checks: {request.checks}\n" if request.checks else ""
     return (
         f"cardrunner: review '{request.card_title}' — {len(request.files)} file(s): {files}\n"
-        f"{subject}\n"
+        f"{warnings}{checks}{subject}\n"
         f"diff: {diff_path}\n"
         "(or answer later: cardrunner.acceptChanges, or cardrunner.rejectChanges with a reason)"
     )
