@@ -228,17 +228,16 @@ async def test_max_tokens_in_a_tool_call_goes_on_with_a_note_and_a_larger_limit(
 async def test_a_context_window_exceeded_compacts_and_goes_on(make_loop: LoopFactory) -> None:
     from cardrunner.agent.compaction import Compactor
 
-    steps = [calls(use("big", tag=f"r{i}:")) for i in range(6)]
+    steps = [calls(use("big", f"big_{i}", tag=f"r{i}:")) for i in range(6)]
     steps.append(
         {
             "content": [{"type": "text", "text": "I was"}],
             "stop_reason": "model_context_window_exceeded",
         }
     )
-    steps += [
-        calls(use("report_criterion", index=0, passed=True, evidence="ok")),
-        say("RESULT: done"),
-    ]
+    report = use("report_criterion", index=0, passed=True, evidence="ok")
+    report["input"]["cites"] = [{"call": "big_5", "quote": "r5:xxx"}]
+    steps += [calls(report), say("RESULT: done")]
     loop, model = make_loop(steps, tools=[big_tool(3800)], compactor=Compactor(1_000_000, 0.5, 2))
     events, result = await drain(loop)
     assert result.status == "done", result
