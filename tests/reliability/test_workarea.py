@@ -325,6 +325,11 @@ async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         # a change that would commit the key is refused before the review; the model fixes it
         turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(  # the code changed, so the evidence is gathered again
+            use("read_file", "toolu_read_again", path="src/calc.py"),
+            report(0, f"checked with {secret}", ("toolu_read_again", "return a + b")),
+            report(1, "ok", ("toolu_read_again", "return a + b")),
+        ),
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         final(f"done with {secret}\nRESULT: done"),
     ]
