@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp import GOOD_APP, final, front_matter, make_project, tool, turn
+from tests.support.lsp import (
+    GOOD_APP,
+    final,
+    front_matter,
+    make_project,
+    tool,
+    turn,
+    verify_greeting,
+)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 EMACS = shutil.which("emacs")
@@ -107,8 +115,7 @@ def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) ->
         [
             turn(
                 tool("write_file", path="src/app.py", content=GOOD_APP),
-                tool("report_criterion", index=0, passed=True, evidence="says hello"),
-                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                *verify_greeting(),
             ),
             turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
             turn(tool("git_commit", message="card: greeting\n\nIn German too.")),
@@ -229,8 +236,7 @@ def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_pa
         [
             turn(
                 tool("write_file", path="src/app.py", content=GOOD_APP),
-                tool("report_criterion", index=0, passed=True, evidence="says hello"),
-                tool("report_criterion", index=1, passed=True, evidence="names the user"),
+                *verify_greeting(),
             ),
             turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
             turn(tool("git_commit", message="card: greeting\n\nIn German too.")),

@@ -5,7 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.support.project import FIXED, cli, final, git, make_project, turn, use, write_transcript
+from tests.support.project import (
+    FIXED,
+    cli,
+    final,
+    git,
+    make_project,
+    report,
+    turn,
+    use,
+    write_transcript,
+)
 
 SECRET = "svc-secret-1234567890"
 
@@ -15,13 +25,16 @@ def test_the_cli_shows_controls_visibly_and_redacts_secrets_in_the_live_view(
 ) -> None:
     root = tmp_path / "ws"
     make_project(root)
-    hidden = FIXED + "# \x1b[2K\rlooks harmless\n"
+    hidden = "# \x1b[2K\rlooks harmless\n"  # a text file: as Python, the lone CR breaks the build
     steps = [
-        turn(use("write_file", path="src/calc.py", content=hidden)),
-        turn(use("run_tests")),
         turn(
-            use("report_criterion", index=0, passed=True, evidence=f"\x1b[31mok\x1b[0m {SECRET}"),
-            use("report_criterion", index=1, passed=True, evidence="1 passed\u202e"),
+            use("write_file", path="src/calc.py", content=FIXED),
+            use("write_file", path="src/notes.txt", content=hidden),
+        ),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, f"\x1b[31mok\x1b[0m {SECRET}", ("toolu_tests", "Command: python -m pytest")),
+            report(1, "1 passed\u202e", ("toolu_tests", "Command: python -m pytest")),
         ),
         turn(use("git_commit", message="card: fix\x1b[2K\n\nUse +.")),
         final(),
@@ -35,7 +48,7 @@ def test_the_cli_shows_controls_visibly_and_redacts_secrets_in_the_live_view(
     assert "# \\x1b[2K\\rlooks harmless" in out  # the diff line, as it really is
     assert "\\x1b[31mok\\x1b[0m [redacted]" in out and SECRET not in out
     assert "1 passed\\u202e" in out
-    assert (root / "src" / "calc.py").read_bytes() == hidden.encode()  # the file is untouched
+    assert (root / "src" / "notes.txt").read_bytes() == hidden.encode()  # the file is untouched
     assert "\x1b" not in git(root, "log", "-1", "--format=%B")
 
 

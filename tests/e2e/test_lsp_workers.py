@@ -20,6 +20,7 @@ from pytest_lsp import LanguageClient
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from tests.support.lsp import (
+    ACCEPT,
     GOOD_APP,
     Project,
     command,
@@ -34,6 +35,7 @@ from tests.support.lsp import (
     project_of,
     tool,
     turn,
+    verify_greeting,
     wait_for,
 )
 
@@ -42,12 +44,13 @@ from _lsp import LspProcess
 
 
 def resumable_transcript() -> list[dict[str, Any]]:
-    """Sits in the 30 s test command first (killed there), then reports and ends done."""
+    """Sits in the 30 s test command first (killed there), then fixes, verifies, commits."""
     return [
         turn(tool("run_tests")),
         turn(
-            tool("report_criterion", index=0, passed=True, evidence="hello shown"),
-            tool("report_criterion", index=1, passed=True, evidence="name shown"),
+            tool("write_file", path="src/app.py", content=GOOD_APP),
+            *verify_greeting(),
+            tool("git_commit", message="card: again\n\nSay hello with the name."),
         ),
         final(),
     ]
@@ -67,6 +70,7 @@ async def test_a_worker_killed_mid_run_shows_interrupted_and_resume_finishes_it(
     project, editor = project_of(client), editor_of(client)
     card = project.write_card("again")
     project.transcript("again", resumable_transcript())
+    editor.answers = [ACCEPT]  # the resumed run commits after review
     uri = editor.open(card)
     first = await command(client, "cardrunner.runCard", uri)
     await wait_for(lambda: processes_with(project.marker), what="the slow test command")
@@ -170,8 +174,10 @@ async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resu
             "textDocument/codeLens", {"textDocument": {"uri": card.as_uri()}}
         )
         resume = next(lens["command"] for lens in lenses if lens["command"]["title"] == "Resume")
+        reviewer = asyncio.create_task(accept_reviews(server, card.as_uri()))
         await run_command(server, resume["command"], *resume["arguments"])
         await wait_for(lambda: front_matter(card.read_text())["state"] == "Done", 60, "done")
+        reviewer.cancel()
     finally:
         await server.close()
     assert [r["result"] for r in front_matter(card.read_text())["runs"]] == ["failed", "done"]
@@ -194,8 +200,7 @@ async def test_a_run_through_the_sdk_reviewed_in_the_editor_leaves_no_sdk_in_the
     steps = [
         turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
         turn(
-            tool("report_criterion", index=0, passed=True, evidence="hello"),
-            tool("report_criterion", index=1, passed=True, evidence="name shown"),
+            *verify_greeting(),
             tool("git_commit", message="card: greeting"),
         ),
         final(),

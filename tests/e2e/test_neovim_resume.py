@@ -31,6 +31,7 @@ from tests.support.lsp import (
     processes_with,
     tool,
     turn,
+    verify_greeting,
 )
 
 COMMON = r"""
@@ -114,8 +115,7 @@ def transcript() -> list[dict[str, Any]]:
     return [
         turn(tool("write_file", path="src/app.py", content=GOOD_APP), tool("run_tests")),
         turn(
-            tool("report_criterion", index=0, passed=True, evidence="greet('Ann') -> hello Ann"),
-            tool("report_criterion", index=1, passed=True, evidence="names Ann"),
+            *verify_greeting(),
             tool("git_commit", message="card: greeting\n\nSay hello with the name."),
         ),
         final(),
