@@ -80,7 +80,11 @@ def encode_decision(decision: ReviewDecision) -> dict[str, Any]:
 def decode_decision(data: dict[str, Any]) -> ReviewDecision:
     hunks = [HunkRef(str(h["path"]), int(h["index"])) for h in data.get("drop_hunks") or []]
     return ReviewDecision(
-        data["decision"], str(data.get("reason") or ""), list(data.get("drop") or []), hunks
+        data["decision"],
+        str(data.get("reason") or ""),
+        list(data.get("drop") or []),
+        hunks,
+        acknowledged=bool(data.get("acknowledged")),  # the editor showed the warnings
     )
 
 
