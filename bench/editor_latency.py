@@ -239,8 +239,9 @@ async def main() -> int:
         print("   textDocument/hover: not implemented by the server (no hoverProvider)")
     if max(ratios.values()) > TARGET and not args.profile:
         print(
-            "   why: the runs share the server's event loop; run with --profile to see where it "
-            "spends its time (bench/RESULTS.md has one such profile)."
+            "   why: the runs execute in worker processes at a lower priority, but share the "
+            "machine's cores with the server (and, with --model api, with the fake API's "
+            "process); run with --profile to see where the server spends its time."
         )
     for m, ratio in ratios.items():
         print(

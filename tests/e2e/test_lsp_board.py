@@ -123,10 +123,13 @@ async def test_board_and_symbols_group_cards_by_state_with_live_runs(
     assert summary["text"].startswith(f"run {started['runId']}")
     assert "── run_tests output, as it arrives ──\ntest_greeting PASSED" in summary["text"]
     token = started["token"]
-    assert any(
-        "run_tests · test_greeting PASSED" in (getattr(r, "message", "") or "")
-        for r in client.progress_reports.get(token, [])
-    ), "the progress shows the newest output line"
+    await wait_for(  # progress is coalesced: it follows the run within a tenth of a second
+        lambda: any(
+            "run_tests · test_greeting PASSED" in (getattr(r, "message", "") or "")
+            for r in client.progress_reports.get(token, [])
+        ),
+        what="the progress shows the newest output line",
+    )
     result = await board(client)
     assert [c["title"] for c in column(result, "New")] == ["Alpha first"]
     assert [c["title"] for c in column(result, "Done")] == ["Beta shipped"]

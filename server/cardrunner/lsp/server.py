@@ -51,6 +51,8 @@ log = logging.getLogger("cardrunner.lsp")
 
 HEAVY_MODULES = ("anthropic", "mcp")
 
+COALESCE_SECONDS = 0.1
+"""A run's progress, its card's diagnostics and the status change at most this often."""
 SHUTDOWN_SECONDS = 10.0
 """At `shutdown` the editor waits for our answer: runs get this long to write their results."""
 WIND_DOWN_SECONDS = 1.5
@@ -101,6 +103,7 @@ class CardServer(LanguageServer):
         self.status = RunStatus(self.client, self.runs.views, self.index.uri, self.sandbox_mode)
         self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
         self.modules_at_initialize: dict[str, bool] = {}
+        self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -288,7 +291,9 @@ class CardServer(LanguageServer):
         self.status.changed()
 
     def run_event(self, view: RunView, event: ev.Event) -> None:
-        """`RunListener`: one event of one run, fanned out to every view of it."""
+        """`RunListener`: one event of one run, fanned out to every view of it. Progress,
+        diagnostics and status follow at most every `COALESCE_SECONDS` (a run can say hundreds
+        of things a second), at once on start, review and end; the lenses every round."""
         match event:
             case (
                 ev.RoundStarted()
@@ -297,7 +302,7 @@ class CardServer(LanguageServer):
                 | ev.ToolOutput()
                 | ev.ReviewRequested()
             ):
-                self.run_progress.report(view)
+                pass  # progress: in the coalesced update below
             case ev.BuildChecked():
                 self.diagnostics.build(view)
             case ev.ToolFinished(name="write_file", is_error=False):
@@ -327,7 +332,14 @@ class CardServer(LanguageServer):
                 pass  # the view holds them; lenses and diagnostics below show them
             case _:
                 assert_never(event)
-        self.diagnostics.refresh(view.card_path)
+        if isinstance(
+            event, ev.RunStarted | ev.ReviewRequested | ev.ReviewDecided | ev.RunFinished
+        ):
+            self._follow(view)
+        elif view.card_path not in self._following:
+            self._following[view.card_path] = asyncio.get_running_loop().call_later(
+                COALESCE_SECONDS, self._follow, view
+            )
         if isinstance(
             event,
             ev.RunStarted
@@ -337,6 +349,14 @@ class CardServer(LanguageServer):
             | ev.RunFinished,
         ):
             self.client.refresh_code_lenses()
+
+    def _follow(self, view: RunView) -> None:
+        """Show the run as it is now: its progress, the card's diagnostics, the status."""
+        handle = self._following.pop(view.card_path, None)
+        if handle is not None:
+            handle.cancel()
+        self.run_progress.report(view)
+        self.diagnostics.refresh(view.card_path)
         self.status.changed()
 
     def _warn_overlap(self, view: RunView, path: str) -> None:
