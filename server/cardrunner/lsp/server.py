@@ -4,14 +4,13 @@
 reviews, status, watcher) and is the one `RunListener`: every run event fans out from here to
 the views that show it. The LSP handlers below are thin: they find the card and delegate.
 Nothing here blocks the event loop, and nothing is written to stdout (the JSON-RPC channel).
-Runs execute in worker processes (`run/workers.py`), so `anthropic` and `mcp` are never imported
-here: the editor's process only subscribes to their events and answers their reviews and card
-writes.
+Runs execute in worker processes (`run/workers.py`): `anthropic` and `mcp` never load here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -51,8 +50,7 @@ log = logging.getLogger("cardrunner.lsp")
 
 HEAVY_MODULES = ("anthropic", "mcp")
 
-COALESCE_SECONDS = 0.1
-"""A run's progress, its card's diagnostics and the status change at most this often."""
+COALESCE_SECONDS = 0.1  # a run's progress, diagnostics and status change at most this often
 SHUTDOWN_SECONDS = 10.0
 """At `shutdown` the editor waits for our answer: runs get this long to write their results."""
 WIND_DOWN_SECONDS = 1.5
@@ -130,6 +128,8 @@ class CardServer(LanguageServer):
         orphans = await asyncio.to_thread(interrupted_runs, self.root)
         self.orphans.update({(self.root / card).resolve(): run for card, run in orphans.items()})
         await self.rescan()
+        gc.collect()
+        gc.freeze()  # what start-up made stays: out of the collector's way (p99, big boards)
         self.watcher.start()
         log.info(
             "cardrunner %s serving %s (cards in %s/); %s",
@@ -337,9 +337,8 @@ class CardServer(LanguageServer):
         ):
             self._follow(view)
         elif view.card_path not in self._following:
-            self._following[view.card_path] = asyncio.get_running_loop().call_later(
-                COALESCE_SECONDS, self._follow, view
-            )
+            later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
+            self._following[view.card_path] = later
         if isinstance(
             event,
             ev.RunStarted
@@ -352,8 +351,7 @@ class CardServer(LanguageServer):
 
     def _follow(self, view: RunView) -> None:
         """Show the run as it is now: its progress, the card's diagnostics, the status."""
-        handle = self._following.pop(view.card_path, None)
-        if handle is not None:
+        if (handle := self._following.pop(view.card_path, None)) is not None:
             handle.cancel()
         self.run_progress.report(view)
         self.diagnostics.refresh(view.card_path)
