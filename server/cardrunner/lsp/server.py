@@ -102,6 +102,7 @@ class CardServer(LanguageServer):
         self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
         self.modules_at_initialize: dict[str, bool] = {}
         self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
+        self._lenses_due: set[Path] = set()  # … whose lenses changed too
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -332,22 +333,16 @@ class CardServer(LanguageServer):
                 pass  # the view holds them; lenses and diagnostics below show them
             case _:
                 assert_never(event)
+        if isinstance(event, ev.RoundFinished):
+            self._lenses_due.add(view.card_path)
         if isinstance(
             event, ev.RunStarted | ev.ReviewRequested | ev.ReviewDecided | ev.RunFinished
         ):
+            self._lenses_due.add(view.card_path)
             self._follow(view)
         elif view.card_path not in self._following:
             later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
             self._following[view.card_path] = later
-        if isinstance(
-            event,
-            ev.RunStarted
-            | ev.RoundFinished
-            | ev.ReviewRequested
-            | ev.ReviewDecided
-            | ev.RunFinished,
-        ):
-            self.client.refresh_code_lenses()
 
     def _follow(self, view: RunView) -> None:
         """Show the run as it is now: its progress, the card's diagnostics, the status."""
@@ -356,6 +351,9 @@ class CardServer(LanguageServer):
         self.run_progress.report(view)
         self.diagnostics.refresh(view.card_path)
         self.status.changed()
+        if view.card_path in self._lenses_due:  # a round ended (or the situation changed)
+            self._lenses_due.discard(view.card_path)
+            self.client.refresh_code_lenses()
 
     def _warn_overlap(self, view: RunView, path: str) -> None:
         """Two live runs wrote the same file: say so once, when the second one does."""
