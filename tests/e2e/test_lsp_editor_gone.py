@@ -154,9 +154,9 @@ async def test_a_log_without_a_result_reads_as_interrupted_at_the_next_start(
     marker = project.root / ".cardrunner" / "runs" / f"{run_id}.pid"
     worker = int(json.loads(marker.read_text())["pid"])
     ledger = project.root / ".cardrunner" / "processes" / f"{worker}.jsonl"
-    pids = processes_with(project.marker)
+    groups = {os.getpgid(pid) for pid in processes_with(project.marker)}  # its sandbox's group
     await wait_for(  # a group is recorded just after it starts: kill the worker after that
-        lambda: ledger.exists() and any(f'"pgid": {pid},' in ledger.read_text() for pid in pids),
+        lambda: ledger.exists() and any(f'"pgid": {g},' in ledger.read_text() for g in groups),
         what="the test command in the worker's process ledger",
     )
     os.kill(worker, signal.SIGKILL)

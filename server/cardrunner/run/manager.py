@@ -124,10 +124,13 @@ class RunManager:
         return True
 
     async def wait(self, card_path: Path) -> None:
-        """Wait until the card's current run (if any) has ended (`card_path` resolved)."""
+        """Wait until the card's current run (if any) has ended and its process has exited
+        (`card_path` resolved)."""
         done = self._done.get(card_path)
         if done is not None:
             await asyncio.gather(done, return_exceptions=True)
+        if (worker := self._workers.get(card_path)) is not None:
+            await worker.exited()
 
     async def aclose(self, seconds: float = 10.0, interrupted: str | None = None) -> None:
         """Cancel every run (as `cancel` does) and wait (bounded) until they have written
@@ -136,7 +139,11 @@ class RunManager:
         for path in live:
             self._workers[path].cancel(interrupted)
         if live:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + seconds
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
+            exits = [asyncio.ensure_future(self._workers[p].exited()) for p in live]
+            await asyncio.wait(exits, timeout=max(0.0, deadline - loop.time()))
 
     async def _drive(self, view: RunView, worker: WorkerRun, done: asyncio.Future[None]) -> None:
         """One run: its worker's events, each folded into the view and handed on."""

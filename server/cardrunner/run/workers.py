@@ -94,6 +94,11 @@ class WorkerRun:
         else:
             self._died(await proc.wait())
 
+    async def exited(self) -> None:
+        """Wait until the worker's process is gone (after its `RunFinished`, it still exits)."""
+        if self._reaper is not None:
+            await asyncio.gather(self._reaper, return_exceptions=True)
+
     @staticmethod
     async def _reap(proc: asyncio.subprocess.Process) -> None:
         """Let a worker that has said its last exit on its own; kill one that hangs."""
