@@ -145,7 +145,10 @@ def test_the_repositorys_own_cards_pass_check() -> None:
     assert len(cards) >= 3
     proc = cli(repo, "check", "cards")
     assert proc.returncode == 0, proc.stdout
-    assert proc.stdout.strip() == "no problems found"
+    lines = proc.stdout.strip().splitlines()
+    # `check` first says which sandbox is in force for the workspace, then what it found.
+    assert lines[-1] == "no problems found", proc.stdout
+    assert all(f"{repo.name}: sandbox: " in line for line in lines[:-1]), proc.stdout
 
 
 def test_a_missing_module_is_named_as_such_not_as_a_stale_transcript(tmp_path: Path) -> None:
