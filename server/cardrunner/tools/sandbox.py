@@ -17,6 +17,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +122,26 @@ def _program(argv0: str, cwd: Path, path: str) -> str:
     return os.path.abspath(found)
 
 
+@functools.cache
+def interpreter_folders() -> tuple[Path, ...]:
+    """Where the interpreter running cardrunner and its packages live, if that is under /tmp.
+
+    Commands run with this interpreter first on PATH (`python -m pytest`, the UI server as
+    `python -m cardrunner.uiserver`), so the private /tmp must not hide a virtualenv, or an
+    editable checkout, that sits there — as a fresh clone under /tmp has them."""
+    import cardrunner
+
+    tmp = Path("/tmp").resolve()
+    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path]
+    candidates.append(str(Path(cardrunner.__file__).resolve().parent.parent))
+    found: dict[Path, None] = {}
+    for entry in candidates:
+        folder = Path(entry).resolve() if entry else None
+        if folder is not None and folder.is_dir() and folder.is_relative_to(tmp):
+            found[folder] = None
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How one run confines its commands. Built once per run; argv is built per spawn."""
@@ -183,7 +204,7 @@ class Sandbox:
         out += ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         out += [] if self.network else ["--unshare-net"]
         out += ["--die-with-parent"]
-        for folder in dict.fromkeys([*self.read, self.root]):
+        for folder in dict.fromkeys([*interpreter_folders(), *self.read, self.root]):
             if folder.exists():  # re-shown after the private /tmp hid them
                 out += ["--ro-bind", str(folder), str(folder)]
         for rel in self.write:

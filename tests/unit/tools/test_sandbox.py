@@ -236,3 +236,26 @@ def test_unavailable_bubblewrap_refuses_with_a_way_out(
         assert off.mode == "off" and describe("off", False).startswith("sandbox: off")
     finally:
         probe.cache_clear()
+
+
+async def test_the_interpreters_packages_under_tmp_stay_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A virtualenv or an editable checkout under /tmp (a fresh clone there) stays importable."""
+    from cardrunner.tools import sandbox as sandbox_module
+
+    packages = tmp_path / "site"  # tmp_path lies under /tmp, which the sandbox makes private
+    packages.mkdir()
+    (packages / "probe_pkg_under_tmp.py").write_text("VALUE = 'seen'\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
+    sandbox_module.interpreter_folders.cache_clear()
+    try:
+        root = repo(tmp_path)
+        confined = Sandbox.start("bwrap", root, ["src"], root / ".cardrunner" / "runs" / "r1")
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(packages)}
+        code = "import probe_pkg_under_tmp as p; print(p.VALUE)"
+        result = await run_py(confined, root, code, env)
+    finally:
+        sandbox_module.interpreter_folders.cache_clear()
+    assert result.ok, result.output
+    assert "seen" in result.output
