@@ -15,11 +15,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.lsp import (
     GOOD_APP,
+    Project,
     final,
     front_matter,
     make_project,
@@ -106,9 +108,12 @@ def readme_eglot_config() -> str:
     return config
 
 
-@pytest.mark.skipif(not has_eglot(), reason="emacs with eglot is not installed")
-def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "ws", "emacs")
+def drive_emacs(tmp_path: Path, name: str, script: str) -> tuple[Project, Path, dict[str, Any]]:
+    """Play the greeting card in a batch Emacs running `script`: what it saw (questions, messages).
+
+    The model writes the fix, verifies it, asks to commit (rejected with a reason), asks again
+    (accepted) and ends; the script drives the editor's side of that."""
+    project = make_project(tmp_path / "ws", name)
     card = project.write_card("greeting", title="Greeting says hello")
     project.transcript(
         "greeting",
@@ -123,8 +128,9 @@ def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) ->
         ],
     )
     driver = tmp_path / "driver.el"
-    driver.write_text(readme_eglot_config() + DRIVER)
+    driver.write_text(script)
     out = tmp_path / "out.json"
+    (tmp_path / "home").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
@@ -136,9 +142,15 @@ def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) ->
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert out.exists(), f"emacs exited {done.returncode}: {done.stderr[-3000:]}"
-    seen = json.loads(out.read_text())
+    seen: dict[str, Any] = json.loads(out.read_text())
     errors = [m for m in seen["messages"] if m.startswith("ERROR")]
     assert not errors, f"{errors}\n{done.stderr[-3000:]}"
+    return project, card, seen
+
+
+@pytest.mark.skipif(not has_eglot(), reason="emacs with eglot is not installed")
+def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
+    project, card, seen = drive_emacs(tmp_path, "emacs", readme_eglot_config() + DRIVER)
 
     first = seen["questions"][0]
     assert "src/app.py" in first and ".diff" in first and "cardrunner.rejectChanges" in first
@@ -229,38 +241,9 @@ def readme_lsp_mode_config() -> str:
 
 @pytest.mark.skipif(not has_lsp_mode(), reason="emacs with lsp-mode is not installed")
 def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "ws", "lsp-mode")
-    card = project.write_card("greeting", title="Greeting says hello")
-    project.transcript(
-        "greeting",
-        [
-            turn(
-                tool("write_file", path="src/app.py", content=GOOD_APP),
-                *verify_greeting(),
-            ),
-            turn(tool("git_commit", message="card: greeting\n\nFirst try.")),
-            turn(tool("git_commit", message="card: greeting\n\nIn German too.")),
-            final(),
-        ],
+    project, card, seen = drive_emacs(
+        tmp_path, "lsp-mode", readme_lsp_mode_config() + LSP_MODE_DRIVER
     )
-    driver = tmp_path / "driver.el"
-    driver.write_text(readme_lsp_mode_config() + LSP_MODE_DRIVER)
-    out = tmp_path / "out.json"
-    (tmp_path / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
-        CARD=str(card), OUT=str(out), HOME=str(tmp_path / "home"),
-    )  # fmt: skip
-    assert EMACS is not None
-    done = subprocess.run(
-        [EMACS, "--batch", "-l", str(driver)], cwd=project.root, env=env,
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
-    assert out.exists(), f"emacs exited {done.returncode}: {done.stderr[-3000:]}"
-    seen = json.loads(out.read_text())
-    errors = [m for m in seen["messages"] if m.startswith("ERROR")]
-    assert not errors, f"{errors}\n{done.stderr[-3000:]}"
 
     assert "src/app.py" in seen["questions"][0] and ".diff" in seen["questions"][0]
     assert any("the diff to review is" in m for m in seen["messages"]), "no showDocument"
