@@ -10,7 +10,7 @@ import { registerCards } from "./cards";
 import { ServerClient } from "./client";
 import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
-import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus } from "./protocol";
+import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus, parseSandbox } from "./protocol";
 import { ReviewController } from "./review";
 import { RunDocuments } from "./runDocument";
 import { ApiKeyStore } from "./secrets";
@@ -42,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   });
   client.onNotification(RunStatusMethod, (params) => {
+    status.setSandbox(parseSandbox(params));
     review.onTransitions(status.update(parseRunStatus(params)));
     cards.view.refreshSoon();
     docs.refresh();

@@ -65,6 +65,8 @@ export interface RunInfo {
 /** `cardrunner/runStatus`: the full list of known runs, each time something changes. */
 export interface RunStatusParams {
   runs: RunInfo[];
+  /** How the model's code is confined, e.g. "sandbox: bubblewrap (no network; …)". */
+  sandbox?: string;
 }
 
 /** One changed file: `before` is a copy taken at run start (null: new file). */
@@ -149,6 +151,11 @@ export function parseRun(raw: unknown): RunInfo | undefined {
 export function parseRunStatus(raw: unknown): RunInfo[] {
   const runs = isObj(raw) && Array.isArray(raw.runs) ? raw.runs : [];
   return runs.map(parseRun).filter((run): run is RunInfo => run !== undefined);
+}
+
+/** The sandbox mode a `cardrunner/runStatus` notification names, or undefined if none. */
+export function parseSandbox(raw: unknown): string | undefined {
+  return isObj(raw) && typeof raw.sandbox === "string" && raw.sandbox !== "" ? raw.sandbox : undefined;
 }
 
 function parseFile(raw: unknown): ReviewFile | undefined {

@@ -41,6 +41,8 @@ export class StatusView implements vscode.Disposable {
   private readonly bar = api.createStatusBarItem("cardrunner.runs", "cardrunner runs");
   private readonly language = api.createLanguageStatus("cardrunner.server", CARD_SELECTOR);
   private runs: RunInfo[] = [];
+  private state: ServerState = "starting";
+  private sandbox: string | undefined;
 
   constructor(private readonly actions: StatusActions) {
     this.language.name = "cardrunner";
@@ -53,12 +55,25 @@ export class StatusView implements vscode.Disposable {
   }
 
   setServerState(state: ServerState, detail: string): void {
+    this.state = state;
     const look = SERVER_LOOK[state];
     this.language.busy = state === "starting";
     this.language.text = look.text;
     this.language.severity = api.Severity[look.severity];
     this.language.command = look.command;
-    this.language.detail = detail.length > 120 ? `${detail.slice(0, 117)}…` : detail;
+    const shown = detail || (state === "running" ? (this.sandbox ?? "") : "");
+    this.language.detail = shown.length > 120 ? `${shown.slice(0, 117)}…` : shown;
+  }
+
+  /** The sandbox mode in force, as the server names it: shown on the language status item. */
+  setSandbox(sandbox: string | undefined): void {
+    if (sandbox === this.sandbox) {
+      return;
+    }
+    this.sandbox = sandbox;
+    if (this.state === "running") {
+      this.setServerState("running", "");
+    }
   }
 
   /** Show a new list of runs; returns what changed since the last one. */

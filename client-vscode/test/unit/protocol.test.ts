@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { initializationOptions, parseReviewRequested, parseRunStatus } from "../../src/protocol";
+import { initializationOptions, parseReviewRequested, parseRunStatus, parseSandbox } from "../../src/protocol";
 
 const RUN = {
   uri: "file:///w/cards/delete.md",
@@ -86,5 +86,19 @@ describe("initializationOptions", () => {
       client: { notifications: true },
     });
     assert.deepEqual(settings, { model: "claude-opus-5-5", limits: { max_rounds: 30 } });
+  });
+});
+
+describe("parseSandbox", () => {
+  it("reads the sandbox mode the server names in runStatus", () => {
+    const mode = "sandbox: bubblewrap (no network; writes only to the write area and a private /tmp)";
+    assert.equal(parseSandbox({ runs: [], sandbox: mode }), mode);
+  });
+
+  it("is undefined when the server names none or sends something else", () => {
+    assert.equal(parseSandbox({ runs: [] }), undefined);
+    assert.equal(parseSandbox({ runs: [], sandbox: 3 }), undefined);
+    assert.equal(parseSandbox({ runs: [], sandbox: "" }), undefined);
+    assert.equal(parseSandbox(null), undefined);
   });
 });
