@@ -119,7 +119,10 @@ async def test_an_mcp_server_back_with_other_tools_is_announced_and_tools_stay(
         f"args = {json.dumps([str(TEST_SERVER)])}\nrequired = true\n"
         f'env = {{ MCP_TEST_RELIST_IF_EXISTS = "{marker}" }}\n'
     )
-    card = make_project(root, top_toml="require_evidence = false\n", extra_toml=server)
+    # The server's marker lies outside the workspace, which the sandbox hides by design (its /tmp
+    # is private): this test is about the conversation, so the server runs unconfined.
+    top = 'require_evidence = false\nsandbox = "off"\n'
+    card = make_project(root, top_toml=top, extra_toml=server)
 
     steps = [
         turn(use("mcp__t__crash"), think="Poke the server."),
