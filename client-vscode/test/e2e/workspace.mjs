@@ -102,11 +102,13 @@ export function transcript() {
     responses: [
       call("read_file", { path: "src/greet.py" }, "Let me read the greeting first."),
       call("write_file", { path: "src/greet.py", content: SOURCE_AFTER }),
-      call("run_tests", {}),
+      { ...call("run_tests", {}), content: [{ type: "tool_use", id: "toolu_tests", name: "run_tests", input: {} }] },
+      // Evidence cites the call it rests on, quoting its result exactly (the runner checks it).
       call("report_criterion", {
         index: 0,
         passed: true,
         evidence: "run_tests: test_greets_with_comma_and_exclamation_mark passed; greet('Ada') == 'Hello, Ada!'",
+        cites: [{ call: "toolu_tests", quote: "test_greets_with_comma_and_exclamation_mark" }],
       }),
       // The e2e rejects this first commit with REJECT_REASON; the model then tries again.
       call("git_commit", { message: `card: ${CARD_TITLE}\n\nChange greet().` }),
