@@ -98,9 +98,12 @@ Review = Callable[[Path], BoardReview | None]
 
 
 def column_of(situation: CardSituation) -> Column:
-    """Where the card stands now: a live run overrides the front matter."""
-    view = situation.view
-    if situation.reviewing or (situation.live and view is not None and view.state == "review"):
+    """Where the card stands now: a live run overrides the front matter.
+
+    Review means a review this server can answer is waiting, not that the run said it asked
+    for one: between the two the diff is still being written, and a Reject clicked then would
+    find nothing to reject. Until then the card stays In Work."""
+    if situation.reviewing:
         return "Review"
     if situation.live:
         return "In Work"
