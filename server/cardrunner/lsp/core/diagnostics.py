@@ -26,42 +26,48 @@ REVIEW = "review"
 
 
 class DiagnosticsStore:
-    """Diagnostics by (source, uri); `set`/`clear` mark files dirty, one flush publishes them."""
+    """Diagnostics by (source, uri); `set`/`clear` mark files dirty, one flush publishes them.
+
+    Kept per file, then per source: a publish reads one file's sources, not every entry —
+    a board of 10,000 cards with problems publishes in linear time."""
 
     def __init__(self, publish: Publish) -> None:
         self._publish = publish
-        self._entries: dict[tuple[str, str], list[types.Diagnostic]] = {}
+        self._files: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._dirty: set[str] = set()
         self._scheduled = False
 
     def get(self, uri: str) -> list[types.Diagnostic]:
         """Everything currently shown on `uri`, in source order."""
-        return [d for (_, u), diags in sorted(self._entries.items()) if u == uri for d in diags]
+        sources = self._files.get(uri, {})
+        return [d for source in sorted(sources) for d in sources[source]]
 
     def uris(self, source: str) -> list[str]:
-        return [u for (s, u) in self._entries if s == source]
+        return [u for u, sources in self._files.items() if source in sources]
 
     def set(self, source: str, uri: str, diagnostics: Sequence[types.Diagnostic]) -> None:
-        key = (source, uri)
+        sources = self._files.get(uri)
         new = list(diagnostics)
-        if self._entries.get(key, []) == new:
+        if (sources or {}).get(source, []) == new:
             return
         if new:
-            self._entries[key] = new
-        else:
-            self._entries.pop(key, None)
+            self._files.setdefault(uri, {})[source] = new
+        elif sources is not None:
+            sources.pop(source, None)
+            if not sources:
+                del self._files[uri]
         self._mark(uri)
 
     def clear(self, source: str, uri: str | None = None) -> None:
         """Clear one source on one file, or on every file when `uri` is None."""
-        for key in [k for k in self._entries if k[0] == source and uri in (None, k[1])]:
-            del self._entries[key]
-            self._mark(key[1])
+        for file in [uri] if uri is not None else self.uris(source):
+            sources = self._files.get(file)
+            if sources is not None and source in sources:
+                self.set(source, file, [])
 
     def clear_uri(self, uri: str) -> None:
         """Clear every source on one file (the file was deleted)."""
-        for key in [k for k in self._entries if k[1] == uri]:
-            del self._entries[key]
+        self._files.pop(uri, None)
         self._mark(uri)
 
     def touch(self, uri: str) -> None:
