@@ -2,25 +2,50 @@
 
 Every view of a card — lenses, actions, diagnostics — needs the card as the user sees it now:
 the open buffer when there is one (with unsaved edits, including the runner's own applyEdits),
-the file on disk otherwise. `CardIndex` keeps that text and its parse per card path; disk reads
-go to a thread. It also lets a writer wait until the editor has echoed an edit back.
+the file on disk otherwise. `CardIndex` keeps that text and its parse per card path, and what
+the file looked like when it was read (`Seen`). It also lets a writer wait until the editor has
+echoed an edit back.
+
+A big board must not cost the editor's loop: the first scan reads and parses in a child process
+when there are many cards (`cardscan`), and hands them over a batch at a time; a request for a
+card the scan has not reached reads that one card itself. Whatever is read later — the
+watcher's events, the catch-up pass after a watch starts (`sync`) — is parsed only when its
+text changed, and `sync` does not even read a file whose `Seen` still matches. Every entry
+carries a stamp, so a result that was read before a newer one was installed (an edit in the
+editor, the watcher) never replaces it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from cardrunner.card.card import MAX_CARD_BYTES, Card, CardProblem, find_cards, parse_card
-from cardrunner.config.readfile import read_regular
+from cardrunner.card.card import Card, CardProblem, find_cards, parse_card
+from cardrunner.lsp.core.cardscan import (
+    CHILD_MIN,
+    Loaded,
+    Seen,
+    load,
+    load_in_child,
+    load_many,
+    stat_many,
+)
 
 CARD_SUFFIXES = (".md", ".markdown")
+
+
+READ_CHUNK = 32
+"""Cards read per thread hop when they are read here (the hop costs more than a read)."""
+
+Loaded_ = Callable[[list[Path]], None]
+"""Told which cards changed (or went) after each batch, so their diagnostics follow at once."""
 
 
 @dataclass(frozen=True)
@@ -31,11 +56,54 @@ class CardEntry:
     text: str
     card: Card | None
     problems: list[CardProblem]
+    seen: Seen | None = None
+    """The file when `text` was read from it; None when the text came from a buffer."""
+
+
+@dataclass
+class IndexStats:
+    """What the index has done, for `cardrunner.debug.index` (tests count parses with it)."""
+
+    parses: int = 0
+    """Cards parsed in this process."""
+    scanner_parses: int = 0
+    """Cards parsed by the scanner process and installed here."""
+    unchanged: int = 0
+    """Texts read again (disk or buffer) that had not changed: no parse."""
+    reads: int = 0
+    """Card files read in this process."""
+    scans: int = 0
+    syncs: int = 0
+    """Catch-up passes (after a watch started, or its folder went) that compared the files."""
+    scanning: bool = False
+
+    def as_json(self) -> dict[str, int | bool]:
+        return {
+            "parses": self.parses,
+            "scannerParses": self.scanner_parses,
+            "unchanged": self.unchanged,
+            "reads": self.reads,
+            "scans": self.scans,
+            "syncs": self.syncs,
+            "scanning": self.scanning,
+        }
 
 
 def uri_to_path(uri: str) -> Path | None:
     path = to_fs_path(uri)
     return Path(path).resolve() if path else None
+
+
+def _may_differ(entry: CardEntry | None, st: os.stat_result | None) -> bool:
+    """Whether the file may read differently from the entry: it is new, gone, or no longer
+    looks as it did when read, or it was read too soon after a write to tell."""
+    if entry is None or entry.seen is None or st is None:
+        return True
+    return not entry.seen.same_file(st) or entry.seen.racy()
+
+
+def _chunks(paths: Sequence[Path], size: int) -> list[Sequence[Path]]:
+    return [paths[i : i + size] for i in range(0, len(paths), size)]
 
 
 class CardIndex:
@@ -47,9 +115,15 @@ class CardIndex:
         self._folder = folder
         self._entries: dict[Path, CardEntry] = {}
         self._uris: dict[Path, str] = {}
+        self._stamps: dict[Path, int] = {}
+        """When each path's entry was last installed or removed (`_clock` then)."""
+        self._clock = 0
+        self._passes = asyncio.Lock()  # one scan or catch-up pass at a time
         self._changed = asyncio.Condition()
+        self._waiters = 0
         self._scanned = asyncio.Event()
         self._cards_dir: tuple[tuple[Path, str], Path] | None = None
+        self.stats = IndexStats()
 
     def cards_dir(self) -> Path:
         """The resolved cards folder (cached: it is asked on every request and event)."""
@@ -93,39 +167,164 @@ class CardIndex:
     def paths(self) -> list[Path]:
         return list(self._entries)
 
-    def update(self, path: Path, text: str) -> CardEntry:
-        card, problems = parse_card(text, path)
-        entry = CardEntry(path, text, card, problems)
-        self._entries[path] = entry
-        self._notify()
+    @property
+    def scanned(self) -> bool:
+        return self._scanned.is_set()
+
+    def update(self, path: Path, text: str, seen: Seen | None = None) -> CardEntry:
+        """The card now reads `text` (from a buffer, or from disk as `seen`); parsed only
+        when the text differs from the one the index has."""
+        old = self._entries.get(path)
+        if old is not None and old.text == text:
+            self.stats.unchanged += 1
+            entry = old if old.seen == seen else replace(old, seen=seen)
+        else:
+            card, problems = parse_card(text, path)
+            self.stats.parses += 1
+            entry = CardEntry(path, text, card, problems, seen)
+        self._put(path, entry)
         return entry
 
     def remove(self, path: Path) -> None:
-        self._entries.pop(path, None)
+        self._put(path, None)
+
+    def _put(self, path: Path, entry: CardEntry | None) -> None:
+        if entry is None:
+            self._entries.pop(path, None)
+        else:
+            self._entries[path] = entry
+        self._stamps[path] = self._clock
+        self._clock += 1
         self._notify()
+
+    def _install(self, item: Loaded, since: int) -> bool:
+        """Take what was read from disk, unless the card is open (the buffer wins) or was
+        installed anew after `since` (then that is newer). True when its text changed (or
+        it appeared, or went)."""
+        path = item.path
+        if self._stamps.get(path, -1) >= since or self.open_document(path) is not None:
+            return False
+        old = self._entries.get(path)
+        if item.seen is None or item.text is None:
+            self.remove(path)
+            return old is not None
+        if old is not None and old.text == item.text:
+            self.update(path, item.text, item.seen)  # no parse: only its `Seen` is new
+            return False
+        if item.parsed is not None:
+            card, problems = item.parsed
+            self.stats.scanner_parses += 1
+            self._put(path, CardEntry(path, item.text, card, problems, item.seen))
+        else:
+            self.update(path, item.text, item.seen)
+        return True
 
     async def read(self, path: Path) -> CardEntry | None:
         """Refresh from the open buffer, else from disk; None (and forgotten) when it is gone."""
         doc = self.open_document(path)
         if doc is not None:
             return self.update(path, doc[1])
-        try:
-            data = await asyncio.to_thread(read_regular, path, MAX_CARD_BYTES)
-        except OSError:
-            self.remove(path)
-            return None
-        return self.update(path, data.decode("utf-8", errors="replace"))
+        since = self._clock
+        item = await asyncio.to_thread(load, path, False)
+        self.stats.reads += 1
+        self._install(item, since)
+        return self._entries.get(path)
 
-    async def scan(self) -> list[Path]:
-        """Read every card under the cards folder; forget cards that are gone."""
+    async def scan(self, loaded: Loaded_) -> list[Path]:
+        """Read every card under the cards folder; forget cards that are gone. `loaded` hears
+        of each batch as it is installed. Many cards are read in a child process."""
+        async with self._passes:
+            self.stats.scans += 1
+            self.stats.scanning = True
+            try:
+                found = await self._list()
+                self._forget_missing(found, loaded)
+                await self._load(found, loaded)
+            finally:
+                self.stats.scanning = False
+            self._scanned.set()
+            return found
+
+    async def sync(self, loaded: Loaded_) -> list[Path]:
+        """Catch up with the folder without a full scan: new cards are read, gone ones
+        forgotten, and a known card only when its file no longer looks as it did when it was
+        read (or was read too soon after a write to tell). Returns the cards that changed."""
+        async with self._passes:
+            self.stats.syncs += 1
+            found = await self._list()
+            changed = self._forget_missing(found, loaded)
+            stats = await asyncio.to_thread(stat_many, found)
+            stale = [
+                path
+                for path, st in zip(found, stats, strict=True)
+                if self.open_document(path) is None and _may_differ(self._entries.get(path), st)
+            ]
+            return changed + await self.refresh(stale, loaded)
+
+    async def refresh(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
+        """Read `paths` again (the watcher says they changed, or `sync` could not tell); parse
+        only those whose text did change — in the child when there are many (a checkout of
+        another branch). Returns the cards that changed."""
+        read: list[tuple[int, Loaded]] = []
+        for chunk in _chunks([p for p in paths if self.open_document(p) is None], READ_CHUNK):
+            since = self._clock
+            items = await asyncio.to_thread(load_many, chunk, False)
+            self.stats.reads += len(items)
+            read += [(since, item) for item in items]
+        different = []
+        for since, item in read:
+            old = self._entries.get(item.path)
+            if old is not None and item.text is not None and old.text == item.text:
+                self._install(item, since)  # only its `Seen` is new: nothing to show
+            else:
+                different.append((since, item))
+        if len(different) > CHILD_MIN:
+            return await self._load([item.path for _, item in different], loaded)
+        changed = []
+        for since, item in different:
+            if self._install(item, since):
+                changed.append(item.path)
+                loaded([item.path])
+            await asyncio.sleep(0)  # one parse at a time between requests
+        return changed
+
+    async def _list(self) -> list[Path]:
         root, folder = self._root(), self._folder()
-        found = await asyncio.to_thread(lambda: [p.resolve() for p in find_cards(root, folder)])
-        for gone in set(self._entries) - set(found):
-            self.remove(gone)
-        for path in found:
-            await self.read(path)
-        self._scanned.set()
-        return found
+        return await asyncio.to_thread(lambda: [p.resolve() for p in find_cards(root, folder)])
+
+    def _forget_missing(self, found: list[Path], loaded: Loaded_) -> list[Path]:
+        """Forget the cards that are no longer in the folder (unless a buffer holds them)."""
+        gone = [p for p in set(self._entries) - set(found) if self.open_document(p) is None]
+        for path in gone:
+            self.remove(path)
+        loaded(gone)
+        return gone
+
+    async def _load(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
+        """Read and parse `paths` (in the child when there are many), a batch at a time."""
+        changed: list[Path] = []
+        left = list(paths)
+        if len(left) > CHILD_MIN:
+            since, done = self._clock, set[Path]()
+            async with contextlib.aclosing(load_in_child(left)) as batches:
+                async for batch in batches:
+                    mine = [item.path for item in batch if self._install(item, since)]
+                    done.update(item.path for item in batch)
+                    changed += mine
+                    loaded(mine)
+            left = [p for p in left if p not in done]  # the child died: the rest read here
+        for chunk in _chunks(left, READ_CHUNK):
+            since = self._clock
+            items = await asyncio.to_thread(load_many, chunk, False)
+            self.stats.reads += len(items)
+            mine = []
+            for item in items:
+                if self._install(item, since):
+                    mine.append(item.path)
+                await asyncio.sleep(0)  # one parse at a time between requests
+            changed += mine
+            loaded(mine)
+        return changed
 
     async def wait_scanned(self, seconds: float) -> bool:
         """Wait (at most `seconds`) for the first scan: a list of every card asked for right
@@ -141,12 +340,21 @@ class CardIndex:
             doc = self.open_document(path)
             return doc is not None and doc[1] == text
 
-        with contextlib.suppress(TimeoutError):
-            async with self._changed:
-                await asyncio.wait_for(self._changed.wait_for(matches), seconds)
+        self._waiters += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with self._changed:
+                    await asyncio.wait_for(self._changed.wait_for(matches), seconds)
+        finally:
+            self._waiters -= 1
         return matches()
 
     def _notify(self) -> None:
+        """Wake the writers waiting for a text (none, almost always: then this costs nothing —
+        a scan installs thousands of entries)."""
+        if not self._waiters:
+            return
+
         async def wake() -> None:
             async with self._changed:
                 self._changed.notify_all()

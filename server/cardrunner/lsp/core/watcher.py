@@ -4,11 +4,18 @@
 `write_card` save atomically (write a temp file, rename), which arrives as `added` rather than
 `modified`, so added and modified are treated alike and temp names are ignored. When the cards
 folder does not exist yet, its parent is watched until it appears.
+
+Whenever a watch starts (or ends) it reports "anything may have changed" — empty sets — once,
+because what was written before the watch was in place has no event; the server answers that
+with a catch-up pass that compares files, not with a second scan. `caught_up` says when the
+first such pass of the current watch is over (start-up waits for it before it calls itself
+settled).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -36,11 +43,13 @@ class CardWatcher:
         self._task: asyncio.Task[None] | None = None
         self._rescans: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
+        self._caught_up = asyncio.Event()
 
     def start(self) -> None:
         """(Re)start watching the current cards folder."""
         self.stop()
         self._stop = asyncio.Event()
+        self._caught_up = asyncio.Event()
         self._task = asyncio.create_task(self._run(self._stop), name="card watcher")
 
     def stop(self) -> None:
@@ -77,11 +86,20 @@ class CardWatcher:
             if not stop.is_set():  # however the watch ended, the folder may differ: read it
                 await self._changed_safely(set(), set())
 
+    async def caught_up(self, seconds: float) -> bool:
+        """Wait (at most `seconds`) until the current watch has had its first catch-up pass."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._caught_up.wait(), seconds)
+        return self._caught_up.is_set()
+
     async def _changed_safely(self, changed: set[Path], deleted: set[Path]) -> None:
         try:
             await self._on_changes(changed, deleted)
         except Exception:
             log.exception("handling card changes failed")
+        finally:
+            if not changed and not deleted:
+                self._caught_up.set()
 
     def _rescan_soon(self) -> None:
         async def rescan() -> None:
