@@ -18,6 +18,8 @@ TOGGLE_HUNK = "cardrunner.toggleHunk"
 SET_STATE = "cardrunner.setState"
 DEBUG_MODULES = "cardrunner.debug.modules"
 """Which heavy modules were imported when (tests of the lazy start use it)."""
+DEBUG_INDEX = "cardrunner.debug.index"
+"""What the card index has read and parsed so far (tests of big boards count parses with it)."""
 
 CARD_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
 """The commands a card offers as lenses and code actions."""

@@ -224,6 +224,12 @@ class Commands:
             "topLevel": sorted({name.partition(".")[0] for name in list(sys.modules)}),
         }
 
+    def debug_index(self, args: Sequence[Any]) -> dict[str, Any]:
+        """What the card index holds and what it did to get there: a parse the watcher or the
+        catch-up pass did not need shows here, and no timing can hide it."""
+        index = self.s.index
+        return {"cards": len(index.paths()), "scanned": index.scanned, **index.stats.as_json()}
+
 
 COMMANDS = {
     ids.RUN: Commands.run_card,
@@ -236,6 +242,7 @@ COMMANDS = {
     ids.TOGGLE_HUNK: Commands.toggle_hunk,
     ids.SET_STATE: Commands.set_state,
     ids.DEBUG_MODULES: Commands.debug_modules,
+    ids.DEBUG_INDEX: Commands.debug_index,
 }
 
 
