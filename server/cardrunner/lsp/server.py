@@ -77,7 +77,12 @@ class CardServer(LanguageServer):
         self.client = Client(self)
         self.log_handler = setup_logging(self)
         self.settings = SettingsFeature(self.client, lambda: self.root)
-        self.index = CardIndex(self, lambda: self.root, lambda: self.settings.settings.cards)
+        self.index = CardIndex(
+            self,
+            lambda: self.root,
+            lambda: self.settings.settings.cards,
+            lambda path: self.diagnostics.refresh(path),  # whoever read it, they follow
+        )
         self.store = DiagnosticsStore(self._publish)
         self.reviews = ReviewHub(
             self.client, self.card_changed, lambda: self.root, self.index.uri, self.open_text
@@ -204,9 +209,7 @@ class CardServer(LanguageServer):
         self.client.refresh_code_lenses()
 
     def _cards_loaded(self, paths: list[Path]) -> None:
-        """A batch of cards changed (or went): their diagnostics follow now, not at the end."""
-        for path in paths:
-            self.diagnostics.refresh(path)
+        """A batch of cards was installed (their diagnostics followed, card by card)."""
         if self._freezing:
             gc.freeze()
 
@@ -223,7 +226,6 @@ class CardServer(LanguageServer):
             if self.index.open_document(path) is None and self.index.get(path) is not None:
                 self.index.remove(path)
                 touched.append(path)
-                self.diagnostics.refresh(path)
         if touched:
             self.client.refresh_code_lenses()
 

@@ -75,9 +75,10 @@ class Seen:
             st.st_dev,
         )
 
-    def racy(self) -> bool:
-        """Written so close to the read that an unseen second write could look the same."""
-        return max(self.mtime_ns, self.ctime_ns) >= self.read_at_ns - RACY_NS
+    def racy(self, margin_ns: int = RACY_NS) -> bool:
+        """Changed so close to the read that an unseen second change could look the same (the
+        ctime is the last change: a `touch` into the past makes a file racy too)."""
+        return max(self.mtime_ns, self.ctime_ns) >= self.read_at_ns - margin_ns
 
 
 @dataclass(frozen=True)

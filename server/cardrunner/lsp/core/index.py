@@ -30,6 +30,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from cardrunner.card.card import Card, CardProblem, find_cards, parse_card
 from cardrunner.lsp.core.cardscan import (
     CHILD_MIN,
+    RACY_NS,
     Loaded,
     Seen,
     load,
@@ -45,7 +46,7 @@ READ_CHUNK = 32
 """Cards read per thread hop when they are read here (the hop costs more than a read)."""
 
 Loaded_ = Callable[[list[Path]], None]
-"""Told which cards changed (or went) after each batch, so their diagnostics follow at once."""
+"""Told which cards changed (or went) after each batch a scan or pass installed."""
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,12 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(path).resolve() if path else None
 
 
-def _may_differ(entry: CardEntry | None, st: os.stat_result | None) -> bool:
+def _may_differ(entry: CardEntry | None, st: os.stat_result | None, racy_ns: int) -> bool:
     """Whether the file may read differently from the entry: it is new, gone, or no longer
-    looks as it did when read, or it was read too soon after a write to tell."""
+    looks as it did when read, or it was read too soon after a change to tell."""
     if entry is None or entry.seen is None or st is None:
         return True
-    return not entry.seen.same_file(st) or entry.seen.racy()
+    return not entry.seen.same_file(st) or entry.seen.racy(racy_ns)
 
 
 def _chunks(paths: Sequence[Path], size: int) -> list[Sequence[Path]]:
@@ -109,8 +110,19 @@ def _chunks(paths: Sequence[Path], size: int) -> list[Sequence[Path]]:
 class CardIndex:
     """Card texts and parses by resolved path; `folder()` says where cards live."""
 
-    def __init__(self, server: LanguageServer, root: Callable[[], Path], folder: Callable[[], str]):
+    def __init__(
+        self,
+        server: LanguageServer,
+        root: Callable[[], Path],
+        folder: Callable[[], str],
+        on_change: Callable[[Path], None] = lambda path: None,
+        racy_ns: int = RACY_NS,
+    ) -> None:
         self._ls = server
+        self._on_change = on_change
+        """Told of every card whose text changed or that went, whoever read it (its
+        diagnostics follow)."""
+        self._racy_ns = racy_ns
         self._root = root
         self._folder = folder
         self._entries: dict[Path, CardEntry] = {}
@@ -178,17 +190,18 @@ class CardIndex:
         if old is not None and old.text == text:
             self.stats.unchanged += 1
             entry = old if old.seen == seen else replace(old, seen=seen)
-        else:
-            card, problems = parse_card(text, path)
-            self.stats.parses += 1
-            entry = CardEntry(path, text, card, problems, seen)
-        self._put(path, entry)
+            self._put(path, entry, changed=False)
+            return entry
+        card, problems = parse_card(text, path)
+        self.stats.parses += 1
+        entry = CardEntry(path, text, card, problems, seen)
+        self._put(path, entry, changed=True)
         return entry
 
     def remove(self, path: Path) -> None:
-        self._put(path, None)
+        self._put(path, None, changed=path in self._entries)
 
-    def _put(self, path: Path, entry: CardEntry | None) -> None:
+    def _put(self, path: Path, entry: CardEntry | None, changed: bool) -> None:
         if entry is None:
             self._entries.pop(path, None)
         else:
@@ -196,6 +209,8 @@ class CardIndex:
         self._stamps[path] = self._clock
         self._clock += 1
         self._notify()
+        if changed:
+            self._on_change(path)
 
     def _install(self, item: Loaded, since: int) -> bool:
         """Take what was read from disk, unless the card is open (the buffer wins) or was
@@ -214,7 +229,7 @@ class CardIndex:
         if item.parsed is not None:
             card, problems = item.parsed
             self.stats.scanner_parses += 1
-            self._put(path, CardEntry(path, item.text, card, problems, item.seen))
+            self._put(path, CardEntry(path, item.text, card, problems, item.seen), changed=True)
         else:
             self.update(path, item.text, item.seen)
         return True
@@ -257,7 +272,8 @@ class CardIndex:
             stale = [
                 path
                 for path, st in zip(found, stats, strict=True)
-                if self.open_document(path) is None and _may_differ(self._entries.get(path), st)
+                if self.open_document(path) is None
+                and _may_differ(self._entries.get(path), st, self._racy_ns)
             ]
             return changed + await self.refresh(stale, loaded)
 
