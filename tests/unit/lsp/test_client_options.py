@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cardrunner.lsp.core.config import ClientOptions, split_client_options
+from cardrunner.lsp.core.client import ClientOptions, split_client_options
 
 
 @pytest.mark.parametrize(

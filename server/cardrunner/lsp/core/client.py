@@ -1,4 +1,4 @@
-"""The editor as the server sees it: capabilities, bounded requests, messages and the log.
+"""The editor as the server sees it: its options, capabilities, bounded requests, messages, log.
 
 Some clients answer a server→client request with `null`, an error, or never (pygls then never
 resolves the future). Every request therefore goes through `Client.request`, which checks
@@ -13,6 +13,7 @@ import contextlib
 import logging
 import sys
 import uuid
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lsprotocol import types
@@ -25,6 +26,28 @@ REQUEST_TIMEOUT = 10.0
 
 
 CUSTOM_PREFIX = "cardrunner/"
+
+CLIENT_KEY = "client"
+"""The one key of initializationOptions that is not a setting: what the client itself can do."""
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """What a client says about itself in `initializationOptions["client"]`."""
+
+    notifications: bool = False
+    """Send the optional `cardrunner/*` notifications (docs/lsp-extensions.md)."""
+
+
+def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
+    """The client's own options, and the rest (the settings overrides) without them.
+    Anything malformed under `client` is ignored: it only switches conveniences on."""
+    if not isinstance(init_options, dict) or CLIENT_KEY not in init_options:
+        return ClientOptions(), init_options
+    rest = {k: v for k, v in init_options.items() if k != CLIENT_KEY}
+    own = init_options[CLIENT_KEY]
+    wanted = isinstance(own, dict) and own.get("notifications") is True
+    return ClientOptions(notifications=wanted), rest
 
 
 class Client:

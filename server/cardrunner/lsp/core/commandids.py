@@ -1,7 +1,8 @@
-"""The ids of the server's `workspace/executeCommand` commands: one table for every feature.
+"""The ids of the server's `workspace/executeCommand` commands and custom requests.
 
-Lenses and code actions offer them, the review's diff document links to them, and the command
-feature registers a handler for each; they are part of the LSP surface other editors rely on
+Lenses and code actions offer them, the review's diff document links to them, and the handlers
+register one for each (before `initialize` is answered, from this table alone: the commands are
+part of the capabilities); they are part of the LSP surface other editors rely on
 (docs/lsp-extensions.md), so each is spelled here once.
 """
 
@@ -21,5 +22,26 @@ DEBUG_MODULES = "cardrunner.debug.modules"
 DEBUG_INDEX = "cardrunner.debug.index"
 """What the card index has read and parsed so far (tests of big boards count parses with it)."""
 
+COMMANDS = (
+    RUN,
+    RESUME,
+    CANCEL,
+    ACCEPT,
+    REJECT,
+    SHOW_DIFF,
+    SHOW_LOG,
+    TOGGLE_HUNK,
+    SET_STATE,
+    DEBUG_MODULES,
+    DEBUG_INDEX,
+)
+"""Every command, in the capabilities' order. The features carry them out
+(features/commands.py), except `DEBUG_MODULES`: the server answers it itself (server.py)."""
+
 CARD_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
 """The commands a card offers as lenses and code actions."""
+
+BOARD = "cardrunner/board"
+"""Custom request: every card with its column, state and actions (features/board.py)."""
+RUN_SUMMARY = "cardrunner/runSummary"
+"""Custom request: the card's current or last run, told as `cardrunner log` tells it."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +22,6 @@ from cardrunner.lsp.core.client import Client
 log = logging.getLogger("cardrunner.lsp.settings")
 
 SECTION = "cardrunner"
-CLIENT_KEY = "client"
-"""The one key of initializationOptions that is not a setting: what the client itself can do."""
-
-
-@dataclass(frozen=True)
-class ClientOptions:
-    """What a client says about itself in `initializationOptions["client"]`."""
-
-    notifications: bool = False
-    """Send the optional `cardrunner/*` notifications (docs/lsp-extensions.md)."""
-
-
-def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
-    """The client's own options, and the rest (the settings overrides) without them.
-    Anything malformed under `client` is ignored: it only switches conveniences on."""
-    if not isinstance(init_options, dict) or CLIENT_KEY not in init_options:
-        return ClientOptions(), init_options
-    rest = {k: v for k, v in init_options.items() if k != CLIENT_KEY}
-    own = init_options[CLIENT_KEY]
-    wanted = isinstance(own, dict) and own.get("notifications") is True
-    return ClientOptions(notifications=wanted), rest
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from cardrunner.card.card import Card, CardProblem, find_cards, parse_card
 from cardrunner.lsp.core.cardscan import (
@@ -38,6 +38,7 @@ from cardrunner.lsp.core.cardscan import (
     load_many,
     stat_many,
 )
+from cardrunner.lsp.core.uris import uri_to_path
 
 CARD_SUFFIXES = (".md", ".markdown")
 
@@ -88,11 +89,6 @@ class IndexStats:
             "syncs": self.syncs,
             "scanning": self.scanning,
         }
-
-
-def uri_to_path(uri: str) -> Path | None:
-    path = to_fs_path(uri)
-    return Path(path).resolve() if path else None
 
 
 def _may_differ(entry: CardEntry | None, st: os.stat_result | None, racy_ns: int) -> bool:

@@ -6,7 +6,9 @@ so no response is sent and the user sees an "Error in server" pop-up), any reque
 `shutdown` (logged, never answered), and it ends the process on `exit` with `sys.exit`, which
 its own read loop swallows (status 0 where the spec says 1, and runs left going). JSON-RPC
 requires a response to every request, so `CardProtocol` answers the first two with proper
-errors, and hands `exit` to the server's `Lifeline`, which winds the runs down first.
+errors, and hands `exit` to the server's `Lifeline`, which winds the runs down first. It also
+says when the `initialize` answer has been written (`on_initialize_answered`): the seam after
+which the server loads its features (server.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ class CardProtocol(LanguageServerProtocol):
 
     on_exit: Callable[[int], None] | None = None
     """Called with the exit status the spec gives (0 after `shutdown`, else 1)."""
+    on_initialize_answered: Callable[[], None] | None = None
+    """Called once the `initialize` result is written to the client (not on an error)."""
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        super()._send_response(msg_id, result, error)
+        answered = isinstance(result, types.InitializeResult) and error is None
+        if answered and self.on_initialize_answered is not None:
+            self.on_initialize_answered()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:

@@ -20,7 +20,6 @@ from pydantic.alias_generators import to_camel
 
 from cardrunner.lsp.features.codelens import CardSituation, card_choices, last_reason
 
-BOARD = "cardrunner/board"
 Column = Literal["New", "In Work", "Review", "Done", "Failed"]
 COLUMNS: tuple[Column, ...] = ("New", "In Work", "Review", "Done", "Failed")
 MANUAL_STATES: tuple[Column, ...] = ("New", "Done", "Failed")

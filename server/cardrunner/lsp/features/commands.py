@@ -1,19 +1,18 @@
 """The `cardrunner.*` commands: what lenses, code actions and clients' own UIs invoke.
 
-Handlers are synchronous on purpose: pygls cannot cancel a running `executeCommand`
-coroutine and leaks a future per async command, so each handler decides at once, spawns any
+Commands are synchronous on purpose: pygls cannot cancel a running `executeCommand`
+coroutine and leaks a future per async command, so each decides at once, spawns any
 longer work as a task and returns a plain dict (documented in docs/lsp-extensions.md).
 Arguments arrive as raw JSON (`*args`) and are checked here, so a bad call gets a clear
-message rather than a protocol error.
+message rather than a protocol error. The handlers that pygls calls are registered before
+`initialize` from the ids alone (lsp/handlers.py) and hand each call to `Commands.execute`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +23,8 @@ from cardrunner.agent.review import HunkRef
 from cardrunner.lsp.core import commandids as ids
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
-from cardrunner.lsp.core.index import CardIndex, uri_to_path
+from cardrunner.lsp.core.index import CardIndex
+from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.features.board import MANUAL_STATES
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.run.manager import RunManager
@@ -44,14 +44,13 @@ def spawn(coro: Coroutine[Any, Any, Any]) -> None:
 
 
 class CommandHost(Protocol):
-    """What the commands need of the server (the server itself, in production)."""
+    """What the commands need of the server (its `CardApp`, in production)."""
 
     client: Client
     index: CardIndex
     settings: SettingsFeature
     reviews: ReviewHub
     runs: RunManager
-    modules_at_initialize: dict[str, bool]
 
     def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]: ...
 
@@ -60,8 +59,6 @@ class CommandHost(Protocol):
     def last_log(self, path: Path) -> Path | None: ...
 
     async def set_card_state(self, path: Path, state: str) -> None: ...
-
-    def command(self, command_name: str) -> Callable[[Any], Any]: ...
 
 
 class CommandError(Exception):
@@ -108,10 +105,18 @@ def _options(args: Sequence[Any], index: int = 1) -> dict[str, Any]:
 
 
 class Commands:
-    """Each public method is one command; `register` wires them to the server."""
+    """Each public method is one command; `execute` carries out the one named."""
 
     def __init__(self, server: CommandHost) -> None:
         self.s = server
+
+    def execute(self, name: str, args: Sequence[Any]) -> Any:
+        """Command `name` with its JSON arguments; a refusal is shown and answered."""
+        try:
+            return COMMANDS[name](self, args)
+        except (CommandError, RunRefused) as exc:
+            self.s.client.show_message(f"cardrunner: {exc}", types.MessageType.Error)
+            return {"error": str(exc)}
 
     def run_card(self, args: Sequence[Any]) -> dict[str, Any]:
         """Start a run. A Done card runs again (the click asked for it), with a warning: an
@@ -213,17 +218,6 @@ class Commands:
         spawn(self.s.client.show_document(from_fs_path(str(log_path)) or log_path.as_uri()))
         return {"uri": args[0], "logPath": str(log_path)}
 
-    def debug_modules(self, args: Sequence[Any]) -> dict[str, Any]:
-        """What this process has imported: the SDKs (which only runs' workers may load) at
-        `initialize` and now, and every top-level package, for tests and bug reports."""
-        heavy = ("anthropic", "mcp")
-        return {
-            "pid": os.getpid(),
-            "atInitialize": self.s.modules_at_initialize,
-            "now": {name: name in sys.modules for name in heavy},
-            "topLevel": sorted({name.partition(".")[0] for name in list(sys.modules)}),
-        }
-
     def debug_index(self, args: Sequence[Any]) -> dict[str, Any]:
         """What the card index holds and what it did to get there: a parse the watcher or the
         catch-up pass did not need shows here, and no timing can hide it."""
@@ -241,26 +235,6 @@ COMMANDS = {
     ids.SHOW_LOG: Commands.show_log,
     ids.TOGGLE_HUNK: Commands.toggle_hunk,
     ids.SET_STATE: Commands.set_state,
-    ids.DEBUG_MODULES: Commands.debug_modules,
     ids.DEBUG_INDEX: Commands.debug_index,
 }
-
-
-def register(server: CommandHost) -> None:
-    """Register every command as a sync handler with raw JSON arguments."""
-    commands = Commands(server)
-    for name, method in COMMANDS.items():
-        server.command(name)(_handler(server, commands, method))
-
-
-def _handler(server: CommandHost, commands: Commands, method: Any) -> Any:
-    # pygls passes the server as `ls` and spreads the JSON arguments into `*args`; the
-    # annotations must resolve at runtime (pygls reads them), hence no CommandHost here.
-    def handler(ls: Any, *args: Any) -> Any:
-        try:
-            return method(commands, args)
-        except (CommandError, RunRefused) as exc:
-            server.client.show_message(f"cardrunner: {exc}", types.MessageType.Error)
-            return {"error": str(exc)}
-
-    return handler
+"""One method per id of `ids.COMMANDS` but `DEBUG_MODULES` (the server's own)."""

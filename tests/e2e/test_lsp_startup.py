@@ -1,0 +1,130 @@
+"""The start-up seam: `initialize` is answered by pygls alone, the features load after it.
+
+Over the real protocol with a raw JSON-RPC client: the server's debug command tells which
+modules had been imported when `initialize` was handled (a snapshot taken in its handler, so
+exactly what answering it cost) and which are imported now. The capabilities in the answer
+must stay complete although no feature module is loaded yet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.lsp import Project
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _lsp import LspProcess
+
+ANSWERS_INITIALIZE = {
+    "cardrunner",
+    "cardrunner.cli",
+    "cardrunner.cli.main",
+    "cardrunner.lsp",
+    "cardrunner.lsp.server",
+    "cardrunner.lsp.handlers",
+    "cardrunner.lsp.core",
+    "cardrunner.lsp.core.client",
+    "cardrunner.lsp.core.commandids",
+    "cardrunner.lsp.core.lifeline",
+    "cardrunner.lsp.core.protocol",
+    "cardrunner.lsp.core.uris",
+    "cardrunner.tools",
+    "cardrunner.tools.groups",
+}
+"""The only modules of ours that answering `initialize` may import (a new one is a decision)."""
+
+LOADED_AFTER = ("pydantic", "yaml", "watchfiles", "importlib.metadata")
+"""What the features stand on: none of it may be imported to answer `initialize` either."""
+
+COMMANDS = [
+    "cardrunner.runCard",
+    "cardrunner.resumeRun",
+    "cardrunner.cancelRun",
+    "cardrunner.acceptChanges",
+    "cardrunner.rejectChanges",
+    "cardrunner.showDiff",
+    "cardrunner.showLog",
+    "cardrunner.toggleHunk",
+    "cardrunner.setState",
+    "cardrunner.debug.modules",
+    "cardrunner.debug.index",
+]
+
+
+def too_early(modules: list[str]) -> list[str]:
+    """The modules in `modules` that must wait until `initialize` is answered."""
+    ours = [m for m in modules if m.partition(".")[0] == "cardrunner"]
+    theirs = [m for m in modules if any(m == h or m.startswith(h + ".") for h in LOADED_AFTER)]
+    return sorted(set(ours) - ANSWERS_INITIALIZE) + theirs
+
+
+async def start(root: Path) -> tuple[LspProcess, dict[str, Any]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    server = LspProcess([sys.executable, "-m", "cardrunner", "lsp"], cwd=root, env=env)
+    await server.spawn()
+    answer = await server.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+            "capabilities": {
+                "workspace": {"codeLens": {"refreshSupport": True}},
+                "textDocument": {"codeLens": {}, "hover": {}, "publishDiagnostics": {}},
+            },
+        },
+    )
+    return server, answer
+
+
+async def debug_modules(server: LspProcess) -> dict[str, Any]:
+    result: dict[str, Any] = await server.request(
+        "workspace/executeCommand", {"command": "cardrunner.debug.modules", "arguments": []}
+    )
+    return result
+
+
+async def test_initialize_is_answered_before_the_features_load(lsp_project: Project) -> None:
+    server, answer = await start(lsp_project.root)
+    try:
+        caps = answer["capabilities"]
+        assert caps["executeCommandProvider"]["commands"] == COMMANDS
+        assert caps["codeLensProvider"] == {"resolveProvider": False}
+        assert caps["hoverProvider"] is True and caps["codeActionProvider"] is True
+        assert caps["workspaceSymbolProvider"] == {"resolveProvider": False}
+        assert caps["textDocumentSync"]["openClose"] is True
+        assert caps["textDocumentSync"]["change"] == 2  # incremental
+
+        at_initialize = (await debug_modules(server))["importedAtInitialize"]
+        assert {"pygls.lsp.server", "lsprotocol.types", "cardrunner.lsp.server"} <= set(
+            at_initialize
+        ), "the snapshot is the server's own"
+        assert too_early(at_initialize) == []
+
+        # … and they are what the features load once `initialize` is answered.
+        server.notify("initialized", {})
+        assert await server.settled(), "the start-up work ended"
+        later = await debug_modules(server)
+        assert later["loaded"] is True
+        assert {"pydantic", "yaml", "watchfiles"} <= set(later["topLevel"])
+    finally:
+        await server.close()
+
+
+async def test_a_request_right_after_the_answer_finds_the_features(
+    lsp_project: Project,
+) -> None:
+    """A client that asks at once, before saying `initialized`, still gets full answers: the
+    features (and the settings that say where cards live) are built before its request."""
+    card = lsp_project.write_card("greeting")
+    server, _ = await start(lsp_project.root)
+    try:
+        lenses = await server.request(
+            "textDocument/codeLens", {"textDocument": {"uri": card.as_uri()}}
+        )
+        assert [lens["command"]["title"] for lens in lenses] == ["▶ Run card"]
+    finally:
+        await server.close()
