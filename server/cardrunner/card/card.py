@@ -1,10 +1,15 @@
 """Cards: the Markdown files in `cards/` that say what to change and how to know it works.
 
-A card is YAML front matter (title, state, category, later reason and runs) and a Markdown body
+A card is YAML front matter (title, state, category, later reason and the record of its last
+run) and a Markdown body
 whose "Acceptance criteria" list becomes the numbered checklist the model must verify. The parser
 never raises: the language server calls it on every keystroke and shows what it returns as
 diagnostics, so every problem carries the line it is about. Writing back goes through
-`cardfile.update_card_text`, which changes only the targeted values.
+`update_card_text`, which changes only the targeted values.
+
+A card keeps one run record, `last_run:`, replaced by each run: the front matter stays the same
+size however many runs the card has had, and so does the cost of parsing it. The history is in
+git: every committed run's card commit carries the record as trailers (`run/cardcommit.py`).
 """
 
 from __future__ import annotations
@@ -56,18 +61,27 @@ class Card:
     title_line: int
     reason: str | None
     runs: list[dict[str, Any]]
-    """The `runs:` list exactly as the file has it (the user's file: any keys, any values)."""
+    """A legacy `runs:` list exactly as the file has it (cards written before `last_run:`);
+    a write-back leaves it as it is."""
+    last_entry: dict[str, Any] | None
+    """The newest run's record as the file has it (the user's file: any keys, any values): the
+    `last_run:` mapping, or without one, the last `runs:` entry."""
     text: str
 
     @property
-    def records(self) -> list[RunRecord]:
-        """The recorded runs, typed; values of the wrong shape read as missing."""
-        return [RunRecord.read(raw) for raw in self.runs]
+    def last_run(self) -> RunRecord | None:
+        """The newest recorded run, typed, or None before the first (or if `last_run:` is not a
+        mapping); values of the wrong shape read as missing."""
+        return RunRecord.read(self.last_entry) if self.last_entry is not None else None
 
     @property
-    def last_run(self) -> RunRecord | None:
-        """The newest recorded run, typed, or None before the first."""
-        return RunRecord.read(self.runs[-1]) if self.runs else None
+    def recorded_commits(self) -> list[str]:
+        """The commits the card's own records name, newest first: its last run's, then those of
+        a legacy `runs:` list. The rest of its history is in git (`CardHistory`)."""
+        records = [RunRecord.read(raw) for raw in reversed(self.runs)]
+        if self.last_run is not None:
+            records.insert(0, self.last_run)
+        return list(dict.fromkeys(r.commit for r in records if r.commit))
 
     @property
     def slug(self) -> str:

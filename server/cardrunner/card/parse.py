@@ -7,6 +7,7 @@ checked. Line numbers come from character offsets (PyYAML's marks), mapped to ed
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_right
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -16,6 +17,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cardrunner.card.body import parse_body
+from cardrunner.card.cache import TextCache
 from cardrunner.card.text import (
     CARD_KEYS,
     CARD_STATES,
@@ -38,8 +40,23 @@ class CardProblem:
 
 
 def read_card(text: str) -> tuple[dict[str, Any] | None, list[CardProblem]]:
-    """The keyword arguments for `Card` (all but path and text), or None if there is an error."""
+    """The keyword arguments for `Card` (all but path and text), or None if there is an error.
+
+    The same text is parsed once (`_PARSED`); each caller gets its own copy of the mutable
+    values, so a caller changing a card's list cannot change what the next one reads."""
+    fields, problems = _PARSED.get(text, _parse)
+    return (copy.deepcopy(fields) if fields is not None else None), list(problems)
+
+
+def _parse(text: str) -> tuple[dict[str, Any] | None, list[CardProblem]]:
     return _Parser(text).parse()
+
+
+_PARSED: TextCache[tuple[dict[str, Any] | None, list[CardProblem]]] = TextCache(
+    max_entries=512, max_chars=4_000_000
+)
+"""Cards parsed lately, keyed by their whole text: a lens, a hover, the board and the watcher
+asking about an unchanged card cost a dictionary look-up (and a copy of a few small values)."""
 
 
 class _Parser:
@@ -138,13 +155,15 @@ class _Parser:
             else:
                 what = f"unknown state {state!r}"
             self.problem(where("state", True), f"{what} (expected one of {allowed})")
+        runs = self.runs(root, data, start)
         return {
             "title": (title or "").strip(),
             "state": state,
             "category": self.text_value(data, root, "category", where("category"), "warning"),
             "reason": self.text_value(data, root, "reason", where("reason"), "warning"),
             "title_line": where("title"),
-            "runs": self.runs(root, data, start),
+            "runs": runs,
+            "last_entry": self.last_run(root, data, start, runs),
         }
 
     def unknown_keys(self, root: MappingNode, start: int) -> None:
@@ -181,8 +200,25 @@ class _Parser:
             return None
         return str(value)
 
+    def last_run(
+        self, root: MappingNode, data: dict[Any, Any], start: int, runs: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The newest run's record: `last_run:`, or in a card from before it, the last `runs:`
+        entry. A `last_run:` that is not a mapping is a warning and reads as no record (the
+        `runs:` list, if any, is older than whatever it was meant to say)."""
+        if "last_run" not in data:
+            return runs[-1] if runs else None
+        value = data["last_run"]
+        if value is None or isinstance(value, dict):
+            return value
+        found = pairs(root, "last_run")
+        line = self.line(start + found[-1][0].start_mark.index) if found else 0
+        message = "'last_run' should be a mapping (id: …, result: …); it is ignored"
+        self.problem(line, message, "warning")
+        return None
+
     def runs(self, root: MappingNode, data: dict[Any, Any], start: int) -> list[dict[str, Any]]:
-        """The recorded runs; anything that is not a list of mappings is a warning and ignored."""
+        """A legacy `runs:` list (cards before `last_run:`); not a list of mappings: a warning."""
         value = data.get("runs")
         found = pairs(root, "runs")
         if value is None:

@@ -1,7 +1,9 @@
 """What a run writes into its card: the new state, the reason, and a short record of the run.
 
-A card keeps a `runs:` list of short pointers (DESIGN.md: id, started, result, reason, rounds,
-tokens, cost, commit, log). The runner writes them as `RunRecord`s; reading one back is lenient,
+A card keeps one short pointer to its last run, `last_run:` (DESIGN.md: id, started, result,
+reason, rounds, tokens, cost, commit, log); every committed run's record also goes into its card
+commit as trailers, which makes `git log` the card's history (`run/cardcommit.py`), so the card
+does not grow with its runs. The runner writes them as `RunRecord`s; reading one back is lenient,
 because the card is the user's file: a value someone edited into a shape that does not fit is
 read as missing rather than failing the card. `CardUpdate` says in one value what a write-back
 changes, including the three things that can happen to `reason` (set, removed, left alone).
@@ -21,7 +23,7 @@ from cardrunner.card.text import RUN_KEYS
 
 
 class RunRecord(BaseModel):
-    """One entry of a card's `runs:` list; every field may be missing in a hand-edited card."""
+    """A card's `last_run:` (or a legacy `runs:` entry); any field may be missing if hand-edited."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -63,7 +65,7 @@ class RunRecord(BaseModel):
         return cls()
 
     def entry(self) -> dict[str, Any]:
-        """The record as a `runs:` entry: keys in the order they are written, None left out."""
+        """The record as the card holds it: keys in the order they are written, None left out."""
         values = self.model_dump()
         return {k: values[k] for k in RUN_KEYS if values.get(k) is not None}
 
@@ -86,10 +88,54 @@ class CardUpdate:
     reason: str | Keep | None = KEEP
     """A failure reason to set, None to remove the card's reason, KEEP to leave it."""
     run: RunRecord | None = None
-    """A run to append to `runs:`."""
+    """A run to record as the card's `last_run:` (replacing the one before)."""
 
     def text_arguments(self) -> dict[str, Any]:
         """The keyword arguments of `update_card_text` for this change."""
         reason = None if self.reason is KEEP else (self.reason or False)
         run = self.run.entry() if self.run is not None else None
         return {"state": self.state, "reason": reason, "run": run}
+
+
+TRAILERS = (
+    ("id", "Run"),
+    ("started", "Started"),
+    ("result", "Result"),
+    ("reason", "Reason"),
+    ("rounds", "Rounds"),
+    ("tokens", "Tokens"),
+    ("cost_usd", "Cost-USD"),
+    ("commit", "Commit"),
+    ("branch", "Branch"),
+    ("log", "Log"),
+    ("outcome", "Outcome"),
+    ("evidence", "Evidence"),
+)
+"""Record field → the git trailer that carries it in the run's card commit. `Run:` is the
+trailer the run's own commits already have; `Evidence:` repeats, one per criterion."""
+
+
+def record_trailers(record: RunRecord) -> list[tuple[str, str]]:
+    """The record as `Key: value` trailers in field order, None left out; one line each, so
+    `git interpret-trailers` and `%(trailers)` read them back (`record_from_trailers`)."""
+    values = record.model_dump()
+    found: list[tuple[str, str]] = []
+    for name, key in TRAILERS:
+        value = values[name]
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        found += [(key, " ".join(str(item).split())) for item in items]
+    return found
+
+
+def record_from_trailers(trailers: list[tuple[str, str]]) -> RunRecord:
+    """The record that `record_trailers` wrote, leniently (a bad value reads as missing); other
+    trailers are ignored, the last of a repeated single-valued one counts."""
+    fields: dict[str, Any] = {}
+    by_key = {key.lower(): name for name, key in TRAILERS}
+    for key, value in trailers:
+        name = by_key.get(key.strip().lower())
+        if name == "evidence":
+            fields.setdefault(name, []).append(value.strip())
+        elif name is not None:
+            fields[name] = value.strip()
+    return RunRecord.read(fields)

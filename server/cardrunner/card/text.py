@@ -4,7 +4,8 @@ The parser needs to say on which line a problem is and the writer needs to know 
 hold a value, so both work from the same primitives: lines counted the way editors count them
 (only `\\r\\n`, `\\r` and `\\n` end a line, unlike YAML, which also breaks at U+2028), offsets
 mapped through PyYAML node marks, and a renderer for YAML scalars that always reads back as the
-value it was given.
+value it was given. YAML is scanned by libyaml where PyYAML has it (six times faster on a card's
+front matter) and composed in Python, where the bounds against hostile YAML are enforced.
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+from cardrunner.card.cache import TextCache
 
 CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 """The states a card may be in, in board order."""
 
-CARD_KEYS = ("title", "state", "category", "reason", "runs")
+CARD_KEYS = ("title", "state", "category", "reason", "last_run", "runs")
 """The front-matter keys a card may have; any other key is a typo or unused (a warning)."""
 
 
@@ -46,7 +52,7 @@ RUN_KEYS = (
     "outcome",
     "evidence",
 )
-"""The order in which a `runs:` entry's keys are written; other keys follow in their own order."""
+"""The order in which a run record's keys are written; other keys follow in their own order."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -106,14 +112,14 @@ class CardLimitError(yaml.MarkedYAMLError):
     """The front matter exceeds a bound; the mark says where."""
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that counts aliases, nesting and the expanded size while composing.
+class _Bounds:
+    """Counts aliases, nesting and the expanded size while composing, for either loader below.
 
-    Each node's expanded size is known once its children are composed (an alias returns an
-    already composed node), so the check needs no second, recursive walk."""
+    The check sits in `compose_node`, the Python composer's one entry per node, so it holds for
+    events from the C parser too. Each node's expanded size is known once its children are
+    composed (an alias returns an already composed node), so it needs no second walk."""
 
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
+    def _start_bounds(self) -> None:
         self._aliases = 0
         self._depth = 0
         self._sizes: dict[int, int] = {}
@@ -122,7 +128,7 @@ class _BoundedLoader(yaml.SafeLoader):
         return CardLimitError(problem=f"{what}; the front matter is refused", problem_mark=mark)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
+        event = self.peek_event()  # type: ignore[attr-defined]
         if isinstance(event, yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
@@ -131,7 +137,7 @@ class _BoundedLoader(yaml.SafeLoader):
         if self._depth > MAX_DEPTH:
             raise self._limit(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
         try:
-            node: Node | None = super().compose_node(parent, index)
+            node: Node | None = super().compose_node(parent, index)  # type: ignore[misc]
         finally:
             self._depth -= 1
         if node is not None and id(node) not in self._sizes:
@@ -150,18 +156,41 @@ class _BoundedLoader(yaml.SafeLoader):
         return 1 + sum(self._sizes.get(id(child), 1) for child in children)
 
 
-def compose(yaml_text: str) -> tuple[Node | None, Any]:
-    """Parse YAML keeping the node tree (for positions) and the plain data; raises YAMLError.
+class _PythonLoader(_Bounds, yaml.SafeLoader):
+    """The pure-Python SafeLoader, bounded: the reference, and the one whose errors we show."""
 
-    Bounded: size, aliases, nesting and the expanded size are checked before any data is built,
-    so a hostile card fails fast with a `CardLimitError` instead of hanging a write-back.
-    """
-    if len(yaml_text) > MAX_FRONT_MATTER_CHARS:
-        mark = yaml.Mark("<card>", MAX_FRONT_MATTER_CHARS, 0, 0, "", 0)
-        raise CardLimitError(
-            problem=f"longer than {MAX_FRONT_MATTER_CHARS:,} characters", problem_mark=mark
-        )
-    loader = _BoundedLoader(yaml_text)
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._start_bounds()
+
+
+def _c_loader() -> type | None:
+    """The loader below, or None where PyYAML was built without libyaml."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # the pure loader does it all
+        return None
+
+    class _BoundedCLoader(_Bounds, Composer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """libyaml's scanner and parser (most of the pure loader's time) under the Python
+        composer and SafeConstructor, so the bounds above still see every node. Marks count
+        characters like the pure loader's; they carry no buffer, so nothing may rely on one."""
+
+        def __init__(self, text: str) -> None:
+            CParser.__init__(self, text)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+            self._start_bounds()
+
+    return _BoundedCLoader
+
+
+_CLoader = _c_loader()
+
+
+def _compose_with(loader_class: type, yaml_text: str) -> tuple[Node | None, Any]:
+    loader = loader_class(yaml_text)
     try:
         node = loader.get_single_node()
         return node, (loader.construct_document(node) if node is not None else None)
@@ -169,24 +198,62 @@ def compose(yaml_text: str) -> tuple[Node | None, Any]:
         loader.dispose()
 
 
+_PURE_ONLY = re.compile("[\ufeff\t]")
+"""Where libyaml and the pure loader disagree on text both accept (a byte-order mark inside
+the stream, tabs near indentation: found by `test_libyaml_composes_what_the_pure_loader_composes`),
+the pure loader reads it: a card must mean the same with or without libyaml."""
+
+
+def _compose_uncached(yaml_text: str) -> tuple[Node | None, Any]:
+    if _CLoader is not None and not _PURE_ONLY.search(yaml_text):
+        try:
+            return _compose_with(_CLoader, yaml_text)
+        except CardLimitError:
+            raise
+        except Exception:  # libyaml words errors (and a few edge cases) its own way:
+            pass  # the pure loader decides, so a card reads the same with or without libyaml
+    return _compose_with(_PythonLoader, yaml_text)
+
+
+_COMPOSED: TextCache[tuple[Node | None, Any]] = TextCache(max_entries=128, max_chars=2_000_000)
+"""Front matters composed lately; a node tree is a few KB for a card that keeps one run."""
+
+
+def compose(yaml_text: str) -> tuple[Node | None, Any]:
+    """Parse YAML keeping the node tree (for positions) and the plain data; raises YAMLError.
+
+    Bounded: size, aliases, nesting and the expanded size are checked before any data is built,
+    so a hostile card fails fast with a `CardLimitError` instead of hanging a write-back. The
+    same text is composed once (`_COMPOSED`): the result is shared, so callers only read it.
+    """
+    if len(yaml_text) > MAX_FRONT_MATTER_CHARS:
+        mark = yaml.Mark("<card>", MAX_FRONT_MATTER_CHARS, 0, 0, "", 0)
+        raise CardLimitError(
+            problem=f"longer than {MAX_FRONT_MATTER_CHARS:,} characters", problem_mark=mark
+        )
+    return _COMPOSED.get(yaml_text, _compose_uncached)
+
+
 def pairs(node: MappingNode, key: str) -> list[tuple[ScalarNode, Node]]:
     """Every `key:` entry of a mapping node, in file order (YAML keeps the last duplicate)."""
     return [(k, v) for k, v in node.value if isinstance(k, ScalarNode) and k.value == key]
 
 
-def content_end(node: Node) -> int:
-    """Offset just past the last character that belongs to a node (block ends include no gap)."""
-    if isinstance(node, ScalarNode) and node.style in ("|", ">") and node.end_mark.buffer:
-        end, buffer = int(node.end_mark.index), node.end_mark.buffer
-        while end > node.start_mark.index and buffer[end - 1] in " \t\r\n\x85\u2028\u2029":
+def content_end(node: Node, text: str) -> int:
+    """Offset just past the last character that belongs to a node (block ends include no gap).
+
+    `text` is the YAML the node was composed from (the C parser's marks carry no buffer)."""
+    if isinstance(node, ScalarNode) and node.style in ("|", ">"):
+        end = int(node.end_mark.index)
+        while end > node.start_mark.index and text[end - 1] in " \t\r\n\x85\u2028\u2029":
             end -= 1
         return end  # a block scalar's end mark lies after the blank lines that follow it
     if isinstance(node, ScalarNode) or getattr(node, "flow_style", False):
         return int(node.end_mark.index)
     if isinstance(node, MappingNode) and node.value:
-        return max(content_end(node.value[-1][0]), content_end(node.value[-1][1]))
+        return max(content_end(node.value[-1][0], text), content_end(node.value[-1][1], text))
     if isinstance(node, SequenceNode) and node.value:
-        return content_end(node.value[-1])
+        return content_end(node.value[-1], text)
     return int(node.end_mark.index)
 
 
@@ -217,7 +284,7 @@ def scalar(value: Any) -> str:
 
 def _reads_back(text: str) -> bool:
     try:
-        return bool(yaml.safe_load(text) == text)
+        return bool(_compose_uncached(text)[1] == text)  # not cached: a value is no card
     except yaml.YAMLError:  # "..." ends a document
         return False
 
@@ -252,6 +319,6 @@ def normalized(value: Any) -> Any:
 
 
 def run_entry(run: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The keys of a `runs:` entry in the order they are written; None values are left out."""
+    """The keys of a run record in the order they are written; None values are left out."""
     keys = [k for k in RUN_KEYS if k in run] + [k for k in run if k not in RUN_KEYS]
     return [(str(k), run[k]) for k in keys if run[k] is not None]

@@ -2,10 +2,18 @@
 
 A card belongs to its user: it sits in their repository, in their diffs, with their comments and
 their line endings. So the runner never re-serialises a card. `update_card_text` edits character
-ranges found from PyYAML's node positions — the value of `state:`, a `reason:` line, the end of
-the `runs:` list — and then checks its own output by parsing it again, so a card it cannot edit
-safely raises `ValueError` instead of being damaged. `card_edits` turns such a change into the
-line-range edit an editor applies with `workspace/applyEdit`.
+ranges found from PyYAML's node positions — the value of `state:`, a `reason:` line, the
+`last_run:` record — and then checks its own output by parsing it again, so a card it cannot
+edit safely raises `ValueError` instead of being damaged. That check is the one YAML parse a
+write-back costs: the text it starts from was parsed when the card was read, and the parse of
+the text it produced is the one the caller and the file watcher then read (both cached by text,
+`text.compose`). `card_edits` turns such a change into the line-range edit an editor applies
+with `workspace/applyEdit`.
+
+The run record replaces `last_run:` rather than growing a list, so a card's front matter stays
+the same size however many runs it has had. A legacy `runs:` list (cards written before) is left
+exactly as it is — the card is the user's file, and moving it would be a change nobody asked for;
+it no longer grows.
 """
 
 from __future__ import annotations
@@ -51,12 +59,12 @@ def update_card_text(
     reason: str | Literal[False] | None = None,
     run: dict[str, Any] | None = None,
 ) -> str:
-    """Set `state`, set (or with False remove) `reason`, append `run` to `runs:`; nothing else.
+    """Set `state`, set (or with False remove) `reason`, make `run` the `last_run:`; nothing else.
 
     Only the targeted values and lines change: comments, spacing, key order, line endings, the
     body and a missing final newline all stay. New keys go after `state` (`reason`) or at the end
-    of the front matter (`runs`). None values in `run` are left out. Raises ValueError if the
-    front matter is missing or broken, `runs` is not a list, or the result would not read back.
+    of the front matter (`last_run`). None values in `run` are left out. Raises ValueError if the
+    front matter is missing or broken, or the result would not read back.
     """
     if state is not None and state not in CARD_STATES:
         raise ValueError(f"unknown state {state!r} (expected one of {', '.join(CARD_STATES)})")
@@ -76,7 +84,7 @@ def update_card_text(
     anchor = edits.set_state(state)
     edits.set_reason(reason, anchor)
     if run is not None:
-        edits.append_run(run)
+        edits.set_last_run(run)
     new_text = text[: front.start] + edits.apply() + text[front.end :]
     _check(new_text, data, state, reason, run)
     return new_text
@@ -105,7 +113,7 @@ class _Edits:
         if isinstance(value, ScalarNode) and start == value.end_mark.index:
             self.edits.append((start, start, " " + new))
             return
-        end = content_end(value)
+        end = content_end(value, self.y)
         while end > start and self.y[end - 1] in " \t\r\n":
             end -= 1
         self.edits.append((start, end, new))
@@ -114,10 +122,10 @@ class _Edits:
         """Replace the state's value (or add the key); returns where a new `reason:` goes."""
         found = pairs(self.root, "state")
         if found:
-            anchor = self._next_line(content_end(found[-1][1]))
+            anchor = self._next_line(content_end(found[-1][1], self.y))
         else:
             title = pairs(self.root, "title")
-            anchor = self._next_line(content_end(title[-1][1])) if title else 0
+            anchor = self._next_line(content_end(title[-1][1], self.y)) if title else 0
         if state is not None and found:
             self._replace_value(found[-1][1], scalar(state))
         elif state is not None:
@@ -129,48 +137,53 @@ class _Edits:
         found = pairs(self.root, "reason")
         if reason is False:
             for key, value in found:
-                end = self._next_line(max(content_end(value), key.end_mark.index))
+                end = self._next_line(max(content_end(value, self.y), key.end_mark.index))
                 self.edits.append((self._line_start(key.start_mark.index), end, ""))
         elif reason is not None and found:
             self._replace_value(found[-1][1], scalar(reason))
         elif reason is not None:
             self.edits.append((anchor, anchor, f"{self.indent}reason: {scalar(reason)}{self.nl}"))
 
-    def append_run(self, run: dict[str, Any]) -> None:
-        """Append an entry to `runs:` in the list's own style, creating a block list if needed."""
+    def set_last_run(self, run: dict[str, Any]) -> None:
+        """Replace `last_run:`'s value in its own style (flow stays flow), or add it at the end.
+
+        The whole old record goes, keys a user added to it included: it described another run,
+        whose record is in git. A value that is not a mapping (hand-edited) is replaced too."""
         entry = run_entry(run)
-        found = pairs(self.root, "runs")
+        found = pairs(self.root, "last_run")
         if not found:
             block = self._block(entry, self.indent + "  ")
-            self.edits.append((len(self.y), len(self.y), f"{self.indent}runs:{self.nl}{block}"))
+            self.edits.append((len(self.y), len(self.y), f"{self.indent}last_run:{self.nl}{block}"))
             return
         key, value = found[-1]
-        if isinstance(value, SequenceNode) and value.flow_style:
-            end = value.end_mark.index - 1
-            flow = "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in entry) + "}"
-            self.edits.append((end, end, (", " if value.value else "") + flow))
-        elif isinstance(value, SequenceNode):
-            column = value.start_mark.index - self._line_start(value.start_mark.index)
-            at = self._next_line(content_end(value))
-            self.edits.append((at, at, self._block(entry, " " * column)))
-        elif isinstance(value, ScalarNode) and value.tag == "tag:yaml.org,2002:null":
+        key_line = self._line_start(key.start_mark.index)
+        inner = self.y[key_line : key.start_mark.index] + "  "
+        flow = "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in entry) + "}"
+        null = isinstance(value, ScalarNode) and value.tag == "tag:yaml.org,2002:null"
+        if isinstance(value, MappingNode | SequenceNode) and not value.flow_style:
+            if isinstance(value, MappingNode):
+                at = value.start_mark.index
+                inner = self.y[self._line_start(at) : at]
+            start = self._line_start(value.start_mark.index)
+            if start <= key.start_mark.index:  # `last_run: - a` cannot be; stay safe anyway
+                raise ValueError("the card's 'last_run' cannot be replaced where it stands")
+            end = self._next_line(content_end(value, self.y))
+            self.edits.append((start, end, self._block(entry, inner)))
+        elif null:
             start, end = value.start_mark.index, value.end_mark.index
             while start > key.end_mark.index and self.y[start - 1] in " \t":
                 start -= 1
             self.edits.append((start, end, ""))
             at = self._next_line(end)
-            key_indent = self.y[self._line_start(key.start_mark.index) : key.start_mark.index]
-            self.edits.append((at, at, self._block(entry, key_indent + "  ")))
+            self.edits.append((at, at, self._block(entry, inner)))
         else:
-            raise ValueError("the card's 'runs' is not a list, so a run cannot be added to it")
+            self._replace_value(value, flow)
 
     def _block(self, entry: list[tuple[str, Any]], indent: str) -> str:
+        """`entry` as block-mapping lines at `indent` (`{}` for an empty one)."""
         if not entry:
-            return f"{indent}- {{}}{self.nl}"
-        return "".join(
-            f"{indent}{'  ' if i else '- '}{scalar(k)}: {scalar(v)}{self.nl}"
-            for i, (k, v) in enumerate(entry)
-        )
+            return f"{indent}{{}}{self.nl}"
+        return "".join(f"{indent}{scalar(k)}: {scalar(v)}{self.nl}" for k, v in entry)
 
     def apply(self) -> str:
         """The YAML text with every edit made (later edits at the same offset land after)."""
@@ -197,7 +210,8 @@ def _check(
         data = None
     if not isinstance(data, dict):
         raise ValueError("cannot update this card's front matter without breaking it")
-    expected = {k: v for k, v in old.items() if k not in ("state", "reason", "runs")}
+    changed = ("state", "reason", "last_run") if run is not None else ("state", "reason")
+    expected = {k: v for k, v in old.items() if k not in changed}
     try:
         problems = [k for k in expected if normalized(data.get(k)) != normalized(expected[k])]
     except RecursionError:  # absurdly deep nesting cannot be compared, so it is not rewritten
@@ -208,18 +222,8 @@ def _check(
         isinstance(reason, str) and data.get("reason") != reason
     ):
         problems.append("reason")
-    if run is not None:
-        runs, before = data.get("runs"), old.get("runs")
-        count = len(before) if isinstance(before, list) else 0
-        want = normalized(dict(run_entry(run)))
-        try:
-            same = (
-                isinstance(runs, list) and len(runs) == count + 1 and normalized(runs[-1]) == want
-            )
-        except RecursionError:
-            same = False
-        if not same:
-            problems.append("runs")
+    if run is not None and normalized(data.get("last_run")) != normalized(dict(run_entry(run))):
+        problems.append("last_run")
     if problems:
         raise ValueError(f"cannot update this card without changing {', '.join(problems)}")
 

@@ -205,7 +205,7 @@ async def _footprint(
     files = named_files(card.text, tracked)
     for sha in history.commits.get(card.slug, []):
         files |= history.files[sha]
-    recorded = [r.commit for r in card.records if r.commit]
+    recorded = card.recorded_commits
     files |= await repo.files_of([c for c in recorded if c not in history.files])
     folder = cards.strip("/") + "/"
     return {f for f in files if not f.startswith(folder)}

@@ -217,6 +217,7 @@ def test_runs_and_reason_are_read() -> None:
     card = parse(text)
     assert card.reason == "max_cost"
     assert card.runs == [{"id": "a", "result": "failed"}, {"id": "b"}]
+    assert card.last_entry == {"id": "b"} and card.last_run == RunRecord(id="b")
 
 
 def test_prompt_numbers_criteria_from_zero_and_says_so() -> None:
@@ -429,44 +430,85 @@ def test_reasons_with_special_characters_round_trip(reason: str) -> None:
     assert new.endswith(EXAMPLE[EXAMPLE.index("category:") :])
 
 
-def test_a_run_is_appended_as_a_block_list_in_key_order() -> None:
+def test_a_run_is_recorded_as_a_block_mapping_in_key_order() -> None:
     scrambled = dict(reversed(list(RUN.items())), extra={"model": "m", "n": [1, 2]})
     new = update_card_text(EXAMPLE, run=scrambled)
     assert new == EXAMPLE.replace(
         "category: Improvement\n",
         "category: Improvement\n"
-        "runs:\n"
-        "  - id: 20261129-1015-x\n"
-        '    started: "2026-11-29T10:15:00Z"\n'
-        "    result: failed\n"
-        "    reason: max_rounds\n"
-        "    rounds: 60\n"
-        "    tokens: 123456\n"
-        "    cost_usd: 1.25\n"
-        "    log: .cardrunner/runs/20261129-1015-x.jsonl\n"
-        "    extra: {model: m, n: [1, 2]}\n",
+        "last_run:\n"
+        "  id: 20261129-1015-x\n"
+        '  started: "2026-11-29T10:15:00Z"\n'
+        "  result: failed\n"
+        "  reason: max_rounds\n"
+        "  rounds: 60\n"
+        "  tokens: 123456\n"
+        "  cost_usd: 1.25\n"
+        "  log: .cardrunner/runs/20261129-1015-x.jsonl\n"
+        "  extra: {model: m, n: [1, 2]}\n",
     )
     expected = {k: v for k, v in scrambled.items() if v is not None}
-    assert parse(new).runs == [expected]
+    card = parse(new)
+    assert card.last_entry == expected and card.runs == []
 
 
 @pytest.mark.parametrize(
-    ("runs", "expected"),
+    ("last", "expected"),
     [
-        ("runs:\n- id: a\n  result: done  # ok\n", "runs:\n- id: a\n  result: done  # ok\n- id: b\n"),
-        ("runs:\n    - id: a\n", "runs:\n    - id: a\n    - id: b\n"),
-        ("runs:\n  - id: a\n    log: |\n      x\n\n# end\n", "runs:\n  - id: a\n    log: |\n      x\n  - id: b\n\n# end\n"),
-        ("runs: []  # none yet\n", "runs: [{id: b}]  # none yet\n"),
-        ("runs: [{id: a}]\n", "runs: [{id: a}, {id: b}]\n"),
-        ("runs:\n", "runs:\n  - id: b\n"),
-        ("runs: ~  # c\n", "runs:  # c\n  - id: b\n"),
+        ("last_run:\n  id: a\n  result: done  # ok\n  mine: 1\n", "last_run:\n  id: b\n"),
+        ("last_run:  # newest\n    id: a\n", "last_run:  # newest\n    id: b\n"),
+        ("last_run:\n  id: a\n  log: |\n    x\n\n# end\n", "last_run:\n  id: b\n\n# end\n"),
+        ("last_run: {id: a, rounds: 3}  # flow\n", "last_run: {id: b}  # flow\n"),
+        ("last_run:\n", "last_run:\n  id: b\n"),
+        ("last_run: ~  # c\n", "last_run:  # c\n  id: b\n"),
+        ("last_run: 5\n", "last_run: {id: b}\n"),
+        ("last_run:\n- a\n- b\n", "last_run:\n  id: b\n"),
     ],
 )  # fmt: skip
-def test_runs_are_appended_in_the_list_s_own_style(runs: str, expected: str) -> None:
-    text = "---\ntitle: t\n" + runs + "state: New\n---\n" + BODY
+def test_last_run_is_replaced_where_it_stands(last: str, expected: str) -> None:
+    text = "---\ntitle: t\n" + last + "state: New\n---\n" + BODY
     new = update_card_text(text, run={"id": "b"})
-    assert new == text.replace(runs, expected)
-    assert parse(new).runs[-1] == {"id": "b"}
+    assert new == text.replace(last, expected)
+    assert parse(new).last_entry == {"id": "b"}
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        "runs:\n- id: a\n  result: done  # ok\n",
+        "runs:\n  - id: a\n    log: |\n      x\n\n# end\n",
+        "runs: [{id: a}]\n",
+        "runs: 5\n",
+        "runs: {a: 1}\n",
+    ],
+)
+def test_a_legacy_runs_list_stays_byte_for_byte_and_last_run_is_added(runs: str) -> None:
+    text = "---\ntitle: t\n" + runs + "state: New\n---\n" + BODY
+    before = parse(text)
+    new = update_card_text(text, state="Done", run={"id": "b"})
+    assert new == text.replace("state: New\n", "state: Done\nlast_run:\n  id: b\n")
+    card = parse(new)
+    assert card.runs == before.runs and card.last_run == RunRecord(id="b")
+
+
+def test_a_legacy_card_reads_its_last_run_from_the_runs_list() -> None:
+    text = "---\ntitle: t\nruns:\n- id: a\n  commit: aaaa\n- id: b\n  commit: bbbb\n---\n" + BODY
+    card = parse(text)
+    assert card.last_run == RunRecord(id="b", commit="bbbb")
+    assert card.recorded_commits == ["bbbb", "aaaa"]
+    newer = parse(update_card_text(text, run={"id": "c", "commit": "cccc"}))
+    assert newer.last_run == RunRecord(id="c", commit="cccc")
+    assert newer.recorded_commits == ["cccc", "bbbb", "aaaa"]
+
+
+@pytest.mark.parametrize("value", ["5", "[a, b]", "oops", "|\n  text"])
+def test_a_malformed_last_run_reads_as_missing_with_a_warning(value: str) -> None:
+    text = f"---\ntitle: t\nruns:\n- id: old\nlast_run: {value}\n---\n" + BODY
+    card, problems = parse_card(text, PATH)
+    assert card is not None and card.last_run is None and card.last_entry is None
+    assert [(p.line, p.severity) for p in problems] == [(4, "warning")]
+    assert "'last_run' should be a mapping" in problems[0].message
+    assert parse(update_card_text(text, run={"id": "b"})).last_run == RunRecord(id="b")
 
 
 def test_run_values_of_every_type_read_back() -> None:
@@ -480,8 +522,8 @@ def test_run_values_of_every_type_read_back() -> None:
         "path": Path("a/b"),
         "weird": 'a: "b" # c',
     }
-    runs = parse(update_card_text(EXAMPLE, run=run)).runs
-    assert runs[-1] == {**run, "started": "2026-11-29T10:15:00+00:00", "path": "a/b"}
+    last = parse(update_card_text(EXAMPLE, run=run)).last_entry
+    assert last == {**run, "started": "2026-11-29T10:15:00+00:00", "path": "a/b"}
 
 
 def test_crlf_no_final_newline_comments_and_unicode_survive_repeated_updates() -> None:
@@ -502,14 +544,15 @@ def test_crlf_no_final_newline_comments_and_unicode_survive_repeated_updates() -
         assert text.startswith("---\r\n# Karte für die Übersicht 🎉\r\ntitle: Ünïcödé — title\r\n")
         assert f"\r\nstate: {state}   # board column\r\n" in text
         assert "\r\n\r\ncategory: Fehler  # kind\r\n" in text
+        assert text.count("last_run:") == 1
     card = parse(text)
     assert (card.state, card.reason, card.criteria) == ("Done", None, ["Läuft.", "Still läuft."])
-    assert [run["id"] for run in card.runs] == ["r0", "r1", "r2", "r3", "r4"]
+    assert card.last_entry == {"id": "r4"}
 
 
-def test_a_card_without_a_body_or_final_newline_gets_runs_before_the_closing_line() -> None:
+def test_a_card_without_a_body_or_final_newline_gets_its_run_before_the_closing_line() -> None:
     assert update_card_text("---\ntitle: t\n---", run={"id": "a"}) == (
-        "---\ntitle: t\nruns:\n  - id: a\n---"
+        "---\ntitle: t\nlast_run:\n  id: a\n---"
     )
     assert update_card_text("---\r---", state="Done") == "---\rstate: Done\r---"
 
@@ -517,8 +560,10 @@ def test_a_card_without_a_body_or_final_newline_gets_runs_before_the_closing_lin
 def test_an_indented_front_matter_keeps_its_indentation() -> None:
     text = "---\n  title: t\n  category: c\n---\n" + BODY
     assert update_card_text(text, state="Done", run={"id": "a"}) == (
-        "---\n  title: t\n  state: Done\n  category: c\n  runs:\n    - id: a\n---\n" + BODY
+        "---\n  title: t\n  state: Done\n  category: c\n  last_run:\n    id: a\n---\n" + BODY
     )
+    again = update_card_text(update_card_text(text, run={"id": "a"}), run={"id": "b"})
+    assert again == "---\n  title: t\n  category: c\n  last_run:\n    id: b\n---\n" + BODY
 
 
 @pytest.mark.parametrize(
@@ -530,8 +575,6 @@ def test_an_indented_front_matter_keeps_its_indentation() -> None:
         ("---\ntitle: [\n---\n", {"state": "Done"}, "not valid YAML"),
         ("---\n{title: t}\n---\n", {"state": "Done"}, "block-style mapping"),
         ("---\n- a\n---\n", {"state": "Done"}, "block-style mapping"),
-        ("---\ntitle: t\nruns: 5\n---\n", {"run": {"id": "a"}}, "'runs' is not a list"),
-        ("---\ntitle: t\nruns: {a: 1}\n---\n", {"run": {"id": "a"}}, "'runs' is not a list"),
         ("---\nbase: &b {state: New}\n<<: *b\n---\n", {"state": "Done"}, "without changing"),
     ],
 )
@@ -589,7 +632,7 @@ def test_card_edits_leave_lines_between_the_changes_alone() -> None:
     assert card_edits(EXAMPLE, new) == [
         (2, 0, 3, 0, "state: Failed            # New | In Work | Review | Done | Failed\n"
                      "reason: max_cost\n"),
-        (4, 0, 4, 0, "runs:\n  - id: r\n"),
+        (4, 0, 4, 0, "last_run:\n  id: r\n"),
     ]  # fmt: skip
 
 
@@ -610,7 +653,7 @@ def test_write_card_replaces_the_file_atomically_and_keeps_its_mode(tmp_path: Pa
     inode = path.stat().st_ino
     change = CardUpdate(state="Failed", reason="rejected", run=RunRecord(**RUN))
     card = write_card(path, change)
-    assert (card.state, card.reason, card.runs[-1]["id"]) == ("Failed", "rejected", RUN["id"])
+    assert (card.state, card.reason, card.last_run) == ("Failed", "rejected", RunRecord(**RUN))
     assert card.last_run == RunRecord(**RUN)
     assert path.read_bytes().decode() == card.text
     assert card.text == update_card_text(EXAMPLE.replace("\n", "\r\n"), state="Failed",

@@ -7,9 +7,12 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from yaml.nodes import MappingNode, Node, ScalarNode
 
+from cardrunner.card import text as text_module
 from cardrunner.card.card import CARD_STATES, card_edits, parse_card, update_card_text
 from cardrunner.card.writeback import RUN_KEYS, find_front_matter, line_starts, split_lines
 
@@ -18,7 +21,8 @@ PATH = Path("cards/p.md")
 FRAGMENTS = [
     "---", "...", "--- ", "title: x", "title:", "title: ''", "state: Done", "state: Doing",
     "state:", "category: [", "category: {a: 1}", "reason: |", "  folded", "runs: 5", "runs:",
-    "  - id: a", "- oops", "runs: [1, {id: b}]", "## Acceptance criteria", "**Acceptance criteria**",
+    "  - id: a", "- oops", "runs: [1, {id: b}]", "last_run:", "last_run: 5", "  id: a",
+    "last_run: {id: a}", "## Acceptance criteria", "**Acceptance criteria**",
     "Acceptance criteria", "=====", "- a criterion", "* another", "1. third", "2) fourth",
     "  continued", "- [ ]", "```", "~~~", "\t", ": :", "{", "}", "[", "'", '"', "&a", "*a",
     "!!python/object:os.system", "!!binary ???", "? complex", "%YAML 1.1", "--- !tag", "<<: *a",
@@ -133,6 +137,15 @@ def valid_cards(draw: st.DrawFn) -> str:
         indent = " " * int(style[-1])
         keys.append("runs:")
         keys.extend(f"{indent}- id: {quoted(e)}{nl}{indent}  result: done" for e in entries)
+    last = draw(st.sampled_from(["none", "block2", "block4", "flow", "null"]))
+    value = quoted(draw(ANY_TEXT))
+    if last == "flow":
+        keys.append(f"last_run: {{id: {value}, rounds: 3}}  # newest")
+    elif last == "null":
+        keys.append("last_run:")
+    elif last != "none":
+        indent = " " * int(last[-1])
+        keys.append(f"last_run:{nl}{indent}id: {value}{nl}{indent}result: done  # mine")
     criteria = draw(st.lists(WORDS, min_size=1, max_size=4))
     body = [draw(WORDS), "", "## Acceptance criteria", ""] + [f"- {c.strip()}" for c in criteria]
     text = nl.join(["---", *[k for k in keys if k], "---", *body])
@@ -153,9 +166,15 @@ def updates(draw: st.DrawFn) -> dict[str, Any]:
     return change
 
 
-def targeted(line: str) -> bool:
-    """Lines update_card_text may rewrite: the state, reasons, and a flow or empty runs line."""
-    return line.startswith(("state:", "reason:", "runs: ["))
+def untargeted(yaml_lines: list[str]) -> list[str]:
+    """The lines update_card_text must keep: all but the state, reasons and the `last_run:`
+    key with its block (the generated front matter has its keys at column 0)."""
+    kept, in_last_run = [], False
+    for line in yaml_lines:
+        in_last_run = line.startswith("last_run:") or (in_last_run and line[:1] in (" ", "\t"))
+        if not (in_last_run or line.startswith(("state:", "reason:"))):
+            kept.append(line)
+    return kept
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -169,7 +188,7 @@ def test_updates_touch_only_their_targets_and_read_back(text: str, change: dict[
     assert not isinstance(old_front, str) and not isinstance(new_front, str)
     assert new[: new_front.start] == text[: old_front.start]
     assert new[new_front.end :] == text[old_front.end :]  # the closing line and the whole body
-    kept = [line for line in split_lines(old_front.yaml_text(text)) if not targeted(line)]
+    kept = untargeted(split_lines(old_front.yaml_text(text)))
     new_lines = iter(split_lines(new_front.yaml_text(new)))
     assert all(line in new_lines for line in kept), "an untargeted line changed or moved"
 
@@ -182,12 +201,12 @@ def test_updates_touch_only_their_targets_and_read_back(text: str, change: dict[
     assert (updated.title, updated.criteria) == (card.title, card.criteria)
     shift = len(split_lines(new)) - len(split_lines(text))
     assert updated.criteria_lines == [line + shift for line in card.criteria_lines]
+    assert updated.runs == card.runs  # a legacy list is never touched
     if "run" in change:
         written = {k: v for k, v in change["run"].items() if v is not None}
-        assert len(updated.runs) == len(card.runs) + 1
-        assert same(updated.runs[-1], written)
+        assert same(updated.last_entry, written)
     else:
-        assert updated.runs == card.runs
+        assert updated.last_entry == card.last_entry
     assert apply(text, card_edits(text, new, position_encoding="utf-32")) == new
     assert endings(new) == endings(text), "a line ending of another style crept in"
 
@@ -212,3 +231,44 @@ def apply(text: str, edits: list[tuple[int, int, int, int, str]]) -> str:
         start = starts[start_line] + start_char
         text = text[:start] + new + text[starts[end_line] + end_char :]
     return text
+
+
+# --- libyaml and the pure loader read a card the same way -----------------------------------------
+
+
+def shape(node: Node | None, seen: frozenset[int] = frozenset()) -> Any:
+    """A node tree as nested tuples of (kind, tag, value or children, style, marks); a node
+    that contains itself (`&t [*t]`) shows as a back reference."""
+    if node is None:
+        return None
+    if id(node) in seen:
+        return ("back", node.start_mark.index)
+    if isinstance(node, ScalarNode):
+        style = node.style or None  # libyaml says "" for plain, the pure loader None
+        return ("s", node.tag, node.value, style, node.start_mark.index, node.end_mark.index)
+    inner = seen | {id(node)}
+    children = (
+        [shape(n, inner) for pair in node.value for n in pair]
+        if isinstance(node, MappingNode)
+        else [shape(n, inner) for n in node.value]
+    )
+    flow = bool(node.flow_style)  # block: libyaml says False, the pure loader None
+    return (type(node).__name__, node.tag, flow, children, node.start_mark.index)
+
+
+@pytest.mark.skipif(text_module._CLoader is None, reason="PyYAML without libyaml")
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(valid_cards(), fragment_texts()))
+def test_libyaml_composes_what_the_pure_loader_composes(text: str) -> None:
+    front = find_front_matter(text)
+    y = front.yaml_text(text) if not isinstance(front, str) else text
+    assert text_module._CLoader is not None
+    if text_module._PURE_ONLY.search(y):
+        return  # read by the pure loader alone
+    try:
+        c_node, c_data = text_module._compose_with(text_module._CLoader, y)
+    except Exception:
+        return  # the pure loader decides then (`_compose_uncached`)
+    py_node, py_data = text_module._compose_with(text_module._PythonLoader, y)
+    assert shape(c_node) == shape(py_node)
+    assert repr(c_data) == repr(py_data)  # repr: NaN and self-containing lists compare too
