@@ -7,6 +7,7 @@ is not run here: the test checks the body it would be given.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from cardrunner.card.record import RunRecord
 from cardrunner.testing.fake_api import FakeMessagesAPI
+from cardrunner.tools.branches import BranchRepo
 from tests.support.project import (
     cli,
     final,
@@ -176,10 +179,12 @@ def test_each_planned_card_lands_as_one_pushed_commit_with_a_pr_body(
         assert sorted(files) == sorted([entry["card"], source])
         card = meta(git(origin, "show", f"{branch}:{entry['card']}"))
         assert card["state"] == "Done"
-        assert card["runs"][-1]["result"] == "done" and "commit" not in card["runs"][-1]
+        assert card["last_run"]["result"] == "done" and "commit" not in card["last_run"]
         message = git(origin, "log", "-1", "--format=%B", branch)
         assert message.startswith(f"card: {entry['title']}")
         assert f"Card: {slug}" in message and "Run: " in message
+        [record] = asyncio.run(BranchRepo(origin).card_runs(slug, branch))
+        assert record == RunRecord.read(card["last_run"])  # the history is in git too
         for evidence in EVIDENCE[slug]:
             assert evidence in message
         assert git(origin, "rev-parse", "main") == git(job, "rev-parse", "HEAD")

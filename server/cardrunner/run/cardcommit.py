@@ -6,6 +6,10 @@ amended into the run's commit: the run record names that commit's sha, and a com
 name itself. So a follow-up commit holds exactly the card's change. Failed runs get one too —
 the board in git should say what happened, and a failure's reason and cost are history.
 
+The commit also carries the run's record as trailers (`Result:`, `Rounds:`, `Cost-USD:`,
+`Commit:`, … — `card.record.TRAILERS`): the card keeps only its last run, and `git log` of the
+card is its history (`tools.branches.BranchRepo.card_runs`).
+
 Two kinds of run move no branch, by promise: a run whose changes were undone (cancelled, or
 rejected and ended — "as if it never ran"), and `--no-commit`. Their card keeps its new state
 as the one change in the checkout, and the next run's card commit carries it along.
@@ -20,7 +24,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from cardrunner.card.card import Card, update_card_text
-from cardrunner.card.record import CardUpdate
+from cardrunner.card.record import CardUpdate, RunRecord, record_trailers
 from cardrunner.run.workarea import UNDO_REASONS
 from cardrunner.tools.git import GitError, GitRepo
 
@@ -31,15 +35,30 @@ def should_commit(update: CardUpdate) -> bool:
 
 
 def commit_message(card: Card, update: CardUpdate) -> str:
-    """`card: <title> → Done` (or `→ Failed (reason)`), with the run's trailers."""
+    """`card: <title> → Done` (or `→ Failed (reason)`), with the card and the run's record as
+    trailers."""
     reason = update.reason if isinstance(update.reason, str) else ""
     outcome = f"{update.state}" + (f" ({reason})" if reason else "")
     run_id = update.run.id if update.run is not None else None
+    trailers = [("Card", card.slug), *(record_trailers(update.run) if update.run else [])]
     return (
         f"card: {card.title} → {outcome}\n\n"
         f"The card's state and run record after run {run_id}.\n\n"
-        f"Card: {card.slug}\nRun: {run_id}\n"
+        + "".join(f"{key}: {value}\n" for key, value in trailers)
     )
+
+
+def with_record(message: str, record: RunRecord) -> str:
+    """`message` with the run's record added to its trailer block (or as one), for a commit
+    that holds the card's change along with the run's work (a CI run's one folded commit).
+    Trailers it has already (`Run:`) are not repeated; a later one counts when read back."""
+    lines = message.strip().splitlines()
+    have = {line.strip() for line in lines}
+    new = [f"{k}: {v}" for k, v in record_trailers(record) if f"{k}: {v}" not in have]
+    body, _, block = message.strip().rpartition("\n\n")
+    if body and all(":" in line for line in block.splitlines()):
+        return message.strip() + "".join(f"\n{line}" for line in new) + "\n"
+    return message.strip() + "\n\n" + "\n".join(new) + "\n"
 
 
 async def commit_card_state(repo: GitRepo, rel: str, card: Card, update: CardUpdate) -> str:

@@ -11,7 +11,8 @@ merged by cardrunner.
 
 The card's run record on the branch has no `commit`: a commit cannot name itself, and the sha
 changes anyway when the pull request is squashed or rebased. The `Card:` and `Run:` trailers
-of the commit link it to the card and the run log instead.
+of the commit link it to the card and the run log instead, and the record's other trailers
+(`Result:`, `Rounds:`, … as in a local run's card commit) keep the card's history in git.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
+from cardrunner.run.cardcommit import with_record
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import run_card
@@ -177,6 +179,12 @@ class CardBranchRun:
                 f"card: {card.title}\n\nThe run changed no files.\n\n"
                 f"Card: {card.slug}\nRun: {view.run_id}\n"
             )
+        try:  # the record the run wrote, as trailers: the card's history is in git
+            written = await asyncio.to_thread(load_card, card.path)
+        except CardError:
+            written = card
+        if written.last_run is not None:
+            message = with_record(message, written.last_run)
         card_file = card.path.resolve().relative_to(self.options.root.resolve()).as_posix()
         return await repo.fold_into_one(start.commit, with_ledger(message, view), [card_file])
 

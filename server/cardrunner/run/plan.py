@@ -205,7 +205,7 @@ async def _footprint(
     files = named_files(card.text, tracked)
     for sha in history.commits.get(card.slug, []):
         files |= history.files[sha]
-    recorded = card.recorded_commits
+    recorded = [*card.recorded_commits, *history.recorded.get(card.slug, [])]
     files |= await repo.files_of([c for c in recorded if c not in history.files])
     folder = cards.strip("/") + "/"
     return {f for f in files if not f.startswith(folder)}

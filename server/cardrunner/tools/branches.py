@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from cardrunner.card.record import RunRecord, record_from_trailers
 from cardrunner.tools.git import GitError, GitRepo
 
 _SHA = re.compile(r"[0-9a-f]{4,64}")
@@ -25,6 +26,24 @@ class CardHistory:
     """Card slug → its commits, newest first."""
     files: dict[str, frozenset[str]] = field(default_factory=dict)
     """Commit → the files it changed, relative to the workspace."""
+    recorded: dict[str, list[str]] = field(default_factory=dict)
+    """Card slug → the run commits its card commits name in `Commit:` trailers, newest first
+    (a run kept on a branch of its own names a commit that is not on HEAD)."""
+
+
+_FIELD, _GROUP = "\x1f", "\x1d"
+_TRAILERS = "%(trailers:only,unfold,separator=%x1f)"
+"""A commit's trailers, one `Key: value` per field, continuation lines joined."""
+
+
+def _trailers(text: str) -> list[tuple[str, str]]:
+    """`Key: value` fields (as `_TRAILERS` prints them) as pairs; anything else is skipped."""
+    found = []
+    for item in text.split(_FIELD):
+        key, colon, value = item.partition(":")
+        if colon and key.strip():
+            found.append((key.strip(), value.strip()))
+    return found
 
 
 @dataclass(frozen=True)
@@ -70,21 +89,42 @@ class BranchRepo(GitRepo):
         history = CardHistory()
         if await self.head() is None:
             return history
-        fmt = "%x1e%H%x1f%(trailers:key=Card,valueonly,separator=%x1f)%x1f"
+        fmt = f"%x1e%H%x1d{_TRAILERS}%x1d"
         out = await self._git(
             "log", "-z", "--relative", "--no-renames", "--name-only", f"--format={fmt}", "HEAD"
         )
         text = out.stdout.decode("utf-8", errors="surrogateescape")
         for record in filter(None, text.split("\x1e")):
-            head, _, names = record.partition("\0")
-            sha, *slugs = [field.strip() for field in head.split("\x1f")]
-            slugs = [slug for slug in slugs if slug]
+            sha, _, rest = record.partition(_GROUP)
+            trailers, _, names = rest.partition(_GROUP)
+            found = _trailers(trailers)
+            slugs = list(dict.fromkeys(v for k, v in found if k.lower() == "card" and v))
             if not slugs:
                 continue
-            history.files[sha] = frozenset(n for n in names.lstrip("\n").split("\0") if n)
+            sha = sha.strip()
+            history.files[sha] = frozenset(n for n in names.lstrip("\0\n").split("\0") if n)
+            named = [v for k, v in found if k.lower() == "commit" and _SHA.fullmatch(v)]
             for slug in slugs:
                 history.commits.setdefault(slug, []).append(sha)
+                if named:
+                    history.recorded.setdefault(slug, []).extend(named)
         return history
+
+    async def card_runs(self, slug: str, rev: str = "HEAD") -> list[RunRecord]:
+        """The card's run records, newest first, read from the trailers of its card commits in
+        `rev` (`run/cardcommit.py`): the history the card itself no longer keeps. A commit
+        counts when it names the card and carries a `Result:` (a run's work commit names the
+        card too, but its record is the card commit's)."""
+        if await self.head() is None or rev.startswith("-"):
+            return []
+        out = await self._git("log", "--grep=Result:", f"--format=%x1e{_TRAILERS}", rev, "--")
+        runs = []
+        for record in filter(None, out.stdout.decode("utf-8", "replace").split("\x1e")):
+            found = _trailers(record.strip())
+            keys = {k.lower() for k, _ in found}
+            if "result" in keys and ("card", slug) in {(k.lower(), v) for k, v in found}:
+                runs.append(record_from_trailers(found))
+        return runs
 
     async def start_point(self) -> StartPoint:
         """The commit and branch checked out now; raises GitError without any commit."""

@@ -33,6 +33,18 @@ async def test_only_the_cards_new_state_is_committed(tmp_path: Path) -> None:
     message = git(tmp_path, "log", "-1", "--format=%B")
     assert message.startswith("card: Adding two numbers subtracts them → Done\n")
     assert "Card: fix-add" in message and "Run: 20261201-090000-fix-add" in message
+    fmt = "%(trailers:only,unfold,separator=%x1f)"
+    trailers = [
+        t.split(": ", 1)
+        for t in git(tmp_path, "log", "-1", f"--format={fmt}").strip().split("\x1f")
+    ]
+    assert [tuple(t) for t in trailers] == [
+        ("Card", "fix-add"),
+        ("Run", "20261201-090000-fix-add"),
+        ("Result", "done"),
+        ("Rounds", "3"),
+        ("Commit", "abc"),
+    ]
 
 
 async def test_undone_runs_move_no_branch(tmp_path: Path) -> None:

@@ -93,14 +93,40 @@ async def test_history_of_past_runs_counts_as_what_a_card_touches(repo: Path) ->
     assert "cards/a.md" in deferred.skipped[0].why
 
 
-async def test_a_commit_recorded_on_the_card_counts_too(repo: Path) -> None:
+@pytest.mark.parametrize(
+    "record",
+    [
+        "last_run:\n  id: r1\n  result: done\n  commit: {sha}\n",
+        "runs:\n- id: r1\n  result: done\n  commit: {sha}\n",  # a card from before last_run
+    ],
+)
+async def test_a_commit_recorded_on_the_card_counts_too(repo: Path, record: str) -> None:
     (repo / "src" / "greet.py").write_text("x = 3\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "no trailer")
     sha = git(repo, "rev-parse", "HEAD").strip()
-    runs = f"runs:\n- id: r1\n  result: done\n  commit: {sha}\n"
+    runs = record.format(sha=sha)
     first = card("A", "Greeting.").replace("category: Bug\n", f"category: Bug\n{runs}")
     add_cards(repo, a=first, b=card("B", "`src/greet.py` says Hallo."))
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [c.files for c in plan.conflicts] == [["src/greet.py"]]
+
+
+async def test_a_commit_named_in_an_older_card_commit_counts_too(repo: Path) -> None:
+    """The card keeps only its last run; an earlier run kept on a branch of its own (its commit
+    not on HEAD) is known from the `Commit:` trailer of that run's card commit."""
+    add_cards(repo, a=card("A", "Greeting."), b=card("B", "`src/greet.py` says Hallo."))
+    git(repo, "switch", "-qc", "cards/a")
+    (repo / "src" / "greet.py").write_text("x = 3\n")
+    git(repo, "commit", "-qam", "greet\n\nCard: a\nRun: r1\n")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "main")
+    reviewed = card("A", "Greeting.", state="Review")
+    (repo / "cards" / "a.md").write_text(reviewed.replace("Bug\n", "Bug\nlast_run: {id: r1}\n"))
+    trailers = f"Card: a\nRun: r1\nResult: done\nCommit: {sha}\nBranch: cards/a\n"
+    git(repo, "commit", "-qam", f"card: A → Review\n\nThe card's state.\n\n{trailers}")
+    later = card("A", "Greeting.").replace("Bug\n", "Bug\nlast_run: {id: r2}\n")
+    add_cards(repo, a=later)
     plan = await make_plan(repo, Settings(), Selection())
     assert [c.files for c in plan.conflicts] == [["src/greet.py"]]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardrunner.card.record import RunRecord
 from cardrunner.tools.branches import BranchRepo
 from tests.support.project import git
 
@@ -35,3 +36,24 @@ async def test_a_repository_without_commits_has_no_history(tmp_path: Path) -> No
     git(tmp_path, "init", "-q")
     history = await BranchRepo(tmp_path).card_history()
     assert history.commits == {} and history.files == {}
+
+
+async def test_card_runs_reads_the_records_from_card_commit_trailers(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "dev@example.com")
+    git(tmp_path, "config", "user.name", "Dev")
+    work = commit(tmp_path, {"src/a.py": "1"}, "card: A\n\nCard: a\nRun: r1\nRounds: 4")
+    first = f"Card: a\nRun: r1\nResult: done\nRounds: 4\nCost-USD: 0.5\nCommit: {work}"
+    commit(tmp_path, {"cards/a.md": "1"}, f"card: A → Done\n\nState.\n\n{first}")
+    commit(
+        tmp_path, {"cards/b.md": "1"}, "card: B → Done\n\nState.\n\nCard: b\nRun: r2\nResult: done"
+    )
+    again = "Card: a\nRun: r3\nResult: failed\nReason: max_rounds\nRounds: many\nEvidence: 0: x\nEvidence: 1: y"
+    commit(tmp_path, {"cards/a.md": "2"}, f"card: A → Failed\n\nState.\n\n{again}")
+    commit(tmp_path, {"README": "x"}, "docs\n\nResult: mentioned in passing, not a trailer\n\nbody")
+    runs = await BranchRepo(tmp_path).card_runs("a")
+    assert runs == [
+        RunRecord(id="r3", result="failed", reason="max_rounds", evidence=["0: x", "1: y"]),
+        RunRecord(id="r1", result="done", rounds=4, cost_usd=0.5, commit=work),
+    ]
+    assert (await BranchRepo(tmp_path).card_history()).recorded == {"a": [work]}
