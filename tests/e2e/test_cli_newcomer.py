@@ -51,26 +51,28 @@ def test_a_done_card_is_not_rerun_without_a_yes(tmp_path: Path) -> None:
     card = replay_project(tmp_path)
     assert cli(tmp_path, "run", "cards/fix-add.md", "--yes").returncode == 0
     head = git(tmp_path, "rev-parse", "HEAD")
-    runs = len(front_matter(card)["runs"])  # type: ignore[arg-type]
+    last = front_matter(card)["last_run"]
     refused = cli(tmp_path, "run", "cards/fix-add.md", "--no-commit")  # stdin is not a tty
     assert refused.returncode == 2
     assert "already Done" in refused.stderr and "--yes" in refused.stderr
     assert git(tmp_path, "rev-parse", "HEAD") == head
-    assert len(front_matter(card)["runs"]) == runs  # type: ignore[arg-type]
+    assert front_matter(card)["last_run"] == last  # not run: the record is the same
     write_transcript(
         tmp_path / "transcripts" / "fix-add.json",
         [{"content": [{"type": "text", "text": "RESULT: failed: nothing left"}]}],
     )
     again = cli(tmp_path, "run", "cards/fix-add.md", "--yes")
     assert again.returncode == 1, again.stderr  # it ran: the transcript says failed
-    assert len(front_matter(card)["runs"]) == runs + 1  # type: ignore[arg-type]
+    now = front_matter(card)["last_run"]
+    assert isinstance(now, dict) and isinstance(last, dict)
+    assert now["id"] != last["id"] and now["result"] == "failed"
 
 
 def test_log_totals_are_the_cards_and_a_non_log_is_exit_2(tmp_path: Path) -> None:
     card = replay_project(tmp_path)
     run = cli(tmp_path, "run", "cards/fix-add.md", "--yes")
     assert run.returncode == 0, run.stderr
-    entry = front_matter(card)["runs"][-1]  # type: ignore[index]
+    entry = front_matter(card)["last_run"]  # type: ignore[index]
     log = tmp_path / entry["log"]
     shown = cli(tmp_path, "log", str(log))
     assert shown.returncode == 0, shown.stderr

@@ -45,10 +45,10 @@ def test_a_card_run_end_to_end_through_the_real_sdk(tmp_path: Path) -> None:
         if i >= 1:
             marked = [b for m in body["messages"] for b in m["content"] if "cache_control" in b]
             assert marked, f"request {i + 1} has no cache breakpoint in the conversation"
-    # the card ended Done with a runs entry; nothing else in it changed
+    # the card ended Done with the run's record; nothing else in it changed
     meta = front_matter(card)
     assert meta["state"] == "Done"
-    run = meta["runs"][-1]  # type: ignore[index]
+    run = meta["last_run"]  # type: ignore[index]
     assert run["result"] == "done" and run["rounds"] == 7 and run["commit"]
     assert (
         card.read_text().split("---", 2)[2]
@@ -143,7 +143,7 @@ def test_no_commit_reviews_but_never_commits(tmp_path: Path) -> None:
     assert git(tmp_path, "rev-parse", "HEAD") == head  # not even the card's state
     assert "VERIFIED, not committed" in proc.stderr
     meta = front_matter(tmp_path / "cards" / "fix-add.md")
-    assert meta["state"] == "Review" and meta["runs"][-1]["outcome"] == "not_committed"
+    assert meta["state"] == "Review" and meta["last_run"]["outcome"] == "not_committed"
     assert "return a + b" in (tmp_path / "src" / "calc.py").read_text(), "the change is kept"
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from cardrunner.card.card import card_slug
+from cardrunner.tools.branches import BranchRepo
 from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,
@@ -70,7 +72,7 @@ async def test_cancel_with_the_command_stops_the_process_group(client: LanguageC
     await wait_for(lambda: not processes_with(project.marker), 10, "the sleep to be gone")
     fields = front_matter(card.read_text())
     assert fields["state"] == "Failed" and fields["reason"] == "cancelled"
-    assert fields["runs"][-1]["reason"] == "cancelled"
+    assert fields["last_run"]["reason"] == "cancelled"
     assert not (await command(client, "cardrunner.cancelRun", uri))["cancelled"]
 
 
@@ -130,7 +132,9 @@ async def test_a_cancelled_run_resumes_from_its_log_to_done(client: LanguageClie
     assert status["runId"] == first["runId"] and status["round"] == 3
     fields = front_matter(editor.text(uri))
     assert fields["state"] == "Done"
-    assert [r["result"] for r in fields["runs"]] == ["failed", "done"]
+    assert fields["last_run"]["result"] == "done" and fields["last_run"]["id"] == first["runId"]
+    history = await BranchRepo(project.root).card_runs(card_slug(card))
+    assert [r.result for r in history] == ["done"]  # the cancelled run was undone: no commit
     await wait_for(lambda: not processes_with(project.marker), 10, "no sleep left")
 
 

@@ -126,7 +126,7 @@ async def test_a_commit_that_does_not_apply_stays_on_its_branch_and_the_card_say
     assert "cards/second" in result.message and "not apply" in result.message
     fields = front_matter(cards["second"].read_text())
     assert fields["state"] == "Review", "not Done: the commit is not on the user's branch"
-    record = fields["runs"][-1]
+    record = fields["last_run"]
     assert record["result"] == "done" and record["branch"] == "cards/second"
     assert git(project.root, "branch", "--contains", record["commit"]).split() == ["cards/second"]
     # The user's branch has the first card's work and, of the second, only its new state.

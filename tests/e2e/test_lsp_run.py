@@ -100,7 +100,7 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     assert any("In Work" in e.new_text for e in _text_edits(editor.edits))
     assert any("Done" in e.new_text for e in _text_edits(editor.edits))
     fields = front_matter(editor.text(uri))
-    assert fields["state"] == "Done" and fields["runs"][-1]["id"] == run_id
+    assert fields["state"] == "Done" and fields["last_run"]["id"] == run_id
     assert card.read_text() == editor.text(uri)
     history = [p for p in editor.diagnostics if p.uri == uri]
     pending = [

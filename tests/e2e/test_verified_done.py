@@ -137,7 +137,7 @@ async def test_a_claim_too_early_is_answered_then_verified_work_ends_done(
     assert 'Criterion-1: verified — read_file toolu_read_app: "return f"hello"' in message
     assert "Criterion-2: verified" in message and "Checks: build ok · test ok" in message
 
-    record = front_matter(editor.text(uri))["runs"][-1]
+    record = front_matter(editor.text(uri))["last_run"]
     assert record["outcome"] == "committed"
     assert record["evidence"][0].startswith(f"0: verified on {commit[:10]}")
 

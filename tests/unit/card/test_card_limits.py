@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.card import text as text_module
 from cardrunner.card.card import CardError, load_card, parse_card, write_card
 from cardrunner.card.record import CardUpdate
-from cardrunner.card.text import MAX_ALIASES, MAX_FRONT_MATTER_CHARS
+from cardrunner.card.text import MAX_ALIASES, MAX_FRONT_MATTER_CHARS, CardLimitError
 from cardrunner.card.writeback import update_card_text
 from tests.support.project import cli, final, make_project, write_transcript
 
@@ -54,6 +55,28 @@ def test_every_reader_and_writer_refuses_a_hostile_front_matter(
     with pytest.raises(CardError, match=says):
         write_card(path, CardUpdate(state="In Work"))
     assert path.read_text() == text  # nothing written
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        alias_bomb().split("---\n")[1],
+        "title: x\nk: &k 1\n" + "".join(f"v{i}: *k\n" for i in range(MAX_ALIASES + 1)),
+        "title: x\nk: " + "[" * 80 + "]" * 80 + "\n",
+        "title: x\nk:\n" + "- " * 80 + "x\n",
+    ],
+)
+def test_the_libyaml_loader_enforces_the_same_bounds_itself(front: str) -> None:
+    """Not only through the fallback: libyaml's events go through the bounded composer."""
+    if text_module._CLoader is None:
+        pytest.skip("PyYAML without libyaml")
+    refusals = []
+    for loader in (text_module._CLoader, text_module._PythonLoader):
+        with pytest.raises(CardLimitError) as refused:
+            text_module._compose_with(loader, front)
+        mark = refused.value.problem_mark
+        refusals.append((refused.value.problem, mark.index if mark else None))
+    assert refusals[0] == refusals[1]
 
 
 def test_ordinary_aliases_still_work(tmp_path: Path) -> None:
