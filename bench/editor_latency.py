@@ -37,6 +37,21 @@ BUSY_SECONDS = 60.0
 """A busy phase ends after this long even with fewer samples (the count says how many)."""
 
 
+PROFILED_SERVER = """
+import cProfile, os, sys
+from cardrunner.cli.main import main
+profile, real_exit = cProfile.Profile(), os._exit
+def dump_and_exit(code):  # the server ends with os._exit, which skips cProfile's own dump
+    profile.disable()
+    profile.dump_stats(sys.argv[1])
+    real_exit(code)
+os._exit = dump_and_exit
+profile.enable()
+main(["lsp"])
+"""
+"""`cardrunner lsp` under cProfile (`--profile`); argv[1] is where the profile goes."""
+
+
 def _hover_at(uri: str) -> dict[str, Any]:
     return position(uri, 1, 3)
 
@@ -174,7 +189,7 @@ async def main() -> int:
         argv = [str(VENV_BIN / "cardrunner"), "lsp"]
         profile = Path(tmp) / "server.prof"
         if args.profile:
-            argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "cardrunner", "lsp"]
+            argv = [sys.executable, "-c", PROFILED_SERVER, str(profile)]
         server = LspProcess(argv, root, env)
         await server.spawn()
         try:
