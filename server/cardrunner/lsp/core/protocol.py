@@ -39,6 +39,11 @@ class CardProtocol(LanguageServerProtocol):
     on_initialize_answered: Callable[[], None] | None = None
     """Called once the `initialize` result is written to the client (not on an error)."""
 
+    shutdown_received = False
+    """`shutdown` was read. pygls marks it only once our handler has stopped the runs, but the
+    spec's exit status asks whether it was *received*: a client may send `exit` right behind
+    it, before the answer."""
+
     def _send_response(
         self, msg_id: Any, result: Any | None = None, error: Any | None = None
     ) -> None:
@@ -64,6 +69,8 @@ class CardProtocol(LanguageServerProtocol):
             return
         method = getattr(message, "method", None)
         is_request = method is not None and getattr(message, "id", None) is not None
+        if is_request and method == types.SHUTDOWN:
+            self.shutdown_received = True
         if self._shutdown and is_request and method != types.EXIT:
             error = JsonRpcInvalidRequest("the server is shutting down")
             self._send_response(message.id, None, error.to_response_error())
@@ -76,6 +83,6 @@ class CardProtocol(LanguageServerProtocol):
         and its read loop then turns any status into 0)."""
         if (user_handler := self.fm.features.get(types.EXIT)) is not None:
             yield user_handler, args, None
-        code = 0 if self._shutdown else 1
+        code = 0 if self._shutdown or self.shutdown_received else 1
         if self.on_exit is not None:
             self.on_exit(code)
