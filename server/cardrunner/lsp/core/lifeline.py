@@ -25,9 +25,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import BinaryIO, NoReturn
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import run_async
 from pygls.protocol import LanguageServerProtocol
 
+from cardrunner.lsp.core.pipes import open_stdio
 from cardrunner.tools.groups import process_alive
 
 log = logging.getLogger("cardrunner.lsp.lifeline")
@@ -116,8 +117,8 @@ async def serve_stdio(
     report: Callable[..., object],
 ) -> Ending:
     """Read and answer messages until the server must end; wind down; return why."""
-    reader = StdinAsyncReader(stdin, executor=None)
-    protocol.set_writer(StdoutWriter(stdout))
+    reader, writer = await open_stdio(stdin, stdout)
+    protocol.set_writer(writer)
     io = asyncio.create_task(
         run_async(
             stop_event=threading.Event(),
@@ -135,8 +136,9 @@ async def serve_stdio(
         why = f"the connection failed: {failure!r}" if failure else "end of input"
         lifeline.end(why, 0 if lifeline.shutdown_requested else 1)
     end = await ending
-    io.cancel()  # its read may still block in a thread on stdin; the process ends anyway
+    io.cancel()  # a fallback reader may still block in a thread on stdin; the process ends anyway
     await wind_down(end)
+    await writer.flush()  # the `shutdown` answer and the last diagnostics, before os._exit
     return end
 
 
