@@ -19,8 +19,8 @@ from cardrunner.lsp.features.board import Board, BoardReview, build_board, works
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
+from cardrunner.lsp.features.runaccounts import RunAccounts
 from cardrunner.run.log import NotARunLog
-from cardrunner.run.summary import summarize_log
 
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
@@ -34,6 +34,7 @@ class Views:
 
     def __init__(self, app: CardApp) -> None:
         self.app = app
+        self.accounts = RunAccounts()
 
     def board(self) -> Board:
         """The board as it stands now (cards the index knows, runs the manager knows)."""
@@ -48,9 +49,10 @@ class Views:
         r = pending.request
         return BoardReview(diff_path=str(pending.diff_path), files=list(r.files), message=r.message)
 
-    async def run_summary(self, path: Path) -> dict[str, Any]:
-        """The card's current or last run told as `cardrunner log` tells it, plus what the
-        running command has printed so far: the live run view of every client."""
+    async def run_summary(self, path: Path, full: bool = False) -> dict[str, Any]:
+        """The card's current or last run told as `cardrunner log` tells it (while it goes on,
+        its opening and newest lines unless `full`), plus what the running command has printed
+        so far: the live run view of every client."""
         app = self.app
         log_path = app.last_log(path)
         view = app.runs.get(path)
@@ -58,7 +60,7 @@ class Views:
         if log_path is None:
             return {"uri": app.index.uri(path), "logPath": None, "live": live, "text": "no run yet"}
         try:
-            text = await asyncio.to_thread(summarize_log, log_path)
+            text = await asyncio.to_thread(self.accounts.text, log_path, live=live, full=full)
         except (OSError, NotARunLog) as exc:
             text = f"the run log cannot be read yet: {exc}"
         if view is not None and live:
@@ -132,14 +134,19 @@ class Views:
         return self.board().model_dump(mode="json", by_alias=True)
 
     async def run_summary_request(self, params: Any) -> dict[str, Any]:
-        uri = getattr(params, "uri", None) or (
-            params.get("uri") if isinstance(params, dict) else None
-        )
+        uri, full = _param(params, "uri"), _param(params, "full")
         path = self.app.index.remember_uri(uri) if isinstance(uri, str) else None
         if path is None:
             return {"error": 'expected {"uri": <the card\'s URI>}'}
-        return await self.run_summary(path)
+        return await self.run_summary(path, full=full is True)
 
     async def symbols(self, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
         await self.app.index.wait_scanned(SCAN_WAIT)
         return workspace_symbols(self.board(), params.query)
+
+
+def _param(params: Any, name: str) -> Any:
+    """A custom request's parameter (pygls hands them over as an object or a dict)."""
+    if isinstance(params, dict):
+        return params.get(name)
+    return getattr(params, name, None)

@@ -120,46 +120,99 @@ class NotARunLog(ValueError):
 
 def checked_records(path: Path) -> list[dict[str, Any]]:
     """The log's records; raises NotARunLog unless the first line is a run's `start`."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            first = f.readline()
-        head = json.loads(first)
-    except UnicodeDecodeError as exc:
-        raise NotARunLog(f"{path} is not a run log (not UTF-8 text)") from exc
-    except ValueError as exc:
-        raise NotARunLog(f"{path} is not a run log (its first line is not JSON)") from exc
-    if not (isinstance(head, dict) and head.get("type") == "start" and "data" in head):
-        raise NotARunLog(f"{path} is not a run log (it does not start with a `start` line)")
+    with path.open("rb") as f:
+        _check_head(path, f.readline())
     return list(read_log(path))
 
 
 _EVENT: TypeAdapter[ev.Event] = TypeAdapter(ev.Event)
 
 
-def read_events(records: Iterable[dict[str, Any]]) -> Iterator[ev.Event]:
-    """The log's lines back as the events that wrote them: one reading for resume and `log`.
+class EventReader:
+    """Turns log records back into events one at a time, keeping the sums a `round` line
+    leaves out: reading a growing log in pieces gives the same events as reading it whole.
 
     A `round` line keeps only the round's own usage and cost, so the running totals (and the
     round limit from `start`) are summed again here; a `result` line's flat token counts become
-    its `usage`. Lines of a kind this version does not know are skipped."""
-    total, cost, max_rounds = ev.Usage(), 0.0, 0
-    for record in records:
+    its `usage`. Lines of a kind this version does not know are skipped (None)."""
+
+    def __init__(self) -> None:
+        self._total, self._cost, self._max_rounds = ev.Usage(), 0.0, 0
+
+    def event(self, record: dict[str, Any]) -> ev.Event | None:
         data: dict[str, Any] = record.get("data") or {}
         fields = {**data, "type": record.get("type"), "time": record.get("time")}
         if record.get("type") == "round":
             usage = ev.Usage.model_validate(data)
-            total, cost = total + usage, cost + float(data.get("cost_usd") or 0.0)
-            fields |= {"usage": usage, "total_usage": total, "total_cost_usd": cost}
-            fields |= {"max_rounds": max_rounds, "response": data.get("content")}
+            self._total = self._total + usage
+            self._cost += float(data.get("cost_usd") or 0.0)
+            fields |= {"usage": usage, "total_usage": self._total, "total_cost_usd": self._cost}
+            fields |= {"max_rounds": self._max_rounds, "response": data.get("content")}
         elif record.get("type") == "result":
             fields["usage"] = ev.Usage.model_validate(data)
         try:
             event = _EVENT.validate_python(fields)
         except ValidationError:
-            continue
+            return None
         if isinstance(event, ev.RunStarted):
-            max_rounds = int(event.limits.get("max_rounds") or 0)
-        yield event
+            self._max_rounds = int(event.limits.get("max_rounds") or 0)
+        return event
+
+
+def read_events(records: Iterable[dict[str, Any]]) -> Iterator[ev.Event]:
+    """The log's lines back as the events that wrote them: one reading for resume and `log`."""
+    reader = EventReader()
+    for record in records:
+        event = reader.event(record)
+        if event is not None:
+            yield event
+
+
+class LogTail:
+    """A run log read as it grows: each `read` returns the records appended since the last.
+
+    Only complete lines are consumed — a line being written is read whole next time — so a
+    live run's log costs each reader the new bytes, not the whole file again. The first read
+    checks that the file is a run log (NotARunLog), as `checked_records` does."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    @property
+    def offset(self) -> int:
+        """Bytes consumed so far (a file now shorter than this was replaced, not appended to)."""
+        return self._offset
+
+    def read(self) -> list[dict[str, Any]]:
+        """Raises OSError when the file cannot be read and NotARunLog when it is no run log."""
+        with self.path.open("rb") as f:
+            f.seek(self._offset)
+            chunk = f.read()
+        if self._offset == 0:
+            _check_head(self.path, chunk.split(b"\n", 1)[0])
+        end = chunk.rfind(b"\n") + 1
+        self._offset += end
+        records = []
+        for raw in chunk[:end].split(b"\n")[:-1]:
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except ValueError:  # UnicodeDecodeError too: a damaged line, as read_log skips it
+                continue
+            if isinstance(record, dict) and "type" in record:
+                records.append(record)
+        return records
+
+
+def _check_head(path: Path, first: bytes) -> None:
+    try:
+        head = json.loads(first.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise NotARunLog(f"{path} is not a run log (not UTF-8 text)") from exc
+    except ValueError as exc:
+        raise NotARunLog(f"{path} is not a run log (its first line is not JSON)") from exc
+    if not (isinstance(head, dict) and head.get("type") == "start" and "data" in head):
+        raise NotARunLog(f"{path} is not a run log (it does not start with a `start` line)")
 
 
 def log_events(path: Path) -> list[ev.Event]:

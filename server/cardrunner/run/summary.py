@@ -2,16 +2,19 @@
 
 The log's lines are read back into the run's events (`log_events`) and folded into a `RunView`
 like a live run's, so the counts printed here are the ones the live view and the card showed.
+`Account` tells a log that is still growing (the editor's live run view): it reads only what
+was appended since it last looked, so asking every round costs a round's lines, not the run's.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent import events as ev
-from cardrunner.run.log import log_events
+from cardrunner.run.log import EventReader, LogTail
 from cardrunner.run.view import RunView
 
 
@@ -20,12 +23,59 @@ def summarize_log(path: Path) -> str:
 
     Raises OSError when the file cannot be read and NotARunLog when it is something else.
     """
-    view = RunView(card_path=path, run_id="", title="")
-    out: list[str] = []
-    for event in log_events(path):
-        view.apply(event)
-        out += describe(event, view)
-    return "\n".join(out)
+    account = Account(path)
+    account.update()
+    return account.text()
+
+
+class Account:
+    """The account of one run log, kept up to date as the log grows.
+
+    `update` folds the lines appended since the last call; `lines` is then what
+    `summarize_log` would print now, and `head` how many of them open it (the run's `start`),
+    so a view can show the opening and the newest lines only. Safe to call from several
+    threads (the editor reads logs off its event loop)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._start()
+
+    def _start(self) -> None:
+        self._tail = LogTail(self.path)
+        self._reader = EventReader()
+        self._view = RunView(card_path=self.path, run_id="", title="")
+        self.lines: list[str] = []
+        self.head = 0
+
+    def update(self) -> None:
+        """Read what was appended. Raises OSError when the file cannot be read and NotARunLog
+        when it is something else; a log replaced by a shorter one is told again from the top."""
+        with self._lock:
+            if self.path.stat().st_size < self._tail.offset:
+                self._start()
+            for record in self._tail.read():
+                event = self._reader.event(record)
+                if event is None:
+                    continue
+                self._view.apply(event)
+                self.lines += describe(event, self._view)
+                if isinstance(event, ev.RunStarted) and not self.head:
+                    self.head = len(self.lines)
+
+    def text(self, newest: int | None = None) -> str:
+        """The account; with `newest`, its opening and only the newest lines, and how many were
+        left out in between (the whole account is `cardrunner log` of the same file)."""
+        with self._lock:
+            lines, head = self.lines, self.head
+            if newest is None or len(lines) - head <= newest + 1:
+                return "\n".join(lines)
+            left_out = len(lines) - head - newest
+            gap = (
+                f"… {left_out:,} earlier lines not shown while the run goes on "
+                f"(all of them: cardrunner log {self.path})"
+            )
+            return "\n".join([*lines[:head], gap, *lines[-newest:]])
 
 
 def describe(event: ev.Event, view: RunView) -> list[str]:

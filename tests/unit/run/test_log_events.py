@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cardrunner.agent.events import Event, RoundFinished, RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.log import log_events, log_record, read_events
+from cardrunner.run.log import NotARunLog, log_events, log_record, read_events
 from cardrunner.run.prepare import RunOptions
 from cardrunner.run.session import RunSession
-from cardrunner.run.summary import summarize_log
+from cardrunner.run.summary import Account, summarize_log
 from cardrunner.run.view import RunView
 from cardrunner.terminal.liveview import LiveView
 from tests.support.project import fix_transcript, make_project
@@ -91,3 +93,36 @@ def test_lines_of_an_unknown_kind_or_shape_are_skipped() -> None:
         },
     ]
     assert [e.type for e in read_events(records)] == ["notice"]
+
+
+async def test_an_account_kept_as_the_log_grows_tells_what_a_whole_reading_tells(
+    tmp_path: Path,
+) -> None:
+    """The editor's live run view reads only what was appended; cut anywhere, even mid-line,
+    it must say exactly what `cardrunner log` says of the same bytes."""
+    make_project(tmp_path)
+    _, _, log = await recorded_run(tmp_path)
+    data = log.read_bytes()
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"")
+    account = Account(growing)
+    for end in [*range(97, len(data), 97), len(data)]:
+        growing.write_bytes(data[:end])
+        try:
+            whole = summarize_log(growing)
+        except NotARunLog:  # not even the start line is complete yet
+            with pytest.raises(NotARunLog):
+                account.update()
+            continue
+        account.update()
+        assert account.text() == whole
+    lines = summarize_log(log).splitlines()
+    assert account.text() == "\n".join(lines) and 0 < account.head < len(lines) - 6
+    shown = account.text(newest=5).splitlines()
+    assert shown[: account.head] == lines[: account.head] and shown[-5:] == lines[-5:]
+    assert shown[account.head].startswith(f"… {len(lines) - account.head - 5:,} earlier lines")
+    assert len(shown) == account.head + 6
+
+    growing.write_bytes(data[: data.index(b"\n") + 1])  # replaced by a shorter log
+    account.update()
+    assert account.text() == summarize_log(growing) and len(account.lines) == account.head
