@@ -1,22 +1,24 @@
 """Does a long run make the editor work harder each round? Client CPU per round, 240 vs 10.
 
 One `cardrunner lsp` on a workspace of one card per repetition, each with a replay transcript
-of `--rounds` (default 250) rounds of instant tools (`list_files`/`read_file`, the scripted
-model), run one after the other. The client acts like VS Code with the card and its run view
-open: it decodes every message the server sends, keeps the diagnostics per file, answers
-`window/workDoneProgress/create`, re-requests the card's code lenses on every
-`workspace/codeLens/refresh`, re-requests the board (debounced 150 ms, as the Cards view does)
-and the open run view (`cardrunner/runSummary`) on every `cardrunner/runStatus`, and hovers on
-the card's title once per round.
+of `--rounds` (default 250) rounds of an instant tool (`list_files`/`read_file`, the scripted
+model) and a `build_app` that only sleeps `PACE` s (so rounds last about as long as the
+server's coalescing, and each gets its own updates), run one after the other. The client acts
+like VS Code with the card and its run view open: it decodes every message the server sends,
+keeps the diagnostics per file, answers `window/workDoneProgress/create`, re-requests the
+card's code lenses on every `workspace/codeLens/refresh`, re-requests the board (debounced
+150 ms, as the Cards view does) and the open run view (`cardrunner/runSummary`) on every
+`cardrunner/runStatus`, and hovers on the card's title once per round.
 
 The round a moment belongs to is the newest round the server has told the client (progress
-reports, run status). Per round and window (rounds 5–15 and 235–245) it sums the client's CPU
-(`time.process_time()` of this process: reading, decoding, handling, answering) and the bytes
-the server sent (notifications, requests and the answers to the client's requests), by method.
-A figure per repetition is the window's total divided by its rounds; min/median/max are over
-repetitions. The ratio is round 240's median over round 10's.
+reports, run status). Per round it sums the client's CPU (`time.process_time()` of this
+process: reading, decoding, handling, answering) and the bytes the server sent
+(notifications, requests and the answers to the client's requests), by method. The rounds of
+each window (5–15 and 235–245) of every run are pooled: min/median/max over them, and the ratio
+is round 240's median over round 10's. The server process's own CPU per round is a window
+average (its clock ticks are 10 ms).
 
-    .venv/bin/python bench/client_cpu.py [--reps 3] [--rounds 250]
+    .venv/bin/python bench/client_cpu.py [--reps 2] [--rounds 250]
 """
 
 from __future__ import annotations

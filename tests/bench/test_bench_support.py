@@ -1,8 +1,8 @@
 """The benchmarks' own helpers do what their figures rely on (no timings are asserted here).
 
 The raw LSP client must frame, match answers to requests, answer server requests and read a
-process's memory; the board must be a committed git workspace whose transcripts the scripted
-model accepts; the statistics and the token formula must be the ones the README states.
+process's memory; the board (and client_cpu's paced one) must be a committed git workspace
+whose transcripts the scripted model accepts; the statistics and the token formula must be the ones the README states.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ sys.path.insert(0, str(BENCH))
 from _board import instant_transcript, make_board  # noqa: E402
 from _common import percentile  # noqa: E402
 from _lsp import LspProcess, position  # noqa: E402
+from client_cpu import PACE, make_workspace  # noqa: E402
 from token_cost import billed  # noqa: E402
 
+from cardrunner.config.settings import load_settings  # noqa: E402
 from cardrunner.models.scripted import load_transcript  # noqa: E402
 from cardrunner.testing.fake_script import load_transcript as load_fake_transcript  # noqa: E402
 
@@ -57,6 +59,25 @@ def test_board_is_a_clean_git_workspace_with_playable_transcripts(tmp_path: Path
     assert len(load_fake_transcript(transcripts[0])) == 8
     calls = [s["content"][1]["input"] for s in instant_transcript(7)["responses"][:-1]]
     assert all(a != b for a, b in itertools.pairwise(calls)), "no repeated call: no stall"
+
+
+def test_client_cpu_workspace_commits_paced_rounds_the_limits_allow(tmp_path: Path) -> None:
+    import subprocess
+
+    root = tmp_path / "c"
+    cards = make_workspace(root, 2, rounds=250)
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True)
+    assert status.stdout == b"", "settings only count once committed"
+    settings, problems = load_settings(root)
+    assert not problems, problems
+    assert settings.limits.max_rounds > 250 and settings.limits.max_tokens == 0
+    assert settings.commands.build == ["sleep", str(PACE)] and settings.sandbox.mode == "off"
+    steps = load_transcript(root / "transcripts" / f"{cards[0].stem}.json")
+    assert len(steps) == 251 and all(
+        [b["name"] for b in s["content"][1:]][-1] == "build_app" for s in steps[:-1]
+    )
+    reads = [s["content"][1]["input"] for s in steps[:-1]]
+    assert all(a != b for a, b in itertools.pairwise(reads)), "no repeated call: no stall"
 
 
 @pytest.mark.timeout(60)
