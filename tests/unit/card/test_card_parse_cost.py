@@ -101,6 +101,17 @@ def test_cached_parses_do_not_share_what_a_caller_can_change() -> None:
     ]
 
 
+def test_a_cached_value_that_contains_itself_is_copied_as_one() -> None:
+    text = CARD.format(title=f"Card {uuid.uuid4()}").replace(
+        "category: Bug\n", "last_run: {id: a, evidence: &e [x, *e], again: *e}\n"
+    )
+    for _ in range(2):  # computed, then from the cache
+        card, _ = parse_card(text, Path("a.md"))
+        assert card is not None and card.last_entry is not None
+        evidence = card.last_entry["evidence"]
+        assert evidence[1] is evidence and card.last_entry["again"] is evidence
+
+
 def test_the_text_cache_is_bounded_by_entries_and_by_characters() -> None:
     calls: list[str] = []
 
