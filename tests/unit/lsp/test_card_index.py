@@ -11,7 +11,8 @@ from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
 
-from cardrunner.lsp.core.cardscan import BATCH, CHILD_MIN
+from cardrunner.card.card import find_cards
+from cardrunner.lsp.core.cardscan import BATCH, CHILD_MIN, list_card_files
 from cardrunner.lsp.core.index import CardIndex
 
 CARD = """---
@@ -146,3 +147,35 @@ async def test_what_was_installed_during_the_scan_is_not_replaced_by_the_scans_o
     entry = index.get(last)
     assert entry is not None and entry.text == edited
     assert index.stats.scanner_parses == CHILD_MIN  # the scanner's read of `last` was dropped
+
+
+def test_the_scans_listing_finds_what_find_cards_finds(tmp_path: Path) -> None:
+    cards = tmp_path / "cards"
+    for name in (
+        "a.md",
+        "B.MARKDOWN",
+        "sub/c.md",
+        "sub/deeper/d.md",
+        ".hidden.md",
+        "#draft.md#",
+        "backup.md~",
+        "~lock.md",
+        "notes.txt",
+        ".git/e.md",
+        "sub/.cache/f.md",
+    ):
+        (cards / name).parent.mkdir(parents=True, exist_ok=True)
+        (cards / name).write_text(CARD.format(n=0, state="New"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "g.md").write_text(CARD.format(n=1, state="New"))
+    (cards / "linked.md").symlink_to(elsewhere / "g.md")  # a card that lives elsewhere
+    (cards / "linked-folder").symlink_to(elsewhere, target_is_directory=True)  # not entered
+    (cards / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    (tmp_path / "via").symlink_to(tmp_path, target_is_directory=True)
+
+    expected = {p.resolve() for p in find_cards(tmp_path, "cards")}
+    assert set(list_card_files(tmp_path / "cards")) == expected
+    assert set(list_card_files(tmp_path / "via" / "cards")) == expected  # a symlinked root
+    assert (elsewhere / "g.md").resolve() in expected and len(expected) == 6
+    assert list_card_files(tmp_path / "missing") == []

@@ -3,7 +3,8 @@
 Parsing a card (PyYAML's composer is pure Python) holds the GIL for ~0.2 ms; the first scan of
 10,000 cards held the server's loop for 16–18 s, and a thread would only have moved the same
 GIL time elsewhere in the same process. So a batch of more than `CHILD_MIN` cards is read by
-`python -P -m cardrunner.lsp.core.cardscan` on the other core: it gets the paths on its stdin
+`python -P -m cardrunner.lsp.core.cardscan`, at a lower priority (`NICENESS`), on the other
+core when there is one free: it gets the paths on its stdin
 and writes back, `BATCH` cards at a time, each card's text, its parse and what the file looked
 like (`Seen`). The batches are pickled because unpickling a parsed card costs ~5 µs, some 35
 times less than parsing it; they come from a child this process started with its own
@@ -40,11 +41,14 @@ MODULE = "cardrunner.lsp.core.cardscan"
 CHILD_MIN = 256
 """More cards than this at once are read in the child; fewer cost the loop under ~40 ms in
 all, one card at a time, which is less than starting a Python process costs the machine."""
-BATCH = 64
-"""Cards per message from the child: the loop installs one batch (~1 ms) between requests."""
+BATCH = 16
+"""Cards per message from the child: the loop installs one batch (~0.15 ms) between requests."""
 RACY_NS = 2_000_000_000
 """A file changed less than this before it was read may change again unseen in the same
 timestamp tick (1–2 s on some file systems, a clock tick on others): compare its text."""
+NICENESS = 10
+"""The child yields the cores to the editor's server (and the runs' workers do the same): on a
+busy two-core machine, requests come before the scan. Measured: bench/RESULTS.md, Issue 15."""
 _HEADER = struct.Struct(">Q")
 
 
@@ -111,6 +115,39 @@ def load(path: Path, parse: bool) -> Loaded:
 
 def load_many(paths: Sequence[Path], parse: bool) -> list[Loaded]:
     return [load(path, parse) for path in paths]
+
+
+def list_card_files(folder: Path) -> list[Path]:
+    """The files `find_cards` finds under `folder` (hidden folders and editor droppings left
+    out, symlinked folders not entered), as resolved paths — but resolving only the symlinks
+    and sorting names, not paths: resolving and sorting 10,000 `Path`s held the GIL for
+    ~0.4 s, in the middle of the requests a big board's scan is meant to leave alone."""
+    found: list[str] = []
+    pending = [os.path.realpath(folder)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    _take(entry, found, pending)
+        except OSError:
+            continue  # gone or unreadable meanwhile: as `os.walk` does, leave it out
+    found.sort()
+    return [Path(p) for p in found]
+
+
+def _take(entry: os.DirEntry[str], found: list[str], pending: list[str]) -> None:
+    name = entry.name
+    try:
+        is_dir, is_link = entry.is_dir(), entry.is_symlink()
+    except OSError:
+        is_dir, is_link = False, False
+    if is_dir:
+        if not is_link and not name.startswith("."):
+            pending.append(entry.path)
+        return
+    hidden = name.startswith((".", "#", "~")) or name.endswith(("~", "#"))
+    if not hidden and name.lower().endswith((".md", ".markdown")):
+        found.append(os.path.realpath(entry.path) if is_link else entry.path)
 
 
 def stat_many(paths: Sequence[Path]) -> list[os.stat_result | None]:
@@ -204,4 +241,6 @@ if __name__ == "__main__":
     # Pickle by the module's own name, not `__main__`'s, so the server can read what it gets.
     from cardrunner.lsp.core import cardscan
 
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
     cardscan.serve(sys.stdin.buffer, sys.stdout.buffer)
