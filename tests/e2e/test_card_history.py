@@ -41,3 +41,10 @@ async def test_the_history_of_real_runs_reads_back_from_the_card_commits(tmp_pat
     meta = yaml.safe_load(card_path.read_text().split("---")[1])
     assert "runs" not in meta and meta["last_run"]["id"] == history[0].id
     assert git(root, "status", "--porcelain") == ""
+
+    shown = cli(root, "log", "cards/fix-add.md")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "Adding two numbers subtracts them — 4 runs, newest first"
+    assert [line.split(" · ")[1] for line in lines[1:]] == ["done", *["failed (model_failed)"] * 3]
+    assert f"commit {history[0].commit[:10]}" in lines[1] and history[0].log in lines[1]

@@ -95,10 +95,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     log = sub.add_parser(
         "log",
-        help="readable summary of a run log",
-        epilog="Exit status: 0 printed, 2 the file cannot be read or is not a run log.",
+        help="readable summary of a run log, or a card's runs (from git)",
+        epilog="Exit status: 0 printed, 2 the file cannot be read or is not a run log or card.",
     )
-    log.add_argument("log", type=Path, metavar="RUN.jsonl", help="a file in .cardrunner/runs/")
+    log.add_argument(
+        "log",
+        type=Path,
+        metavar="RUN.jsonl|CARD.md",
+        help="a file in .cardrunner/runs/, or a card: its runs, newest first, read from the "
+        "trailers of its card commits",
+    )
     from cardrunner.cli.plan import add_plan_parser
     from cardrunner.cli.transcript import add_transcript_parser
 
@@ -309,6 +315,9 @@ def cmd_log(args: argparse.Namespace) -> int:
     from cardrunner.run.log import NotARunLog
     from cardrunner.run.summary import summarize_log
 
+    if args.log.suffix.lower() in (".md", ".markdown"):
+        return _card_log(args.log)
+
     try:
         print(shown(summarize_log(args.log)))  # the log holds model text and tool output
     except OSError as exc:
@@ -317,6 +326,21 @@ def cmd_log(args: argparse.Namespace) -> int:
     except NotARunLog as exc:
         _err(f"cardrunner: {exc}")
         return EXIT_USAGE
+    return EXIT_DONE
+
+
+def _card_log(card_path: Path) -> int:
+    from cardrunner.card.card import CardError
+    from cardrunner.cli.history import card_history
+    from cardrunner.config.display import shown
+
+    try:
+        lines = asyncio.run(card_history(card_path, find_root(card_path)))
+    except CardError as exc:
+        why = exc.problems[0].message if exc.problems else str(exc)
+        _err(f"cardrunner: {card_path} is not a run log, and not a card: {why}")
+        return EXIT_USAGE
+    print(shown("\n".join(lines)))
     return EXIT_DONE
 
 

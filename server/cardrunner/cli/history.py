@@ -1,0 +1,50 @@
+"""`cardrunner log CARD.md`: a card's runs, newest first, from git.
+
+The card keeps only its last run; every committed run's record is in the trailers of its card
+commit (`run/cardcommit.py`). This reads them back (`BranchRepo.card_runs`) so the history does
+not need a `git log` format string. A last run that committed nothing (undone, `--no-commit`)
+is in the card only, and is shown first, marked so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from cardrunner.card.card import RunRecord, load_card
+from cardrunner.tools.branches import BranchRepo
+from cardrunner.tools.git import GitError
+
+
+def run_line(record: RunRecord) -> str:
+    """`20261201-… done · 7 rounds · 41.2k tokens · $0.18 · commit 0123456789 · log …`."""
+    result = (record.result or "?") + (f" ({record.reason})" if record.reason else "")
+    parts = [f"{record.id or '?'}  {record.started or ''}".rstrip(), result]
+    if record.rounds is not None:
+        parts.append(f"{record.rounds} rounds")
+    if record.tokens is not None:
+        parts.append(f"{record.tokens / 1000:.1f}k tokens")
+    if record.cost_usd is not None:
+        parts.append(f"${record.cost_usd:.2f}")
+    if record.commit:
+        parts.append(
+            f"commit {record.commit[:10]}" + (f" on {record.branch}" if record.branch else "")
+        )
+    if record.log:
+        parts.append(f"log {record.log}")
+    return " · ".join(parts)
+
+
+async def card_history(card_path: Path, root: Path) -> list[str]:
+    """The lines `cardrunner log CARD.md` prints; raises CardError for a card it cannot read."""
+    card = await asyncio.to_thread(load_card, card_path)
+    try:
+        runs = await BranchRepo(root).card_runs(card.slug)
+    except GitError:
+        runs = []  # not a repository: the card's own record is all there is
+    lines = [run_line(r) for r in runs]
+    last = card.last_run
+    if last is not None and (not runs or last != runs[0]):
+        lines.insert(0, run_line(last) + " · not committed (in the card only)")
+    header = f"{card.title} — {len(lines)} run{'s' if len(lines) != 1 else ''}, newest first"
+    return [header, *(f"  {line}" for line in lines)]
