@@ -43,9 +43,10 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   client.onNotification(RunStatusMethod, (params) => {
     status.setSandbox(parseSandbox(params));
-    review.onTransitions(status.update(parseRunStatus(params)));
+    const runs = parseRunStatus(params);
+    review.onTransitions(status.update(runs));
     cards.view.refreshSoon();
-    docs.refresh();
+    docs.refresh(runs);
   });
   client.onNotification(ReviewRequestedMethod, (params) => {
     review.onReviewRequested(params);

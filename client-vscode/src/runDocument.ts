@@ -8,6 +8,8 @@
  * run changed, and a document gives search, copy and scrolling for free.
  */
 import type * as vscode from "vscode";
+import type { RunInfo } from "./protocol";
+import { viewsToRefresh } from "./runView";
 import * as api from "./vscodeapi";
 
 export const RUN_SCHEME = "cardrunner-run";
@@ -56,10 +58,17 @@ export class RunDocuments implements vscode.TextDocumentContentProvider, vscode.
     await api.openDocument(RunDocuments.uriFor(cardUri, title));
   }
 
-  /** Runs changed: re-read every open run view (the editor asks again only for open ones). */
-  refresh(): void {
+  /** Runs changed: re-read the open run views that can have changed (`viewsToRefresh`). */
+  refresh(runs: readonly RunInfo[]): void {
+    const open = new Map<string, vscode.Uri>();
     for (const uri of api.openDocumentUris(RUN_SCHEME)) {
-      this.changed.fire(uri);
+      const card = RunDocuments.cardOf(uri);
+      if (card) {
+        open.set(card, uri);
+      }
+    }
+    for (const card of viewsToRefresh([...open.keys()], (c) => this.shown.get(c)?.live, runs)) {
+      this.changed.fire(open.get(card)!);
     }
   }
 

@@ -129,3 +129,18 @@ export function transitions(prev: RunInfo[], next: RunInfo[]): Transition[] {
   }
   return out;
 }
+
+/**
+ * The open run views worth asking the server for again after a `runStatus`: those of cards with
+ * a live run, and those that last showed a live run (once more, for its end) or nothing yet. A
+ * view of an ended run does not change, and re-asking for every open one on every round of
+ * every other card made the editor's work grow with the number of views and the account's size.
+ */
+export function viewsToRefresh(
+  open: readonly string[],
+  lastShownLive: (card: string) => boolean | undefined,
+  runs: readonly RunInfo[],
+): string[] {
+  const live = new Set(runs.filter((r) => r.state === "running" || r.state === "review").map((r) => r.uri));
+  return open.filter((card) => live.has(card) || lastShownLive(card) !== false);
+}

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { RunInfo } from "../../src/protocol";
-import { endedMessage, formatCost, formatTokens, runLine, statusText, transitions } from "../../src/runView";
+import {
+  endedMessage,
+  formatCost,
+  formatTokens,
+  runLine,
+  statusText,
+  transitions,
+  viewsToRefresh,
+} from "../../src/runView";
 
 function run(over: Partial<RunInfo>): RunInfo {
   return {
@@ -117,6 +125,40 @@ describe("transitions", () => {
     assert.deepEqual(
       transitions([old, fresh], [old, { ...fresh, state: "failed" }]).map((t) => t.run.runId),
       ["r2"],
+    );
+  });
+});
+
+describe("which run views to ask for again", () => {
+  const a = "file:///w/cards/a.md";
+  const b = "file:///w/cards/b.md";
+  const c = "file:///w/cards/c.md";
+  const shown = new Map<string, boolean>([
+    [a, true],
+    [b, false],
+  ]);
+
+  it("skips the view of an ended run while other cards run", () => {
+    const runs = [run({ uri: a, state: "running" }), run({ uri: b, state: "done" })];
+    assert.deepEqual(
+      viewsToRefresh([a, b], (x) => shown.get(x), runs),
+      [a],
+    );
+  });
+
+  it("asks once more for a view that last showed its run live, to show the end", () => {
+    const runs = [run({ uri: a, state: "done" })];
+    assert.deepEqual(
+      viewsToRefresh([a], (x) => shown.get(x), runs),
+      [a],
+    );
+  });
+
+  it("asks for a view whose card runs again, and for one not shown yet", () => {
+    const runs = [run({ uri: b, state: "review" })];
+    assert.deepEqual(
+      viewsToRefresh([b, c], (x) => shown.get(x), runs),
+      [b, c],
     );
   });
 });
