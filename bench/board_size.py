@@ -173,6 +173,7 @@ async def main() -> int:
                     results[board.size][key] += values
     rows: dict[str, Callable[[int], float]] = {
         "code lens p99": lambda n: percentile(results[n]["lens"], 99),
+        "code lens p95": lambda n: percentile(results[n]["lens"], 95),
         "code lens p50": lambda n: median(results[n]["lens"]),
         "watcher → diagnostics p50": lambda n: median(results[n]["diagnostics"]),
         "watcher → diagnostics p99": lambda n: percentile(results[n]["diagnostics"], 99),
