@@ -179,3 +179,15 @@ def test_the_scans_listing_finds_what_find_cards_finds(tmp_path: Path) -> None:
     assert set(list_card_files(tmp_path / "via" / "cards")) == expected  # a symlinked root
     assert (elsewhere / "g.md").resolve() in expected and len(expected) == 6
     assert list_card_files(tmp_path / "missing") == []
+
+
+async def test_many_files_to_compare_go_to_the_scanner_and_are_not_parsed_again(
+    tmp_path: Path,
+) -> None:
+    count = CHILD_MIN + 1
+    write_board(tmp_path, count)
+    index = make_index(tmp_path, racy_ns=3600 * 10**9)  # a fresh clone: every file too fresh
+    await index.scan(Heard())
+    assert await index.sync(Heard()) == []
+    assert index.stats.scanner_parses == count and index.stats.unchanged == count
+    assert index.stats.parses == 0 and index.stats.reads == 0  # nothing read or parsed here

@@ -280,31 +280,11 @@ class CardIndex:
             return changed + await self.refresh(stale, loaded)
 
     async def refresh(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
-        """Read `paths` again (the watcher says they changed, or `sync` could not tell); parse
-        only those whose text did change — in the child when there are many (a checkout of
-        another branch). Returns the cards that changed."""
-        read: list[tuple[int, Loaded]] = []
-        for chunk in _chunks([p for p in paths if self.open_document(p) is None], READ_CHUNK):
-            since = self._clock
-            items = await asyncio.to_thread(load_many, chunk, False)
-            self.stats.reads += len(items)
-            read += [(since, item) for item in items]
-        different = []
-        for since, item in read:
-            old = self._entries.get(item.path)
-            if old is not None and item.text is not None and old.text == item.text:
-                self._install(item, since)  # only its `Seen` is new: nothing to show
-            else:
-                different.append((since, item))
-        if len(different) > CHILD_MIN:
-            return await self._load([item.path for _, item in different], loaded)
-        changed = []
-        for since, item in different:
-            if self._install(item, since):
-                changed.append(item.path)
-                loaded([item.path])
-            await asyncio.sleep(0)  # one parse at a time between requests
-        return changed
+        """Read `paths` again (the watcher says they changed, or `sync` could not tell); a card
+        is parsed only when its text did change. Many (a checkout of another branch, a fresh
+        clone's catch-up) are read in the child, which costs the loop ~6 µs a card instead of
+        ~25 µs of reading here. Returns the cards that changed."""
+        return await self._load([p for p in paths if self.open_document(p) is None], loaded)
 
     async def _list(self) -> list[Path]:
         return await asyncio.to_thread(list_card_files, self._root() / self._folder())
@@ -318,7 +298,8 @@ class CardIndex:
         return gone
 
     async def _load(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
-        """Read and parse `paths` (in the child when there are many), a batch at a time."""
+        """Read `paths` (in the child when there are many), a batch at a time, and install
+        them; parsed here only what is read here and changed."""
         changed: list[Path] = []
         left = list(paths)
         if len(left) > CHILD_MIN:
