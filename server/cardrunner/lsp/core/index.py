@@ -47,7 +47,7 @@ CARD_SUFFIXES = (".md", ".markdown")
 READ_CHUNK = 32
 """Cards read per thread hop when they are read here (the hop costs more than a read)."""
 
-Loaded_ = Callable[[list[Path]], None]
+OnBatch = Callable[[list[Path]], None]
 """Told which cards changed (or went) after each batch a scan or pass installed."""
 
 
@@ -247,7 +247,7 @@ class CardIndex:
         self._install(item, since)
         return self._entries.get(path)
 
-    async def scan(self, loaded: Loaded_) -> list[Path]:
+    async def scan(self, loaded: OnBatch) -> list[Path]:
         """Read every card under the cards folder; forget cards that are gone. `loaded` hears
         of each batch as it is installed. Many cards are read in a child process."""
         async with self._passes:
@@ -262,7 +262,7 @@ class CardIndex:
             self._scanned.set()
             return found
 
-    async def sync(self, loaded: Loaded_) -> list[Path]:
+    async def sync(self, loaded: OnBatch) -> list[Path]:
         """Catch up with the folder without a full scan: new cards are read, gone ones
         forgotten, and a known card only when its file no longer looks as it did when it was
         read (or was read too soon after a write to tell). Returns the cards that changed."""
@@ -279,7 +279,7 @@ class CardIndex:
             ]
             return changed + await self.refresh(stale, loaded)
 
-    async def refresh(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
+    async def refresh(self, paths: Sequence[Path], loaded: OnBatch) -> list[Path]:
         """Read `paths` again (the watcher says they changed, or `sync` could not tell); a card
         is parsed only when its text did change. Many (a checkout of another branch, a fresh
         clone's catch-up) are read in the child, which costs the loop ~6 µs a card instead of
@@ -289,7 +289,7 @@ class CardIndex:
     async def _list(self) -> list[Path]:
         return await asyncio.to_thread(list_card_files, self._root() / self._folder())
 
-    def _forget_missing(self, found: list[Path], loaded: Loaded_) -> list[Path]:
+    def _forget_missing(self, found: list[Path], loaded: OnBatch) -> list[Path]:
         """Forget the cards that are no longer in the folder (unless a buffer holds them)."""
         gone = [p for p in set(self._entries) - set(found) if self.open_document(p) is None]
         for path in gone:
@@ -297,7 +297,7 @@ class CardIndex:
         loaded(gone)
         return gone
 
-    async def _load(self, paths: Sequence[Path], loaded: Loaded_) -> list[Path]:
+    async def _load(self, paths: Sequence[Path], loaded: OnBatch) -> list[Path]:
         """Read `paths` (in the child when there are many), a batch at a time, and install
         them; parsed here only what is read here and changed."""
         changed: list[Path] = []
