@@ -46,6 +46,8 @@ CARD_SUFFIXES = (".md", ".markdown")
 
 READ_CHUNK = 32
 """Cards read per thread hop when they are read here (the hop costs more than a read)."""
+COMPARE_CHUNK = 500
+"""Files compared with their entries per loop turn in a catch-up pass (~1 ms)."""
 
 OnBatch = Callable[[list[Path]], None]
 """Told which cards changed (or went) after each batch a scan or pass installed."""
@@ -271,12 +273,15 @@ class CardIndex:
             found = await self._list()
             changed = self._forget_missing(found, loaded)
             stats = await asyncio.to_thread(stat_many, found)
-            stale = [
-                path
-                for path, st in zip(found, stats, strict=True)
-                if self.open_document(path) is None
-                and _may_differ(self._entries.get(path), st, self._racy_ns)
-            ]
+            stale = []
+            for start in range(0, len(found), COMPARE_CHUNK):
+                end = start + COMPARE_CHUNK
+                for path, st in zip(found[start:end], stats[start:end], strict=True):
+                    if self.open_document(path) is None and _may_differ(
+                        self._entries.get(path), st, self._racy_ns
+                    ):
+                        stale.append(path)
+                await asyncio.sleep(0)  # 10,000 comparisons are ~20 ms: requests go between
             return changed + await self.refresh(stale, loaded)
 
     async def refresh(self, paths: Sequence[Path], loaded: OnBatch) -> list[Path]:
