@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from pygls.lsp.server import LanguageServer
 
 from cardrunner.card.card import find_cards
+from cardrunner.lsp.core import cardscan
 from cardrunner.lsp.core.cardscan import BATCH, CHILD_MIN, list_card_files
 from cardrunner.lsp.core.index import CardIndex
 
@@ -191,3 +193,15 @@ async def test_many_files_to_compare_go_to_the_scanner_and_are_not_parsed_again(
     assert await index.sync(Heard()) == []
     assert index.stats.scanner_parses == count and index.stats.unchanged == count
     assert index.stats.parses == 0 and index.stats.reads == 0  # nothing read or parsed here
+
+
+async def test_when_the_scanner_cannot_run_the_cards_are_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    count = CHILD_MIN + 1
+    paths = write_board(tmp_path, count)
+    monkeypatch.setattr(cardscan, "MODULE", "cardrunner.no_such_scanner")  # exits at once
+    index = make_index(tmp_path)
+    assert sorted(await index.scan(Heard())) == paths
+    assert index.stats.scanner_parses == 0 and index.stats.parses == count
+    assert all(index.get(p) is not None for p in paths)
