@@ -29,6 +29,7 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.core.client",
     "cardrunner.lsp.core.commandids",
     "cardrunner.lsp.core.lifeline",
+    "cardrunner.lsp.core.pipes",
     "cardrunner.lsp.core.protocol",
     "cardrunner.lsp.core.uris",
     "cardrunner.tools",

@@ -179,6 +179,10 @@ async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resu
         reviewer = asyncio.create_task(accept_reviews(server, card.as_uri()))
         await run_command(server, resume["command"], *resume["arguments"])
         await wait_for(lambda: front_matter(card.read_text())["state"] == "Done", 60, "done")
+        # the card's state is written first, then committed: the history is the commit's
+        await wait_for(
+            lambda: "Result: done" in git(project.root, "log", "--format=%b"), 60, "card commit"
+        )
         reviewer.cancel()
     finally:
         await server.close()
