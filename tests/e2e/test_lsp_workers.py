@@ -106,6 +106,33 @@ async def test_a_worker_killed_mid_run_shows_interrupted_and_resume_finishes_it(
     await wait_for(lambda: not processes_with(project.marker), 10, "the orphaned sleep swept")
 
 
+SHADOW = """
+import pathlib, sys
+if "cardrunner.run.worker" in " ".join(sys.orig_argv):
+    pathlib.Path(__file__).with_name("shadowed").write_text(" ".join(sys.orig_argv))
+raise ImportError("a workspace module shadowed the real yaml")
+"""
+
+
+async def test_modules_in_the_workspace_do_not_shadow_the_workers_imports(
+    client: LanguageClient,
+) -> None:
+    """The worker starts in the workspace, which the model writes: with `python -m` alone its
+    folder would come first on `sys.path`, and a `yaml.py` the model left there would run in
+    the worker, outside the sandbox, at the next run. `-P` keeps it off the path."""
+    project = project_of(client)
+    (project.root / "yaml.py").write_text(SHADOW)
+    card = project.write_card("again")
+    project.transcript("again", resumable_transcript())
+    uri = card.as_uri()
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the run's test command")
+    assert not (project.root / "shadowed").exists()
+    assert (await command(client, "cardrunner.cancelRun", uri))["cancelled"]
+    await wait_for(lambda: not processes_with(str(card)), 30, "the worker to exit")
+    assert not (project.root / "shadowed").exists()
+
+
 async def test_cancel_crosses_to_the_worker_and_it_exits(client: LanguageClient) -> None:
     project, editor = project_of(client), editor_of(client)
     card = project.write_card("again")

@@ -34,7 +34,9 @@ LINE_LIMIT = 1 << 26
 """The longest line read from a worker (a round's content or a review's diff can be long)."""
 REAP_SECONDS = 10.0
 """How long a worker that sent its `RunFinished` may take to exit before it is killed."""
-WORKER = (sys.executable, "-m", "cardrunner.run.worker")
+WORKER = (sys.executable, "-P", "-m", "cardrunner.run.worker")
+"""`-P`: the worker starts in the workspace, which the model writes; plain `-m` would put that
+folder first on `sys.path`, so a `yaml.py` left there would run in the worker, unconfined."""
 
 
 def start_message(options: RunOptions) -> bytes:

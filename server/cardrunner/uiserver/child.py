@@ -39,7 +39,9 @@ class AppChild:
     async def start(cls, app: str, cwd: Path, seconds: float) -> tuple[AppChild, str]:
         """Spawn the driver and wait for its greeting; returns the child and the summary."""
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "cardrunner.uiserver.driver", "--app", app, "--cwd", str(cwd),
+            # -P: the driver's own imports come from the install, not the app's folder (which
+            # `--cwd` puts on the path itself, once those are loaded)
+            sys.executable, "-P", "-m", "cardrunner.uiserver.driver", "--app", app, "--cwd", str(cwd),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
