@@ -5,6 +5,7 @@ from __future__ import annotations
 from cardrunner.agent.compaction import STUB_PREFIX, SUMMARY_PREFIX, Compactor, estimate_tokens
 from cardrunner.agent.events import Compacted
 from cardrunner.config.settings import Limits, ModelOptions
+from cardrunner.models.scripted import ScriptedModel
 from tests.unit.agent.conftest import LoopFactory, big_tool, calls, cite, drain, say, use
 
 ROUNDS = 45
@@ -25,26 +26,36 @@ def long_script() -> list[dict[str, object]]:
     return steps
 
 
-async def test_a_45_round_run_with_caching_and_compaction_stays_valid(
-    make_loop: LoopFactory,
-) -> None:
-    options = ModelOptions(context_window=12_000, compact_at=0.5, keep_tool_results=4)
-    compactor = Compactor(options.context_window, options.compact_at, options.keep_tool_results)
+WINDOW = 12_000
+LONG_RUN = ModelOptions(context_window=WINDOW, compact_at=0.5, keep_tool_results=4)
+
+
+async def run_long(make_loop: LoopFactory, api_model: str | None = None) -> ScriptedModel:
+    """Run the 45-round script against a 12,000-token window: it ends done, every one of its 47
+    requests passed the strict checks, and it both stubbed tool results and summarised rounds."""
+    compactor = Compactor(WINDOW, LONG_RUN.compact_at, LONG_RUN.keep_tool_results)
     loop, model = make_loop(
         long_script(),
         tools=[big_tool(3800)],
-        options=options,
+        options=LONG_RUN,
         compactor=compactor,
         limits=Limits(max_tokens=0),
+        api_model=api_model,
     )
     events, result = await drain(loop)
     model.assert_complete()  # every one of the 47 requests passed the strict checks
     assert result.status == "done"
-    kinds = {e.kind for e in events if isinstance(e, Compacted)}
-    assert kinds == {"stub_tool_results", "summary"}
+    assert {e.kind for e in events if isinstance(e, Compacted)} == {"stub_tool_results", "summary"}
+    return model
+
+
+async def test_a_45_round_run_with_caching_and_compaction_stays_valid(
+    make_loop: LoopFactory,
+) -> None:
+    model = await run_long(make_loop)
     for body in model.requests:
         sent = sum(len(str(m)) for m in body["messages"]) / 4
-        assert sent < options.context_window, "no request outgrew the window"
+        assert sent < WINDOW, "no request outgrew the window"
         uses = {
             b["id"]
             for m in body["messages"]
@@ -116,20 +127,7 @@ async def test_on_sonnet_5_5_compaction_removes_the_thinking_it_would_invalidate
 ) -> None:
     """The scripted model binds every signature to its prefix: a rewrite that kept the thinking
     after it would fail its check at the next request."""
-    options = ModelOptions(context_window=12_000, compact_at=0.5, keep_tool_results=4)
-    compactor = Compactor(options.context_window, options.compact_at, options.keep_tool_results)
-    loop, model = make_loop(
-        long_script(),
-        tools=[big_tool(3800)],
-        options=options,
-        compactor=compactor,
-        limits=Limits(max_tokens=0),
-        api_model="claude-sonnet-5-5",
-    )
-    events, result = await drain(loop)
-    model.assert_complete()
-    assert result.status == "done"
-    assert {e.kind for e in events if isinstance(e, Compacted)} == {"stub_tool_results", "summary"}
+    model = await run_long(make_loop, api_model="claude-sonnet-5-5")
     thinking_sent = [
         sum(b["type"] == "thinking" for m in body["messages"] for b in m["content"])
         for body in model.requests
