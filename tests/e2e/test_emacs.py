@@ -34,22 +34,24 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 EMACS = shutil.which("emacs")
 
 
-def has_eglot() -> bool:
+def has_package(feature: str) -> bool:
+    """Whether a batch Emacs can `require` this feature after `package-initialize`."""
     if EMACS is None:
         return False
     probe = subprocess.run(
-        [EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'eglot))"],
+        [EMACS, "--batch", "--eval", f"(progn (package-initialize) (require '{feature}))"],
         capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     return probe.returncode == 0
 
 
-DRIVER = r"""
+# What every driver shares: the packages, what the user was asked and shown (`cr-questions`,
+# `cr-messages`), `cr-wait` (poll a predicate for 90 s) and `cr-card-says` (the card's state on
+# disk).
+ELISP_PRELUDE = r"""
 (require 'cl-lib)
 (require 'json)
 (package-initialize)
-(require 'eglot)
-(require 'markdown-mode)
 (defvar cr-questions nil)
 (defvar cr-messages nil)
 (defun cr-wait (what pred)
@@ -57,6 +59,34 @@ DRIVER = r"""
     (while (not (funcall pred))
       (when (> (float-time) deadline) (error "timed out waiting for %s" what))
       (accept-process-output nil 0.05))))
+(defun cr-card-says (state)
+  (with-temp-buffer
+    (insert-file-contents (getenv "CARD"))
+    (re-search-forward (concat "^state: " state "$") nil t)))
+"""
+
+# And how every driver ends: `cr-main` run, an error kept as an `ERROR:` message, both lists
+# written as JSON to $OUT, Emacs ended.
+ELISP_END = r"""
+(condition-case err
+    (cr-main)
+  (error (push (format "ERROR: %S" err) cr-messages)))
+(with-temp-file (getenv "OUT")
+  (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
+                         (messages . ,(vconcat (reverse cr-messages)))))))
+(kill-emacs 0)
+"""
+
+
+def driver(client: str, setup: str) -> str:
+    """A batch Emacs script for `client` (eglot or lsp-mode), whose `setup` defines the user's
+    answers and the client's own `cr-action` and `cr-main`."""
+    return f"{ELISP_PRELUDE}(require '{client})\n(require 'markdown-mode)\n{setup}{ELISP_END}"
+
+
+EGLOT_DRIVER = driver(
+    "eglot",
+    r"""
 ;; The user: a plain RET on the first review question (Eglot offers the first action), then
 ;; dismisses the questions (and uses the code actions and the reject command instead).
 (advice-add 'completing-read :around
@@ -74,10 +104,6 @@ DRIVER = r"""
   (let ((command (plist-get (cr-action title) :command)))
     (eglot-execute-command (eglot--current-server-or-lose)
                            (plist-get command :command) (plist-get command :arguments))))
-(defun cr-card-says (state)
-  (with-temp-buffer
-    (insert-file-contents (getenv "CARD"))
-    (re-search-forward (concat "^state: " state "$") nil t)))
 (defun cr-main ()
   (find-file (getenv "CARD"))
   (call-interactively #'eglot)
@@ -92,19 +118,14 @@ DRIVER = r"""
   (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
   (cr-run "✓ Accept & commit")
   (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
-(condition-case err
-    (cr-main)
-  (error (push (format "ERROR: %S" err) cr-messages)))
-(with-temp-file (getenv "OUT")
-  (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
-                         (messages . ,(vconcat (reverse cr-messages)))))))
-(kill-emacs 0)
-"""
+""",
+)
 
 
-def readme_eglot_config() -> str:
-    blocks = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
-    [config] = [b for b in blocks if "eglot" in b.splitlines()[0]]
+def readme_config(client: str) -> str:
+    """The README's Elisp block for `client`: the one whose first line names it."""
+    blocks: list[str] = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
+    [config] = [b for b in blocks if client in b.splitlines()[0]]
     return config
 
 
@@ -148,15 +169,9 @@ def drive_emacs(tmp_path: Path, name: str, script: str) -> tuple[Project, Path, 
     return project, card, seen
 
 
-@pytest.mark.skipif(not has_eglot(), reason="emacs with eglot is not installed")
-def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
-    project, card, seen = drive_emacs(tmp_path, "emacs", readme_eglot_config() + DRIVER)
-
-    first = seen["questions"][0]
-    assert "src/app.py" in first and ".diff" in first and "cardrunner.rejectChanges" in first
-    diff_messages = [m for m in seen["messages"] if "the diff to review is" in m]
-    assert diff_messages, "plain RET picked Show diff; without showDocument the path is said"
-    assert not [m for m in seen["messages"] if "Unknown notification" in m]
+def assert_rejected_with_the_reason_then_accepted(project: Project, card: Path) -> None:
+    """The run log's two commits: the first rejected with the user's reason (which reached the
+    model), the second accepted; and the card Done on disk."""
     [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
     commits = [
         json.loads(line)["data"]["result"]
@@ -168,31 +183,23 @@ def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) ->
     assert front_matter(card.read_text())["state"] == "Done"
 
 
-def has_lsp_mode() -> bool:
-    if EMACS is None:
-        return False
-    probe = subprocess.run(
-        [EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'lsp-mode))"],
-        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    return probe.returncode == 0
+@pytest.mark.skipif(not has_package("eglot"), reason="emacs with eglot is not installed")
+def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
+    project, card, seen = drive_emacs(tmp_path, "emacs", readme_config("eglot") + EGLOT_DRIVER)
+
+    first = seen["questions"][0]
+    assert "src/app.py" in first and ".diff" in first and "cardrunner.rejectChanges" in first
+    diff_messages = [m for m in seen["messages"] if "the diff to review is" in m]
+    assert diff_messages, "plain RET picked Show diff; without showDocument the path is said"
+    assert not [m for m in seen["messages"] if "Unknown notification" in m]
+    assert_rejected_with_the_reason_then_accepted(project, card)
 
 
-LSP_MODE_DRIVER = r"""
-(require 'cl-lib)
-(require 'json)
-(package-initialize)
-(require 'lsp-mode)
-(require 'markdown-mode)
+LSP_MODE_DRIVER = driver(
+    "lsp-mode",
+    r"""
 (setq lsp-auto-guess-root t lsp-session-file (expand-file-name "lsp-session" (getenv "HOME"))
       lsp-enable-file-watchers nil lsp-headerline-breadcrumb-enable nil)
-(defvar cr-questions nil)
-(defvar cr-messages nil)
-(defun cr-wait (what pred)
-  (let ((deadline (+ (float-time) 90)))
-    (while (not (funcall pred))
-      (when (> (float-time) deadline) (error "timed out waiting for %s" what))
-      (accept-process-output nil 0.05))))
 ;; The user picks "Show diff" from the first question, then dismisses the others.
 (advice-add 'completing-read :around
             (lambda (_orig prompt &rest _)
@@ -205,10 +212,6 @@ LSP_MODE_DRIVER = r"""
   (or (cl-find-if (lambda (a) (equal (gethash "title" a) title))
                   (append (lsp-code-actions-at-point) nil))
       (error "no code action %S" title)))
-(defun cr-card-says (state)
-  (with-temp-buffer
-    (insert-file-contents (getenv "CARD"))
-    (re-search-forward (concat "^state: " state "$") nil t)))
 (defun cr-main ()
   (find-file (getenv "CARD"))
   (lsp)
@@ -223,37 +226,17 @@ LSP_MODE_DRIVER = r"""
   (cr-wait "the Accept action" (lambda () (ignore-errors (cr-action "✓ Accept & commit"))))
   (lsp-execute-code-action (cr-action "✓ Accept & commit"))
   (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
-(condition-case err
-    (cr-main)
-  (error (push (format "ERROR: %S" err) cr-messages)))
-(with-temp-file (getenv "OUT")
-  (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
-                         (messages . ,(vconcat (reverse cr-messages)))))))
-(kill-emacs 0)
-"""
+""",
+)
 
 
-def readme_lsp_mode_config() -> str:
-    blocks = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
-    [config] = [b for b in blocks if "lsp-mode" in b.splitlines()[0]]
-    return config
-
-
-@pytest.mark.skipif(not has_lsp_mode(), reason="emacs with lsp-mode is not installed")
+@pytest.mark.skipif(not has_package("lsp-mode"), reason="emacs with lsp-mode is not installed")
 def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_path: Path) -> None:
     project, card, seen = drive_emacs(
-        tmp_path, "lsp-mode", readme_lsp_mode_config() + LSP_MODE_DRIVER
+        tmp_path, "lsp-mode", readme_config("lsp-mode") + LSP_MODE_DRIVER
     )
 
     assert "src/app.py" in seen["questions"][0] and ".diff" in seen["questions"][0]
     assert any("the diff to review is" in m for m in seen["messages"]), "no showDocument"
     assert not [m for m in seen["messages"] if "Unknown notification" in m]
-    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
-    commits = [
-        json.loads(line)["data"]["result"]
-        for line in run_log.read_text().splitlines()
-        if json.loads(line)["type"] == "tool" and '"git_commit"' in line
-    ]
-    assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
-    assert "Accepted and committed" in commits[1]
-    assert front_matter(card.read_text())["state"] == "Done"
+    assert_rejected_with_the_reason_then_accepted(project, card)
