@@ -9,7 +9,7 @@ so the server's import graph stays free of the SDKs (the import-linter contracts
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from cardrunner.tools.groups import ProcessGroups
 
 __all__ = [
     "MISSING_KEY",
+    "Preflight",
     "ResumeGrant",
     "RunOptions",
     "RunRefused",
@@ -32,6 +33,10 @@ __all__ = [
     "require_key",
     "transcript_of",
 ]
+
+
+Preflight = Callable[[], Awaitable[list[str]]]
+"""A front end's own check before a run opens: raises `RunRefused` to refuse, else returns notes."""
 
 
 @dataclass
@@ -58,6 +63,10 @@ class RunOptions:
     (nothing at all is committed) and on CI, which folds the card into its one commit."""
     processes: ProcessGroups = field(default_factory=ProcessGroups)
     """The run's ledger of process groups: its commands, app and MCP servers join it."""
+    preflight: Preflight | None = None
+    """Called by the session once the run is prepared and holds the card, before anything is
+    opened or written (CI makes the card's branch here). Its `RunRefused` ends the run as every
+    refusal does; its notes are logged and shown after the run's start."""
 
 
 class RunRefused(Exception):

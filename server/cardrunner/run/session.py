@@ -1,11 +1,13 @@
 """One run from start to end: the only place where a run's end becomes its `RunFinished`.
 
-`RunSession.events()` prepares the run (model, resume, sweep), assembles it (card, work area,
-tools, MCP servers, loop, log), moves the card to `In Work`, plays the loop and — however the
-run ends: a result, a limit, an error, cancellation, a crashing tool, a refusal while preparing
-— stops the app and the MCP servers, keeps or undoes the run's changes, writes the result to
-the log and the card, and yields exactly one `RunFinished`, last. Every event goes to the run
-log first, then to the caller, who only subscribes (the CLI, the editor's run manager, the demo).
+`RunSession.events()` prepares the run (model, resume, sweep), takes the card's lock, calls the
+front end's preflight if any (`RunOptions.preflight`: CI makes the card's branch), assembles it
+(card, work area, tools, MCP servers, loop, log), moves the card to `In Work`, plays the loop
+and — however the run ends: a result, a limit, an error, cancellation, a crashing tool, a
+refusal while preparing or in the preflight — stops the app and the MCP servers, keeps or undoes
+the run's changes, writes the result to the log and the card, and yields exactly one
+`RunFinished`, last. Every event goes to the run log first, then to the caller, who only
+subscribes (the CLI, the editor's run manager, the CI branch run, the demo).
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class RunSession:
             yield shown_model(event)
 
     async def _play(self) -> AsyncIterator[Event]:
-        """Prepare, assemble, start, then the loop's events, logged; the loop's result is kept."""
+        """Prepare, lock, preflight, assemble, start, then the loop's events, logged; the loop's
+        result is kept."""
         o = self.options
         prepared = await prepare_run(o)
         try:  # one run per card, across processes: held until the card says how it ended
@@ -79,6 +82,7 @@ class RunSession:
             )
         except CardBusy as exc:
             raise RunRefused(str(exc)) from exc
+        notes = await o.preflight() if o.preflight is not None else []  # may refuse
         run = self._run = await open_run(prepared, self._stack)
         await asyncio.to_thread(self._lock.record, run.run_id)
         await o.card_store.update(run.card.path, CardUpdate(state="In Work", reason=None))
@@ -86,6 +90,7 @@ class RunSession:
         self._live = mark_live(o.root, run.run_id, run.started.card)
         opening: list[Event] = [run.started]
         opening += [Notice(level="warning", message=w) for w in run.started.warnings]
+        opening += [Notice(message=n) for n in notes]
         for event in opening:
             run.log.write(event)
             yield event

@@ -1,22 +1,25 @@
 """`RunSession`: every way a run can end gives exactly one `RunFinished`, last.
 
 A real project in a git repository, the real tools, a scripted model; what varies is where the
-run stops: refused while preparing, cancelled while preparing, a card store that fails when the
-run starts or when it ends.
+run stops: refused while preparing or by a front end's preflight, cancelled while preparing, a
+card store that fails when the run starts or when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
 from cardrunner.card.record import CardUpdate
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.cardlock import CardBusy, CardLock
+from cardrunner.run.prepare import RunOptions, RunRefused
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 from tests.support.project import fix_transcript, make_project
@@ -73,6 +76,65 @@ async def test_a_missing_resume_is_refused_the_same_way(tmp_path: Path) -> None:
     result = (await events_of(opts))[-1]
     assert isinstance(result, RunFinished) and result.reason == "config_error"
     assert result.detail.startswith("cannot resume: fix-add.md has no unfinished run")
+
+
+class Preflight:
+    """A front end's preflight that records what it saw: was the card held, was it called."""
+
+    def __init__(self, root: Path, refuse: str | None = None, notes: list[str] | None = None):
+        self.root, self.refuse, self.notes = root, refuse, notes or []
+        self.card_was_held: list[bool] = []
+
+    async def __call__(self) -> list[str]:
+        try:
+            CardLock.acquire(self.root, "cards/fix-add.md").release()
+            self.card_was_held.append(False)
+        except CardBusy:
+            self.card_was_held.append(True)
+        if self.refuse is not None:
+            raise RunRefused(self.refuse)
+        return self.notes
+
+
+def run_logs(root: Path) -> list[Path]:
+    return sorted(StatePaths(root).runs.glob("*.jsonl")) if StatePaths(root).runs.exists() else []
+
+
+async def test_a_preflight_refusal_ends_like_a_refusal_while_preparing(tmp_path: Path) -> None:
+    card = make_project(tmp_path)
+    before = card.read_text()
+    preflight = Preflight(tmp_path, refuse="the branch is taken")
+    model = ScriptedModel(fix_transcript())
+    events = await events_of(options(tmp_path, model=model, preflight=preflight))
+    result = events[-1]
+    assert len(events) == 1 and isinstance(result, RunFinished)
+    assert (result.reason, result.detail) == ("config_error", "the branch is taken")
+    assert preflight.card_was_held == [True]  # under the card's lock, as every run's start
+    assert model.requests == [] and run_logs(tmp_path) == []  # nothing opened, nothing spent
+    assert card.read_text() == before
+    CardLock.acquire(tmp_path, "cards/fix-add.md").release()  # and the lock is let go
+
+
+async def test_a_preflight_comes_after_the_preparation(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    preflight = Preflight(tmp_path)
+    result = (await events_of(options(tmp_path, preflight=preflight)))[-1]  # no key, no model
+    assert isinstance(result, RunFinished) and "ANTHROPIC_API_KEY" in result.detail
+    assert preflight.card_was_held == []  # a run that cannot start is never checked further
+
+
+async def test_a_preflights_notes_are_logged_and_shown_after_the_start(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    preflight = Preflight(tmp_path, notes=["working on the branch cards/fix-add"])
+    opts = options(tmp_path, model=ScriptedModel(fix_transcript()), preflight=preflight)
+    events = await events_of(opts)
+    assert isinstance(events[0], RunStarted)
+    assert events[1] == Notice(message="working on the branch cards/fix-add", time=events[1].time)
+    [log] = run_logs(tmp_path)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["type"] for line in lines[:2]] == ["start", "notice"]
+    assert lines[1]["data"]["message"] == "working on the branch cards/fix-add"
+    assert lines[-1]["type"] == "result" and lines[-1]["data"]["status"] == "done"
 
 
 async def test_cancelled_while_preparing_ends_cancelled(tmp_path: Path) -> None:
