@@ -235,7 +235,8 @@ def test_a_card_whose_branch_is_on_the_remote_already_is_refused(
         assert api.requests == []  # refused before any money is spent
     assert proc.returncode == 2
     assert "origin has a branch cards/fix-add already" in proc.stderr
-    assert git(again, "status", "--porcelain") == ""
+    assert git(again, "status", "--porcelain") == ""  # the card untouched, as a refused run's
+    assert not list((again / ".cardrunner").glob("runs/*.jsonl"))  # refused before any log
     for flag, value in (("--pr-body", "x.md"), ("--remote", "origin")):
         wrong = cli(again, "run", "cards/fix-add.md", "--yes", flag, value)
         assert wrong.returncode == 2 and "only go with --ci" in wrong.stderr

@@ -1,13 +1,14 @@
 """A card run as one CI job: its own branch, one commit, a push, a pull-request body.
 
 On CI the human review moves to the pull request, so the run is the ordinary lifecycle
-(`run_card`) with three things around it. Before: a branch `cards/<slug>` is made from the
-current commit — refused, before any money is spent, if the remote has that branch already or
-something is staged. After a Done run: the run's commit and the card's new state become one
-commit (a reviewer sees the change and the card moving to Done together, and a squash or
-rebase merge keeps them together), which is pushed as a new branch, never forced. Then the
-checkout goes back where it was. A failed run pushes nothing; the body says why. Nothing is
-merged by cardrunner.
+(`run_card`) with three things around it. Before, as the session's preflight: a branch
+`cards/<slug>` is made from the current commit — refused, before any money is spent, if the
+remote has that branch already or something is staged; the session ends a refusal like any
+other (one `RunFinished`, `config_error`, the card untouched). After a Done run: the run's
+commit and the card's new state become one commit (a reviewer sees the change and the card
+moving to Done together, and a squash or rebase merge keeps them together), which is pushed as
+a new branch, never forced. Then the checkout goes back where it was. A failed run pushes
+nothing; the body says why. Nothing is merged by cardrunner.
 
 The card's run record on the branch has no `commit`: a commit cannot name itself, and the sha
 changes anyway when the pull request is squashed or rebased. The `Card:` and `Run:` trailers
@@ -22,14 +23,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cardrunner.agent.events import Event, Notice, RunFinished, Usage
+from cardrunner.agent.events import Event, Notice, RunFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.run.cardcommit import with_record
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.prepare import RunOptions, RunRefused
 from cardrunner.run.session import run_card
 from cardrunner.run.store import CardStore
 from cardrunner.run.view import RunView
@@ -78,36 +79,41 @@ class CiOutcome:
     body: str = ""
 
 
+@dataclass(frozen=True)
+class _Branched:
+    """What the preflight made: the run is on `branch`, started from `start`."""
+
+    card: Card
+    branch: str
+    start: StartPoint
+
+
 @dataclass
 class CardBranchRun:
-    """One card run on its own branch, ending in a push; `events()` streams it."""
+    """One card run on its own branch, ending in a push; `events()` streams it.
+
+    The branch is made in the session's preflight (`RunOptions.preflight`), so a refusal here
+    (something staged, the branch taken) ends the run in `RunSession` like every other refusal:
+    after the card lock is taken and the run prepared, before anything is written, with the one
+    `RunFinished` the session makes. Only a run that got its branch lands (`_land`)."""
 
     options: RunOptions
     target: PushTarget = field(default_factory=PushTarget)
     outcome: CiOutcome | None = None
+    _branched: _Branched | None = field(default=None, init=False, repr=False)
 
     async def events(self) -> AsyncIterator[Event]:
         """The run's events, with notices on the branch and the push; ends with `RunFinished`."""
         o = self.options
-        repo = BranchRepo(o.root)
-        try:
-            card = await asyncio.to_thread(load_card, o.card_path)
-            branch = f"cards/{card.slug}"
-            start = await self._preflight(repo, branch)
-        except (CardError, GitError, _Refused) as exc:
-            self.outcome = CiOutcome(branch="", why_not_pushed=str(exc))
-            yield _refused(str(exc))
-            return
-        self.outcome = CiOutcome(branch=branch)
-        await repo.switch_new(branch)
-        yield Notice(message=f"working on the new branch {branch} from {start.commit[:10]}")
+        self._branched = None
         options = replace(
             o,
             settings=o.settings.model_copy(update={"isolation": False}),
             card_store=_UncommittedRecord(o.card_store),
             commit_card_state=False,  # the card goes into the one folded commit instead
+            preflight=self._branch_off,
         )
-        view = RunView(card.path, "", card.title)
+        view = RunView(o.card_path, "", "")
         result: RunFinished | None = None
         async for event in run_card(options):
             view.apply(event)
@@ -116,33 +122,54 @@ class CardBranchRun:
             else:
                 yield event
         assert result is not None  # run_card always ends with one
-        for note in await self._land(repo, card, start, result, view):
+        branched = self._branched
+        if branched is None:  # refused (or cancelled) before the branch: nothing changed
+            self.outcome = CiOutcome(branch="", why_not_pushed=result.detail)
+            yield result
+            return
+        self.outcome = CiOutcome(branch=branched.branch)
+        for note in await self._land(BranchRepo(o.root), branched, result, view):
             yield Notice(message=note)
         if self.outcome.pushed:  # the run's own commit was folded into this one
             result = result.model_copy(update={"commit": self.outcome.commit})
         yield result
 
-    async def _preflight(self, repo: BranchRepo, branch: str) -> StartPoint:
+    async def _branch_off(self) -> list[str]:
+        """The session's preflight: refuse (RunRefused), or make the card's branch and say so."""
+        repo = BranchRepo(self.options.root)
+        try:
+            card = await asyncio.to_thread(load_card, self.options.card_path)
+            branch = f"cards/{card.slug}"
+            start = await self._check(repo, branch)
+            await repo.switch_new(branch)
+        except (CardError, GitError) as exc:
+            raise RunRefused(str(exc)) from exc
+        self._branched = _Branched(card, branch, start)
+        return [f"working on the new branch {branch} from {start.commit[:10]}"]
+
+    async def _check(self, repo: BranchRepo, branch: str) -> StartPoint:
+        """Where the branch starts; RunRefused if a CI run's one commit cannot be made here."""
         if not await repo.is_repo():
-            raise _Refused(f"{self.options.root} is not a git repository")
+            raise RunRefused(f"{self.options.root} is not a git repository")
         start = await repo.start_point()
         if not await repo.index_matches_head():
-            raise _Refused("something is staged; a CI run's commit must hold only the run's work")
+            raise RunRefused("something is staged; a CI run's commit must hold only the run's work")
         if await repo.has_branch(branch):
-            raise _Refused(f"the branch {branch} exists already here; delete it or run elsewhere")
+            raise RunRefused(f"the branch {branch} exists already here; delete it or run elsewhere")
         if await repo.remote_has_branch(self.target.remote, branch):
-            raise _Refused(
+            raise RunRefused(
                 f"{self.target.remote} has a branch {branch} already (an open pull request?); "
                 "merge or delete it before running the card again"
             )
         return start
 
     async def _land(
-        self, repo: BranchRepo, card: Card, start: StartPoint, result: RunFinished, view: RunView
+        self, repo: BranchRepo, branched: _Branched, result: RunFinished, view: RunView
     ) -> list[str]:
         """Fold, push and go back; the notes say what happened to the branch."""
         outcome = self.outcome
         assert outcome is not None
+        card, start = branched.card, branched.start
         notes: list[str] = []
         commits = await repo.commits_since(start.commit)
         if result.status != "done":
@@ -203,19 +230,3 @@ class CardBranchRun:
             pushed_to=self.target.remote if outcome.pushed else None,
             why_not_pushed=outcome.why_not_pushed,
         )
-
-
-class _Refused(Exception):
-    """The CI run cannot start here; nothing was changed."""
-
-
-def _refused(why: str) -> RunFinished:
-    return RunFinished(
-        status="failed",
-        reason="config_error",
-        detail=why,
-        rounds=0,
-        tool_calls=0,
-        usage=Usage(),
-        cost_usd=0.0,
-    )

@@ -1,19 +1,24 @@
 """`CardBranchRun` in process: the paths the e2e board test does not take.
 
-Real repositories and bare remotes, the real run lifecycle, a scripted model.
+Real repositories and bare remotes, the real run lifecycle, a scripted model. A CI refusal is
+the session's refusal (`RunOptions.preflight`): one `RunFinished`, `config_error`, no log, the
+card untouched, as an editor or CLI run refused while preparing.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
+from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.cardlock import CardLock
 from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
 from cardrunner.run.prepare import RunOptions
 from tests.support.project import fix_transcript, git, make_project
@@ -31,15 +36,19 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     return work, origin
 
 
-def branch_run(root: Path, steps: list[dict[str, Any]], body: Path | None = None) -> CardBranchRun:
+def branch_run(
+    root: Path, steps: list[dict[str, Any]] | None, body: Path | None = None
+) -> CardBranchRun:
+    """The CI run of fix-add; `steps` None: no model and no key (the session chooses)."""
     settings, problems = load_settings(root)
     assert not problems, problems
     options = RunOptions(
         root=root,
         card_path=root / "cards" / "fix-add.md",
         settings=settings,
-        model=ScriptedModel(steps),
+        model=None if steps is None else ScriptedModel(steps),
         approver=PullRequestApprover(),
+        env={},
     )
     return CardBranchRun(options, PushTarget(remote="origin", pr_body=body))
 
@@ -52,6 +61,22 @@ async def play(run: CardBranchRun) -> tuple[list[Event], RunFinished]:
 
 def notices(events: list[Event]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice)]
+
+
+def run_logs(root: Path) -> list[Path]:
+    runs = StatePaths(root).runs
+    return sorted(runs.glob("*.jsonl")) if runs.exists() else []
+
+
+def assert_refused_unchanged(work: Path, events: list[Event], body: Path | None = None) -> None:
+    """Refused as the session refuses: only the one result, and nothing here changed."""
+    assert len(events) == 1 and isinstance(events[0], RunFinished)
+    assert events[0].reason == "config_error"
+    assert run_logs(work) == []
+    assert git(work, "branch", "--list", "cards/*") == ""
+    assert git(work, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert "state: New" in (work / "cards" / "fix-add.md").read_text()
+    assert body is None or not body.exists()
 
 
 def state_at(root: Path, ref: str) -> str:
@@ -102,6 +127,11 @@ async def test_isolation_is_off_and_a_detached_checkout_is_returned_to(
     assert git(work, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"  # detached again
     assert body.read_text() == run.outcome.body
     assert f"pull-request body written to {body}" in notices(events)
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    log = StatePaths(work).log(started.run_id).read_text().splitlines()
+    noted = [json.loads(line)["data"]["message"] for line in log if '"notice"' in line]
+    assert f"working on the new branch cards/fix-add from {start[:10]}" in noted
 
 
 async def test_something_staged_is_refused_before_any_model_call(
@@ -111,10 +141,59 @@ async def test_something_staged_is_refused_before_any_model_call(
     (work / "notes.txt").write_text("mine\n")
     git(work, "add", "notes.txt")
     run = branch_run(work, fix_transcript())
-    _, result = await play(run)
+    events, result = await play(run)
     assert result.reason == "config_error" and "something is staged" in result.detail
     model = run.options.model
     assert isinstance(model, ScriptedModel) and model.requests == []
-    assert git(work, "branch", "--list", "cards/*") == ""
+    assert_refused_unchanged(work, events)
     assert state_at(work, "HEAD") == "New"
+    assert run.outcome is not None and run.outcome.why_not_pushed == result.detail
+
+
+async def test_without_a_key_the_run_is_refused_before_its_branch_is_made(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, _ = project
+    body = tmp_path / "body.md"
+    run = branch_run(work, None, body)
+    events, result = await play(run)
+    assert "ANTHROPIC_API_KEY" in result.detail
+    assert_refused_unchanged(work, events, body)  # no branch made and undone, no body
+
+
+async def test_a_card_another_run_holds_is_refused_before_its_branch_is_made(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, _ = project
+    body = tmp_path / "body.md"
+    held = CardLock.acquire(work, "cards/fix-add.md", "20261201-other-run")
+    try:
+        run = branch_run(work, fix_transcript(), body)
+        events, result = await play(run)
+    finally:
+        held.release()
+    assert "is already running: run 20261201-other-run" in result.detail
+    assert_refused_unchanged(work, events, body)
+    model = run.options.model
+    assert isinstance(model, ScriptedModel) and model.requests == []
+
+
+async def test_a_refusal_on_the_branch_goes_back_and_deletes_it(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, origin = project
+    (work / "src" / "calc.py").write_text("# my own work in progress\n")  # not staged
+    body = tmp_path / "body.md"
+    run = branch_run(work, fix_transcript(), body)
+    events, result = await play(run)
+    assert result.reason == "config_error" and "src/calc.py" in result.detail
+    assert [type(e) for e in events].count(RunFinished) == 1
+    assert run.outcome is not None and run.outcome.branch == "cards/fix-add"
+    assert not run.outcome.pushed
+    assert any(n.startswith("nothing was pushed: ") for n in notices(events))
+    assert git(work, "branch", "--list", "cards/*") == ""  # the empty branch is gone
+    assert git(origin, "branch", "--list", "cards/*") == ""
+    assert git(work, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert (work / "src" / "calc.py").read_text() == "# my own work in progress\n"
     assert "state: New" in (work / "cards" / "fix-add.md").read_text()
+    assert run_logs(work) == []
