@@ -96,3 +96,22 @@ async def test_raw_client_talks_to_the_minimal_server(tmp_path: Path) -> None:
     finally:
         await server.close()
     assert server.proc is not None and server.proc.returncode == 0
+
+
+@pytest.mark.timeout(60)
+async def test_layered_server_loads_the_layers_it_is_given(tmp_path: Path) -> None:
+    from tests.support.project import make_project
+
+    make_project(tmp_path)
+    cards = sorted((tmp_path / "cards").glob("*.md"))
+    assert cards, "the project has cards to parse"
+    argv = [sys.executable, str(BENCH / "layered_server.py"), "settings", "cards", "watch"]
+    server = LspProcess(argv, tmp_path)
+    await server.spawn()
+    try:
+        await server.initialize(tmp_path)
+        logged = await server.wait_for(lambda r: r.method == "window/logMessage", 30)
+        message = logged.params["message"]
+        assert message == f"layers loaded: settings, cards, watch; {len(cards)} cards parsed"
+    finally:
+        await server.close()
