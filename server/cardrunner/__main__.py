@@ -2,6 +2,6 @@
 
 import sys
 
-from cardrunner.cli.main import main
+from cardrunner.cli.entry import main
 
 sys.exit(main())

@@ -21,7 +21,7 @@ from _lsp import LspProcess
 ANSWERS_INITIALIZE = {
     "cardrunner",
     "cardrunner.cli",
-    "cardrunner.cli.main",
+    "cardrunner.cli.entry",
     "cardrunner.lsp",
     "cardrunner.lsp.server",
     "cardrunner.lsp.handlers",

@@ -1,1 +1,1 @@
-"""`cardrunner` on the command line. Entry point: `cli.main.main`."""
+"""`cardrunner` on the command line. Entry point: `cli.entry.main`."""

@@ -370,12 +370,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    given = list(sys.argv[1:] if argv is None else argv)
-    if given == ["lsp"]:
-        # Editors start `cardrunner lsp` and wait for its `initialize` answer: it skips
-        # building the parser of every command (~5 ms, 2 % of that wait; docs/architecture.md).
-        return cmd_lsp(argparse.Namespace(command="lsp"))
-    args = _parser().parse_args(given)
+    """Every command, through the parser (`cardrunner lsp` alone skips it: cli/entry.py)."""
+    args = _parser().parse_args(argv)
     handler = {
         "run": cmd_run,
         "check": cmd_check,
