@@ -5,8 +5,9 @@ it with pygls and lsprotocol alone, like a bare pygls server: its protocol, its 
 client wrapper and the handlers (handlers.py: every LSP method and command, so the capabilities
 are complete). The features — settings, the card index, diagnostics, runs, reviews, the board,
 the watcher, with pydantic, yaml and watchfiles beneath them — are `CardApp` (app.py). It is
-built right after the answer is sent, before the client's next message is read
-(`CardProtocol.on_initialize_answered`), or at the first use should a client send one sooner.
+built on the loop's next turn after the answer is handed to stdout — before anything the
+client sends once it has the answer (`CardProtocol.on_initialize_answered`) — or at the first
+use, should a client not wait for the answer.
 This is the one seam: nothing loaded before it may import the features' modules, which
 `tests/e2e/test_lsp_startup.py` checks over the protocol. Nothing is written to stdout (the
 JSON-RPC channel). Runs execute in worker processes: `anthropic` and `mcp` never load here.

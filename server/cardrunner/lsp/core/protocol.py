@@ -37,7 +37,8 @@ class CardProtocol(LanguageServerProtocol):
     on_exit: Callable[[int], None] | None = None
     """Called with the exit status the spec gives (0 after `shutdown`, else 1)."""
     on_initialize_answered: Callable[[], None] | None = None
-    """Called once the `initialize` result is written to the client (not on an error)."""
+    """Called once the `initialize` result is handed to the writer (not on an error): on a
+    pipe with room, as ours is at start-up, it is in the client's pipe by then."""
 
     shutdown_received = False
     """`shutdown` was read. pygls marks it only once our handler has stopped the runs, but the
