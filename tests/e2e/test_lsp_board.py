@@ -31,6 +31,7 @@ from tests.support.lsp import (
     lens_command,
     lens_titles,
     make_project,
+    plain,
     project_of,
     read_back,
     slow_transcript,
@@ -67,17 +68,7 @@ def lsp_project(tmp_path: Path) -> Project:
 
 async def board(client: LanguageClient) -> dict[str, Any]:
     result = await client.protocol.send_request_async(BOARD, None)
-    return _plain(result)
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+    return plain(result)
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], what: str, within: float = 60) -> None:
@@ -119,10 +110,10 @@ async def test_board_and_symbols_group_cards_by_state_with_live_runs(
 
     async def test_output_shown() -> bool:
         summary = await client.protocol.send_request_async(RUN_SUMMARY, {"uri": gamma.as_uri()})
-        return "test_greeting PASSED" in _plain(summary)["text"]
+        return "test_greeting PASSED" in plain(summary)["text"]
 
     await eventually(test_output_shown, "the test output in the live run view")
-    summary = _plain(await client.protocol.send_request_async(RUN_SUMMARY, {"uri": gamma.as_uri()}))
+    summary = plain(await client.protocol.send_request_async(RUN_SUMMARY, {"uri": gamma.as_uri()}))
     assert summary["live"] is True and summary["logPath"].endswith(".jsonl")
     assert summary["text"].startswith(f"run {started['runId']}")
     assert "── run_tests output, as it arrives ──\ntest_greeting PASSED" in summary["text"]

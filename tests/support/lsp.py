@@ -292,21 +292,22 @@ class Editor:
 
         @c.feature("cardrunner/runStatus")
         def run_status(ls: LanguageClient, params: Any) -> None:
-            self.status.append(_plain(params))
+            self.status.append(plain(params))
 
         @c.feature("cardrunner/reviewRequested")
         def review_requested(ls: LanguageClient, params: Any) -> None:
-            self.reviews.append(_plain(params))
+            self.reviews.append(plain(params))
 
 
-def _plain(value: Any) -> Any:
-    """pygls hands custom notifications over as namedtuples; make them plain JSON values."""
+def plain(value: Any) -> Any:
+    """pygls hands custom notifications (and custom requests' answers) over as namedtuples;
+    make them plain JSON values."""
     if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
+        return {k: plain(v) for k, v in value._asdict().items()}
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
