@@ -78,12 +78,10 @@ def alive(pid: int) -> bool:
 
 def wait_gone(pids: list[int], seconds: float = 15.0) -> list[int]:
     """The pids still alive after waiting up to `seconds` for them to end (orphans get reaped)."""
-    deadline = time.monotonic() + seconds
-    left = [p for p in pids if alive(p)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [p for p in left if alive(p)]
-    return left
+    # Imported here: run as the test MCP server, this file has no `tests` package on its path.
+    from tests.support import processes
+
+    return processes.wait_gone(pids, alive, seconds)
 
 
 def processes_with_arg(arg: str) -> list[int]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 from cardrunner.demo import APP
+from tests.support import processes
 
 FIXES = Path(__file__).parent / "demo_fixes"
 TOOLS = {
@@ -70,13 +70,8 @@ def ui_servers() -> list[int]:
 
 
 def wait_gone(pids: list[int], seconds: float = 15.0) -> list[int]:
-    """The pids still alive after waiting up to `seconds` for them to end."""
-    deadline = time.monotonic() + seconds
-    left = [p for p in pids if alive(p)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [p for p in left if alive(p)]
-    return left
+    """The pids still alive (zombies are not) after waiting up to `seconds` for them to end."""
+    return processes.wait_gone(pids, alive, seconds)
 
 
 def driver_pid(start_text: str) -> int:
