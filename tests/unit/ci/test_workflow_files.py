@@ -30,6 +30,17 @@ def load(path: Path) -> dict[Any, Any]:
     return data
 
 
+def shellcheck(script: str) -> subprocess.CompletedProcess[str]:
+    """shellcheck, as bash, on `script`."""
+    return subprocess.run(
+        [str(BIN / "shellcheck"), "--shell=bash", "-"],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_actionlint_passes_on_the_workflow_and_the_action_it_uses() -> None:
     proc = subprocess.run(
         [
@@ -71,13 +82,7 @@ def test_the_action_shell_steps_pass_shellcheck() -> None:
     for step in steps:
         assert step["shell"] == "bash"
         script = re.sub(r"\$\{\{[^}]*\}\}", "EXPR", step["run"])  # expressions are env vars here
-        proc = subprocess.run(
-            [str(BIN / "shellcheck"), "--shell=bash", "-"],
-            input=script,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = shellcheck(script)
         assert proc.returncode == 0, f"{step.get('name')}:\n{proc.stdout}"
 
 
@@ -134,14 +139,19 @@ def test_the_gitlab_plan_job_turns_the_plan_into_one_child_job_per_card(tmp_path
         scheduled_usd=None,
     )
     script = next(s for s in load(GITLAB)["cards-plan"]["script"] if "<<'PY'" in s)
-    (tmp_path / "plan.json").write_text(plan.model_dump_json())
-    subprocess.run(
-        [sys.executable, "-c", heredoc(script), "plan.json", "child.yml"],
-        cwd=tmp_path,
-        check=True,
-        timeout=60,
-    )
-    child = yaml.safe_load((tmp_path / "child.yml").read_text())
+
+    def child_pipeline(plan: Plan) -> Any:
+        """The child pipeline the plan job's Python writes for `plan`."""
+        (tmp_path / "plan.json").write_text(plan.model_dump_json())
+        subprocess.run(
+            [sys.executable, "-c", heredoc(script), "plan.json", "child.yml"],
+            cwd=tmp_path,
+            check=True,
+            timeout=60,
+        )
+        return yaml.safe_load((tmp_path / "child.yml").read_text())
+
+    child = child_pipeline(plan)
     assert child["include"] == [{"local": ".gitlab/cards-run.gitlab-ci.yml"}]
     assert child["card a"] == {
         "extends": ".cards-run",
@@ -156,14 +166,7 @@ def test_the_gitlab_plan_job_turns_the_plan_into_one_child_job_per_card(tmp_path
     assert child["card b"]["variables"]["CARD_MAX_COST"] == ""
     assert ".cards-run" in load(GITLAB_RUN)
     empty = plan.model_copy(update={"include": []})
-    (tmp_path / "plan.json").write_text(empty.model_dump_json())
-    subprocess.run(
-        [sys.executable, "-c", heredoc(script), "plan.json", "child.yml"],
-        cwd=tmp_path,
-        check=True,
-        timeout=60,
-    )
-    assert list(yaml.safe_load((tmp_path / "child.yml").read_text())) == ["include", "no cards"]
+    assert list(child_pipeline(empty)) == ["include", "no cards"]
 
 
 def test_the_gitlab_scripts_pass_shellcheck_and_compile() -> None:
@@ -172,11 +175,5 @@ def test_the_gitlab_scripts_pass_shellcheck_and_compile() -> None:
         if "<<'PY'" in item:
             compile(heredoc(item), "<gitlab script>", "exec")
             item = item.split("<<'PY'\n", 1)[0] + "<<'PY'\nPY\n"
-        proc = subprocess.run(
-            [str(BIN / "shellcheck"), "--shell=bash", "-"],
-            input=item,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = shellcheck(item)
         assert proc.returncode == 0, f"{item}\n{proc.stdout}"
