@@ -47,6 +47,16 @@ HANG = f"test = {json.dumps(slow_argv('workarea-hang', 60))}\n"
 """Tests that hang when the model runs them (the runner's own quick checks pass at once)."""
 
 
+def commit_hanging_tests(root: Path) -> None:
+    """Make the project's test command the one that hangs (`HANG`), and commit it."""
+    toml = root / "cardrunner.toml"
+    tests = 'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n'
+    text = toml.read_text()
+    assert tests in text, "the project's test command changed: HANG would replace nothing"
+    toml.write_text(text.replace(tests, HANG))
+    git(root, "commit", "-qam", "slow tests")
+
+
 def meta(card: Path) -> dict[str, Any]:
     return yaml.safe_load(card.read_text().split("---")[1])
 
@@ -100,14 +110,7 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     tmp_path: Path,
 ) -> None:
     card = make_project(tmp_path, extra_toml="")
-    (tmp_path / "cardrunner.toml").write_text(
-        (tmp_path / "cardrunner.toml")
-        .read_text()
-        .replace(
-            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n', HANG
-        )
-    )
-    git(tmp_path, "commit", "-qam", "slow tests")
+    commit_hanging_tests(tmp_path)
     (tmp_path / "src" / "data.bin").write_bytes(b"\x00binary\xff")
     git(tmp_path, "add", "src/data.bin")
     git(tmp_path, "commit", "-qm", "a binary file")
@@ -234,14 +237,7 @@ async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Pat
 
 async def test_isolated_cancel_removes_the_worktree(tmp_path: Path) -> None:
     make_project(tmp_path)
-    (tmp_path / "cardrunner.toml").write_text(
-        (tmp_path / "cardrunner.toml")
-        .read_text()
-        .replace(
-            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n', HANG
-        )
-    )
-    git(tmp_path, "commit", "-qam", "slow tests")
+    commit_hanging_tests(tmp_path)
     steps = [*WRITE_TWO, turn(use("run_tests")), final()]
     events = await cancel_at(options(tmp_path, steps, isolation=True), "run_tests")
     assert events[-1].reason == "cancelled"
