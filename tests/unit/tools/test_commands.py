@@ -68,6 +68,18 @@ def pids(path: Path) -> tuple[int, int]:
     return int(leader), int(child)
 
 
+async def start_hang(tmp_path: Path) -> tuple[asyncio.Task[CommandResult], int]:
+    """`HANG` run in the background (a two-minute time-out): its task, and its leader's pid once
+    the leader and its child both run."""
+    marker = tmp_path / "pids"
+    task = asyncio.create_task(
+        run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120, groups=GROUPS)
+    )
+    await wait_until(marker.exists)
+    leader, _ = pids(marker)
+    return task, leader
+
+
 async def test_output_and_exit_code(tmp_path: Path) -> None:
     code = "import sys; print('to out', flush=True); print('to err', file=sys.stderr); sys.exit(4)"
     result = await run_command([PY, "-c", code], tmp_path, timeout=30, groups=GROUPS)
@@ -116,12 +128,7 @@ async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
 
 
 async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
-    marker = tmp_path / "pids"
-    task = asyncio.create_task(
-        run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120, groups=GROUPS)
-    )
-    await wait_until(marker.exists)
-    leader, _ = pids(marker)
+    task, leader = await start_hang(tmp_path)
     assert leader in GROUPS.live()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -131,12 +138,7 @@ async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
 
 
 async def test_kill_all_ends_every_group(tmp_path: Path) -> None:
-    marker = tmp_path / "pids"
-    task = asyncio.create_task(
-        run_command([PY, "-c", HANG, str(marker)], tmp_path, timeout=120, groups=GROUPS)
-    )
-    await wait_until(marker.exists)
-    leader, _ = pids(marker)
+    task, leader = await start_hang(tmp_path)
     GROUPS.kill_all()
     result = await task
     assert result.exit_code == -9 and not result.timed_out and "leader ready" in result.output
