@@ -9,6 +9,7 @@ and MCP tools therefore look and behave exactly alike to the model and to the us
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -89,6 +90,11 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
 
 
 _validators: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def preload() -> None:
+    """Import the validator now (a spare worker, `run/spare.py`, pays before its run)."""
+    importlib.import_module("jsonschema")
 
 
 def _validator(tool_schema: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ breaks half-way is retried too; when they are spent the run ends `api_error`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from typing import Any
 
@@ -83,6 +84,25 @@ class AnthropicModel:
             id=message.id,
             body=body,
         )
+
+
+PRELOAD = ("anthropic", "anthropic.lib.streaming", "anyio._backends._asyncio")
+"""The SDK, what `messages.stream` loads, and the HTTP layer's event-loop backend (loaded at
+its first use)."""
+
+
+def preload() -> None:
+    """Import what the first request imports (the SDK, its streaming and its HTTP layer), so a
+    spare worker (`run/spare.py`) has paid for it before its run is asked for. Nothing reads
+    the environment here: the client is built at the first request, from the run's."""
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import anthropic
+
+    _transport_errors()
+    # A client built and dropped unused loads its HTTP transport and TLS context; the run's
+    # own client is built at its first request, from the run's environment.
+    anthropic.AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9")
 
 
 def _retryable(exc: Exception) -> bool:

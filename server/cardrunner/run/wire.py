@@ -3,11 +3,13 @@
 The run executes in a worker (`run/worker.py`), the editor's server only subscribes
 (`run/workers.py`). Between them goes exactly what a run needs of the editor and nothing else:
 
-- server → worker: `start` (the run's options), `response` (to a request), `cancel` (with the
-  interruption's reason, or none for the user's cancel);
-- worker → server: `event` (the run-event contract: the run log's `{"time", "type", "data"}`
-  envelope, with every field of the event, so transient events and running totals cross too),
-  `request` (`review` or `update_card`, answered by id).
+- server → worker: `warm` (to a spare only, first: which adapters to import before its run is
+  asked for, `run/spare.py`), `start` (the run's options), `response` (to a request), `cancel`
+  (with the interruption's reason, or none for the user's cancel);
+- worker → server: `ready` (a spare's imports are done), `started` (the `start` was read: from
+  here on the run is the worker's), `event` (the run-event contract: the run log's
+  `{"time", "type", "data"}` envelope, with every field of the event, so transient events and
+  running totals cross too), `request` (`review` or `update_card`, answered by id).
 
 Reviews and card writes cross as requests because the approver and the card store belong to the
 editor (its buffers, its questions); everything else a run touches it owns itself.
@@ -27,6 +29,16 @@ from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.card.record import KEEP, CardUpdate, RunRecord
 
 Method = Literal["review", "update_card"]
+
+
+class WarmUp(BaseModel):
+    """What a spare worker imports while it waits: what the settings' runs will need."""
+
+    kind: Literal["warm"] = "warm"
+    api: bool
+    """The Messages API's SDK (no `replay` transcripts in the settings)."""
+    mcp: bool
+    """The MCP client (the settings name MCP servers)."""
 
 
 class StartRun(BaseModel):

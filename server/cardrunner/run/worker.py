@@ -2,9 +2,15 @@
 
 A run shares nothing with the editor's server but a pipe: its JSON work, the model's SDK and the
 MCP clients would otherwise hold the server's GIL (and its memory) while the user types. The
-worker lowers its own CPU priority, reads one `start` message on stdin, plays the run's
-`RunSession` and writes every event to stdout (`run/wire.py`); the review and the card writes
-are asked of the server, which answers them in the editor.
+worker lowers its own CPU priority, reads one `start` message on stdin, says `started`, plays
+the run's `RunSession` and writes every event to stdout (`run/wire.py`); the review and the
+card writes are asked of the server, which answers them in the editor.
+
+A spare (`run/spare.py`) is the same program started before its run is asked for: its first
+message is `warm`, so it imports the adapters the run will need (`preload`) — a worker started
+for a run imports them lazily, when the run first needs them — says `ready` and then waits for
+its `start` like any worker. Until a `start` is read there is no run to stop: a SIGTERM ends the
+process, and so does the end of its input (the server went away).
 
 When the server goes away (its end of the pipe closes: a crash, SIGKILL, an editor that killed
 it) the worker ends the run as `interrupted` — processes stopped, changes kept for a resume,
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -130,6 +137,35 @@ def options(start: wire.StartRun, channel: Channel) -> RunOptions:
     )
 
 
+PRELOAD = (
+    "concurrent.futures.thread",  # asyncio.to_thread's executor
+    "cardrunner.models.binding",
+    "cardrunner.models.cache",
+    "cardrunner.models.scripted",
+    "cardrunner.models.validation",
+)
+"""What every run imports lazily, whichever its model."""
+
+
+def preload(warm: wire.WarmUp) -> None:
+    """Import, ahead of the run, what it would import lazily: the scripted model and its
+    checks, the tools' schema validator, and the SDK and the MCP client when `warm` says the
+    settings use them. Each adapter names its own lazy imports."""
+    from cardrunner.agent.gate import preload as preload_gate
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    preload_gate()
+    if warm.api:
+        from cardrunner.models.anthropic import preload as preload_api
+
+        preload_api()
+    if warm.mcp:
+        from cardrunner.tools.mcp.hub import preload as preload_mcp
+
+        preload_mcp()
+
+
 class Worker:
     """The run and the two directions of its pipe."""
 
@@ -142,9 +178,15 @@ class Worker:
 
     async def serve(self) -> None:
         first = await self._reader.readline()
+        if first and json.loads(first).get("kind") == "warm":
+            preload(wire.WarmUp.model_validate_json(first))
+            await self._channel.send({"kind": "ready"})
+            first = await self._reader.readline()
         if not first:
             return
         start = wire.StartRun.model_validate_json(first)
+        await self._channel.send({"kind": "started"})
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.cancel, None)
         self._task = asyncio.create_task(self._play(options(start, self._channel)))
         listening = asyncio.create_task(self._listen())
         try:
@@ -189,7 +231,6 @@ async def _main(read: int, write: int) -> None:
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     worker = Worker(reader, Channel(writer))
-    loop.add_signal_handler(signal.SIGTERM, worker.cancel, None)
     await worker.serve()
     with contextlib.suppress(OSError, ConnectionError):
         await writer.drain()

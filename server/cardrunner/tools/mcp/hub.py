@@ -17,6 +17,7 @@ Usage:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import re
 import sys
@@ -259,6 +260,27 @@ class McpHub:
         finally:
             for conn in self._connections.values():
                 conn.kill_now()
+
+
+PRELOAD = (
+    "anyio._backends._asyncio",
+    "jsonschema",
+    "mcp",
+    "mcp.client.streamable_http",
+    "mcp.shared.exceptions",
+    "mcp.shared.message",
+    "mcp_types",
+)
+"""The MCP client, its types and exceptions, both transports, the schema checker and the
+event-loop backend anyio loads at its first use."""
+
+
+def preload() -> None:
+    """Import what starting and calling servers imports (the MCP client, its types and both
+    transports, the schema checker), so a spare worker (`run/spare.py`) has paid for it before
+    its run is asked for."""
+    for name in PRELOAD:
+        importlib.import_module(name)
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:
