@@ -125,10 +125,12 @@ class CardServer(LanguageServer):
     def debug_modules(self) -> dict[str, Any]:
         """What this process has imported: the SDKs (which only runs' workers may load) at
         `initialize` and now, every top-level package, and every module imported by the time
-        the `initialize` answer was sent — for tests and bug reports. Answered by the server
+        the `initialize` answer was sent — for tests and bug reports; and the spare worker the
+        next run takes (`run/spare.py`), once the features run cards. Answered by the server
         itself, without the features."""
         return {
             "pid": os.getpid(),
+            "spare": self._app.runs.spare.describe() if self._app is not None else None,
             "atInitialize": self.modules_at_initialize,
             "importedAtInitialize": self.imported_at_initialize,
             "loaded": self.loaded,

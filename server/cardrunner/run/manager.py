@@ -7,6 +7,10 @@ editor's GIL; the manager folds every event into a `RunView` — the run's live 
 each event to one listener. How a run is prepared and how it ends is the session's business
 alone, in the worker. It knows nothing of LSP: the language server is only one listener, and a
 test can be another.
+
+Once it has started a run, it keeps one spare worker warm for the next (`run/spare.py`): a run
+takes it, and once that run is under way (its first event) the next spare is started, with the
+imports the settings' runs need, so it does not compete with the run it stands behind.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
 from cardrunner.agent.review import Approver
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
+from cardrunner.run import wire
 from cardrunner.run.log import new_run_id
 from cardrunner.run.options import ResumeGrant, RunOptions, RunRefused, refuse_early
+from cardrunner.run.spare import IDLE_SECONDS, SpareWorker
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
 from cardrunner.run.workers import WorkerRun
@@ -53,6 +59,7 @@ class RunManager:
         approver: Callable[[RunView], Approver],
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
+        spare_idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         self.root = root
         self._settings = settings
@@ -64,6 +71,10 @@ class RunManager:
         self._done: dict[Path, asyncio.Future[None]] = {}
         self._workers: dict[Path, WorkerRun] = {}
         self._keep: set[asyncio.Task[None]] = set()
+        self.spare = SpareWorker(spare_idle_seconds)
+        """The warm worker the next run takes (none before the first run)."""
+        self._under_way: set[str] = set()
+        """Runs that have sent an event (the next spare was asked for then)."""
 
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
     # resolved paths (the views call them on every event, and resolving costs a syscall a part).
@@ -108,7 +119,9 @@ class RunManager:
         refuse_early(options)  # no key: the editor hears it at once, not from a failed run
         self._views[path] = view
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        worker = self._workers[path] = WorkerRun(options, lambda event: self._emit(view, event))
+        worker = self._workers[path] = WorkerRun(
+            options, lambda event: self._emit(view, event), self.spare.take
+        )
         task = asyncio.create_task(self._drive(view, worker, done), name=f"run {view.run_id}")
         self._keep.add(task)
         task.add_done_callback(self._keep.discard)
@@ -133,8 +146,9 @@ class RunManager:
             await worker.exited()
 
     async def aclose(self, seconds: float = 10.0, interrupted: str | None = None) -> None:
-        """Cancel every run (as `cancel` does) and wait (bounded) until they have written
-        their results."""
+        """Kill the spare, cancel every run (as `cancel` does) and wait (bounded) until they
+        have written their results."""
+        closing = asyncio.ensure_future(self.spare.close())  # first: it ends at once
         live = [path for path in self._done if self.is_live(path)]
         for path in live:
             self._workers[path].cancel(interrupted)
@@ -144,6 +158,7 @@ class RunManager:
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
             exits = [asyncio.ensure_future(self._workers[p].exited()) for p in live]
             await asyncio.wait(exits, timeout=max(0.0, deadline - loop.time()))
+        await asyncio.wait([closing], timeout=seconds)
 
     async def _drive(self, view: RunView, worker: WorkerRun, done: asyncio.Future[None]) -> None:
         """One run: its worker's events, each folded into the view and handed on."""
@@ -156,6 +171,9 @@ class RunManager:
             self._ended(view, done)
 
     def _emit(self, view: RunView, event: Event) -> None:
+        if view.run_id not in self._under_way:
+            self._under_way.add(view.run_id)
+            self._refill()
         view.apply(event)
         if isinstance(event, RunStarted):  # a resumed run may continue under another id
             view.log_path = StatePaths(self.root).log(view.run_id)
@@ -163,6 +181,11 @@ class RunManager:
             self._listener.run_event(view, event)
         except Exception:
             log.exception("a run listener failed on %s", event.type)
+
+    def _refill(self) -> None:
+        """Ask for the next spare, warmed for what the settings' runs use."""
+        settings = self._settings()
+        self.spare.refill(self.root, wire.WarmUp(api=not settings.replay, mcp=bool(settings.mcp)))
 
     def _ended(self, view: RunView, done: asyncio.Future[None]) -> None:
         try:

@@ -1,10 +1,13 @@
 """A run in a worker process, seen from the process that schedules it (the language server).
 
-`WorkerRun.play` starts `python -m cardrunner.run.worker`, sends it the run's options and turns
-its lines back into the run's events (`run/wire.py`); the worker's `review` and `update_card`
-requests are answered by this side's approver and card store — the editor's. Cancelling sends
-a message (the run ends `cancelled`, or `interrupted` with a reason); a worker that no longer
-reads is sent SIGTERM.
+`WorkerRun.play` takes the warm spare (`run/spare.py`) or starts `python -m
+cardrunner.run.worker`, sends it the run's options and turns its lines back into the run's
+events (`run/wire.py`); the worker's `review` and `update_card` requests are answered by this
+side's approver and card store — the editor's. Cancelling sends a message (the run ends
+`cancelled`, or `interrupted` with a reason); a worker that no longer reads is sent SIGTERM.
+
+A spare whose pipe closes before it said `started` never began the run (it died while it
+waited): the run is started again in a fresh worker, so a dead spare is never a failed run.
 
 A worker that dies without its `RunFinished` (SIGKILL, the OOM killer, a crash of the
 interpreter) leaves what a killed CLI run leaves: the card `In Work`, a log without a result, a
@@ -20,23 +23,28 @@ import contextlib
 import json
 import logging
 import signal
-import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from cardrunner.agent import events as ev
 from cardrunner.run import wire
 from cardrunner.run.options import RunOptions
+from cardrunner.run.spare import WORKER, spawn_worker
+
+__all__ = ["WORKER", "WorkerRun", "start_message"]
 
 log = logging.getLogger(__name__)
 
-LINE_LIMIT = 1 << 26
-"""The longest line read from a worker (a round's content or a review's diff can be long)."""
 REAP_SECONDS = 10.0
 """How long a worker that sent its `RunFinished` may take to exit before it is killed."""
-WORKER = (sys.executable, "-P", "-m", "cardrunner.run.worker")
-"""`-P`: the worker starts in the workspace, which the model writes; plain `-m` would put that
-folder first on `sys.path`, so a `yaml.py` left there would run in the worker, unconfined."""
+
+Take = Callable[[Path], Awaitable[asyncio.subprocess.Process | None]]
+"""Hands over a warm worker for a run in this root, or None (`SpareWorker.take`)."""
+
+
+async def _no_spare(root: Path) -> asyncio.subprocess.Process | None:
+    return None
 
 
 def start_message(options: RunOptions) -> bytes:
@@ -57,11 +65,16 @@ def start_message(options: RunOptions) -> bytes:
 class WorkerRun:
     """One run in one worker process; `on_event` gets each event, on the caller's loop."""
 
-    def __init__(self, options: RunOptions, on_event: Callable[[ev.Event], None]) -> None:
+    def __init__(
+        self, options: RunOptions, on_event: Callable[[ev.Event], None], take: Take = _no_spare
+    ) -> None:
         self._options = options
         self._on_event = on_event
+        self._take = take
         self._proc: asyncio.subprocess.Process | None = None
         self._cancel: tuple[str | None] | None = None
+        self._begun = False
+        """The worker said `started`: a cancel goes to it (before, it waits for that)."""
         self._answering: set[asyncio.Task[None]] = set()
         self._last_round: ev.RoundFinished | None = None
         self._finished = False
@@ -73,16 +86,13 @@ class WorkerRun:
 
     async def play(self) -> None:
         """Start the worker and follow it to its end (the run's `RunFinished`, or its death)."""
-        proc = self._proc = await asyncio.create_subprocess_exec(
-            *WORKER,
-            str(self._options.card_path),  # only for `ps`: which card this process runs
-            cwd=self._options.root,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=LINE_LIMIT,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        await self._write(start_message(self._options))
+        proc = await self._take(self._options.root)
+        if proc is None or not await self._hand_over(proc):
+            # the card's path is only for `ps`: which card this process runs
+            proc = await spawn_worker(self._options.root, str(self._options.card_path))
+            await self._hand_over(proc)
+        assert proc.stdout is not None
+        self._begun = True
         if self._cancel is not None:
             self.cancel(*self._cancel)
         try:
@@ -95,6 +105,20 @@ class WorkerRun:
             self._reaper = asyncio.create_task(self._reap(proc))
         else:
             self._died(await proc.wait())
+
+    async def _hand_over(self, proc: asyncio.subprocess.Process) -> bool:
+        """Send the run's `start` and wait for the worker's `started`; False if its pipe closed
+        first (a spare that died before it could begin the run, or a worker that could not start)."""
+        self._proc = proc
+        assert proc.stdout is not None
+        await self._write(start_message(self._options))
+        while line := await proc.stdout.readline():
+            with contextlib.suppress(ValueError):
+                if json.loads(line).get("kind") == "started":
+                    return True
+        await proc.wait()
+        log.warning("a worker died before its run began (exit status %s)", proc.returncode)
+        return False
 
     async def exited(self) -> None:
         """Wait until the worker's process is gone (after its `RunFinished`, it still exits)."""
@@ -116,7 +140,7 @@ class WorkerRun:
     def cancel(self, why: str | None) -> None:
         """End the run: `cancelled`, or `interrupted` when `why` says why it had to stop."""
         proc = self._proc
-        if proc is None:  # not started yet: sent right after the start message
+        if proc is None or not self._begun:  # not started yet: sent once the run has begun
             self._cancel = (why,)
             return
         if proc.returncode is not None:
