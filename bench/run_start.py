@@ -1,13 +1,15 @@
 """How soon a run started from the editor shows progress: in the warm spare vs a cold worker.
 
 One `cardrunner lsp` over stdio, runs through the SDK against a fake Messages API in another
-process (the production path: the SDK's import is what a spare pays ahead). The figure is the
-time from sending `cardrunner.runCard` to the run's first `$/progress` report (the editor's
-first sign the run is going). After one run to start with (the server keeps no spare before
+process (the production path: the SDK's import is what a spare pays ahead). Two figures, from
+sending `cardrunner.runCard`: to the run's first `$/progress` report (the editor's first sign
+the run is going: the run has prepared and started, its card is In Work), and to the first
+report that counts tokens (the model's first answer has arrived — the SDK is imported and its
+first request answered, which a cold worker does only then). After one run to start with (the server keeps no spare before
 its first run), samples alternate: **spare** — the run is asked for once the server's spare is
 ready (`cardrunner.debug.modules`); **cold** — the same, but the ready spare is killed first and
 the server has noticed, so the run spawns a fresh worker. Each run plays two instant rounds and
-ends before the next sample. Ratio: median spare ÷ median cold (target ≤ 0.3×). Also printed:
+ends before the next sample. Ratios: median spare ÷ median cold (target ≤ 0.3×). Also printed:
 the spare's resident memory once ready.
 
     .venv/bin/python bench/run_start.py [--samples 6]
@@ -62,29 +64,37 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def progress_of(run_id: str, kind: str) -> Any:
+def progress_of(run_id: str, kind: str, answered: bool = False) -> Any:
+    """Matches the run's progress of `kind`; `answered`: a report after the first answer (its
+    line counts tokens: `round 1/1000 · 1.2k tok · …`)."""
     token = f"cardrunner/run/{run_id}"
 
     def match(item: Received) -> bool:
         params = item.params or {}
+        value = params.get("value", {})
+        message = str(value.get("message", ""))
         return (
             item.method == "$/progress"
             and str(params.get("token", "")).startswith(token)
-            and params.get("value", {}).get("kind") == kind
+            and value.get("kind") == kind
+            and (not answered or (" tok" in message and " 0 tok" not in message))
         )
 
     return match
 
 
-async def one_run(server: LspProcess, card: Path) -> float:
-    """Seconds from `runCard` to the run's first progress report; waits for the run's end."""
+async def one_run(server: LspProcess, card: Path) -> tuple[float, float]:
+    """Seconds from `runCard` to the run's first progress report and to its first report
+    after the model's first answer; waits for the run's end."""
     since = len(server.received)
     started = time.perf_counter()
     params = {"command": "cardrunner.runCard", "arguments": [card.as_uri()]}
     answer = await server.request("workspace/executeCommand", params)
-    first = await server.wait_for(progress_of(answer["runId"], "report"), 120, since)
-    await server.wait_for(progress_of(answer["runId"], "end"), 120, since)
-    return first.time - started
+    run_id = answer["runId"]
+    first = await server.wait_for(progress_of(run_id, "report"), 120, since)
+    tool = await server.wait_for(progress_of(run_id, "report", answered=True), 120, since)
+    await server.wait_for(progress_of(run_id, "end"), 120, since)
+    return first.time - started, tool.time - started
 
 
 async def main() -> int:
@@ -95,6 +105,7 @@ async def main() -> int:
     fake, base_url = await start_fake_api(ROUNDS)
     env = dict(os.environ) | {"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": base_url}
     times: dict[str, list[float]] = {"spare": [], "cold": []}
+    tools: dict[str, list[float]] = {"spare": [], "cold": []}
     memory: list[float] = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench-run-start-") as tmp:
@@ -115,23 +126,30 @@ async def main() -> int:
                     if kind == "cold":
                         os.kill(pid, signal.SIGKILL)
                         await until_spare(server, ready=False)
-                    seconds = await one_run(server, card)
+                    seconds, tool = await one_run(server, card)
                     times[kind].append(seconds)
-                    print(f"   {kind:5}  {seconds * 1000:7.0f} ms", flush=True)
+                    tools[kind].append(tool)
+                    print(
+                        f"   {kind:5}  first report {seconds * 1000:6.0f} ms"
+                        f"  first answer {tool * 1000:6.0f} ms",
+                        flush=True,
+                    )
             finally:
                 await server.close()
     finally:
         await stop_fake_api(fake)
-    for kind, values in times.items():
-        ms = [v * 1000 for v in values]
-        print(
-            f"   {kind:5} min {min(ms):6.0f}  median {median(ms):6.0f}  max {max(ms):6.0f} ms"
-            f"  (n={len(ms)})"
-        )
+    for title, figures in (("first report", times), ("first answer", tools)):
+        for kind, values in figures.items():
+            ms = [v * 1000 for v in values]
+            print(
+                f"   {title}, {kind:5}: min {min(ms):6.0f}  median {median(ms):6.0f}"
+                f"  max {max(ms):6.0f} ms  (n={len(ms)})"
+            )
     print(f"   the spare's RSS when ready: median {median(memory):.0f} MiB")
-    ratio = median(times["spare"]) / median(times["cold"])
-    print(f"RATIO first progress, spare/cold = {ratio:.2f}×  (target ≤ {TARGET}×): ", end="")
-    print(verdict(ratio, TARGET))
+    for title, figures in (("first progress report", times), ("first answer", tools)):
+        ratio = median(figures["spare"]) / median(figures["cold"])
+        print(f"RATIO {title}, spare/cold = {ratio:.2f}×  (target ≤ {TARGET}×): ", end="")
+        print(verdict(ratio, TARGET))
     return 0
 
 
