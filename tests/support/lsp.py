@@ -25,7 +25,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from tests.support.project import slow_argv
+from tests.support.project import init_repo, slow_argv
 
 ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
 
@@ -109,11 +109,7 @@ def make_project(root: Path, marker: str) -> Project:
     (root / "src" / "app.py").write_text('def greet(name):\n    return "hi"\n')
     (root / "cardrunner.toml").write_text(TOML.format(test=json.dumps(slow_argv(marker, 30))))
     (root / ".gitignore").write_text(".cardrunner/\n__pycache__/\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "config", "user.name", "Test")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
+    init_repo(root, "start")
     return Project(root, marker)
 
 

@@ -52,6 +52,15 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
+def init_repo(root: Path, message: str = "initial") -> None:
+    """Make `root` a git repository on `main` whose one commit holds everything in it."""
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
 def make_project(
     root: Path, *, timeout: float = 120, extra_toml: str = "", top_toml: str = ""
 ) -> Path:
@@ -65,11 +74,7 @@ def make_project(
     (root / "cards" / "fix-add.md").write_text(CARD)
     (root / "cardrunner.toml").write_text(top_toml + TOML.format(timeout=timeout) + extra_toml)
     (root / ".gitignore").write_text("__pycache__/\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    init_repo(root)
     return root / "cards" / "fix-add.md"
 
 

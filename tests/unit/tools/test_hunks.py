@@ -3,7 +3,6 @@ file and drops others commits exactly the kept ones (real repositories, real git
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,17 @@ from cardrunner.agent.review import HunkRef, ReviewDecision, ScriptedApprover
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.git import GitRepo
 from cardrunner.tools.hunks import comments_reason, parse_diff, patch_of
+from tests.support.project import git, init_repo
 
 OLD = "".join(f"line {n}\n" for n in range(1, 31))
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
-    return done.stdout
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Tester")
-    git(root, "config", "user.email", "tester@example.com")
     (root / "src" / "a.py").write_text(OLD)
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "initial")
+    init_repo(root)
     return root
 
 

@@ -6,7 +6,6 @@ scripted (it records what the user would have seen).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,11 +16,7 @@ from cardrunner.agent.review import ReviewDecision, ScriptedApprover
 from cardrunner.run.workarea import WorkArea
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.scope import review_header, secrets_in_diff
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
-    return done.stdout
+from tests.support.project import git, init_repo
 
 
 @pytest.fixture
@@ -30,11 +25,7 @@ def root(tmp_path: Path) -> Path:
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "app.py").write_text("print('hi')\n")
     (repo / ".gitignore").write_text("__pycache__/\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "Dev")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "initial")
+    init_repo(repo)
     return repo
 
 
