@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 TOML = """cards = "cards"
-{replay}require_evidence = false
+{replay}{priority}require_evidence = false
 
 [paths]
 read = ["."]
@@ -84,9 +84,11 @@ def make_board(
     rounds: int = 200,
     max_rounds: int = 1000,
     replay: bool = True,
+    run_priority: str | None = None,
 ) -> list[Path]:
     """`cards` cards (`cards/card-0000.md` …); the first `runnable` get a transcript each.
-    `replay=False` leaves the setting out: runs then call the Messages API (`ANTHROPIC_*`)."""
+    `replay=False` leaves the setting out: runs then call the Messages API (`ANTHROPIC_*`);
+    `run_priority` sets how far the runs' workers yield the CPU (default: the setting's)."""
     (root / "src").mkdir(parents=True)
     (root / "cards").mkdir()
     (root / "transcripts").mkdir()
@@ -94,7 +96,9 @@ def make_board(
     (root / "README.md").write_text("# Benchmark board\n")
     (root / ".gitignore").write_text("__pycache__/\n.cardrunner/\n")
     replay_line = 'replay = "transcripts"\n' if replay else ""
-    (root / "cardrunner.toml").write_text(TOML.format(replay=replay_line, max_rounds=max_rounds))
+    priority = f"run_priority = {json.dumps(run_priority)}\n" if run_priority else ""
+    toml = TOML.format(replay=replay_line, priority=priority, max_rounds=max_rounds)
+    (root / "cardrunner.toml").write_text(toml)
     paths = []
     transcript = json.dumps(instant_transcript(rounds))
     for n in range(cards):

@@ -12,7 +12,7 @@ busy phase stops after 60 s whatever the count). Phases alternate (idle, busy, i
 the figures pool the phases.
 
     .venv/bin/python bench/editor_latency.py [--samples 600] [--cycles 2] [--model replay|api]
-                                             [--profile]
+                                             [--run-priority low|lowest|idle] [--profile]
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from _board import make_board
 from _common import VENV_BIN, header, median, percentile, verdict
 from _lsp import LspProcess, Received, did_open, doc, position
+
+from cardrunner.config.settings import RunPriority
 
 TARGET = 1.5
 RUNS = 8
@@ -212,10 +214,19 @@ async def main() -> int:
         "the SDK against a fake Messages API in another process",
     )
     parser.add_argument(
+        "--run-priority",
+        choices=get_args(RunPriority),
+        help="write `run_priority` into the board's cardrunner.toml (default: left unset)",
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="run the server under cProfile, print its hot spots"
     )
     args = parser.parse_args()
-    header(f"editor latency: {RUNS} runs going vs idle, {args.cycles} cycles, model {args.model}")
+    priority = f", run_priority {args.run_priority}" if args.run_priority else ""
+    header(
+        f"editor latency: {RUNS} runs going vs idle, {args.cycles} cycles, model {args.model}"
+        + priority
+    )
     fake: asyncio.subprocess.Process | None = None
     env = dict(os.environ)
     if args.model == "api":
@@ -224,7 +235,12 @@ async def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-editor-") as tmp:
         root = Path(tmp) / "board"
         cards = make_board(
-            root, RUNS + 1, runnable=RUNS + 1, rounds=args.rounds, replay=args.model == "replay"
+            root,
+            RUNS + 1,
+            runnable=RUNS + 1,
+            rounds=args.rounds,
+            replay=args.model == "replay",
+            run_priority=args.run_priority,
         )
         watched, runs = cards[-1].as_uri(), [c.as_uri() for c in cards[:RUNS]]
         argv = [str(VENV_BIN / "cardrunner"), "lsp"]

@@ -1,5 +1,5 @@
 """Runs execute in worker processes: what crosses the boundary, and what happens when either
-side dies.
+side dies; the worker and what its run starts are scheduled as `run_priority` says.
 
 A worker killed with SIGKILL leaves its card interrupted with Resume in the live server; a
 language server killed mid-run makes its worker end the run `interrupted` on disk, and the next
@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from cardrunner.card.card import card_slug
@@ -258,3 +260,57 @@ async def test_a_run_through_the_sdk_reviewed_in_the_editor_leaves_no_sdk_in_the
     assert not {"anthropic", "mcp", "httpx2"} & set(modules["topLevel"])
     assert "card: greeting" in git(project.root, "log", "--format=%s").splitlines()
     assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP  # accepted across the pipe
+
+
+BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)
+"""The tests' own nice value, which the server inherits; a worker starts 10 below it."""
+
+
+@pytest.mark.parametrize(
+    ("setting", "nice", "policy"),
+    [(None, min(BASE_NICE + 10, 19), os.SCHED_OTHER), ("idle", 19, os.SCHED_IDLE)],
+    ids=["default", "idle"],
+)
+async def test_the_run_priority_schedules_the_worker_and_its_test_command(
+    tmp_path: Path, setting: str | None, nice: int, policy: int
+) -> None:
+    """The server pre-starts a spare at the default; the run's own setting, read from its
+    `start`, lowers the worker before anything of the run starts, so the test command the
+    model runs is born at the same priority. The server itself is never lowered."""
+    assert BASE_NICE < 10, "the tests must not run at a nice value that hides the difference"
+    project = make_project(tmp_path / "ws", f"cardrunner-test-{os.getpid()}-prio-{setting}")
+    if setting is not None:
+        toml = project.root / "cardrunner.toml"
+        toml.write_text(f"run_priority = {json.dumps(setting)}\n{toml.read_text()}")
+    card = project.write_card("again")
+    project.transcript("again", resumable_transcript())
+    server = await serve(project.root)
+    try:
+        await run_command(server, "cardrunner.runCard", card.as_uri())
+        sleepers = await wait_for(lambda: processes_with(project.marker), what="the test command")
+        [worker] = await wait_for(lambda: worker_pids(project.root), what="the live marker")
+        for pid in [worker, *sleepers]:
+            scheduled = (os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid))
+            assert scheduled == (nice, policy), (pid, scheduled)
+        assert server.proc is not None
+        own = (
+            os.getpriority(os.PRIO_PROCESS, server.proc.pid),
+            os.sched_getscheduler(server.proc.pid),
+        )
+        assert own == (BASE_NICE, os.SCHED_OTHER)
+        assert (await run_command(server, "cardrunner.cancelRun", card.as_uri()))["cancelled"]
+        await wait_for(lambda: not processes_with(str(card)), 30, "the worker to exit")
+    finally:
+        await server.close()
+
+
+async def test_an_unknown_run_priority_is_a_settings_problem(client: LanguageClient) -> None:
+    client.set_configuration({"run_priority": "normal"}, section="cardrunner")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    warning = await wait_for(
+        lambda: [m for m in client.messages if "invalid settings" in m.message],
+        what="the settings warning",
+    )
+    assert warning[0].type == types.MessageType.Warning
+    said = warning[0].message
+    assert "run_priority" in said and all(v in said for v in ("'low'", "'lowest'", "'idle'"))

@@ -21,6 +21,10 @@ from cardrunner.config.models import Price as Price  # re-exported: where prices
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
+RunPriority = Literal["low", "lowest", "idle"]
+"""How far an editor run yields the CPU: nice 10, nice 19, nice 19 + `SCHED_IDLE`
+(`run/priority.py`). Nothing above the default: a worker can lower itself, never raise itself."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -164,6 +168,12 @@ class Settings(_Strict):
         None, description="Run in a git worktree; None: front end decides."
     )
     tool_timeout_seconds: float = Field(120, gt=0)
+    run_priority: RunPriority = Field(
+        "low",
+        description="How far an editor run and what it starts (builds, tests, the app, MCP "
+        "servers) yield the CPU to the editor: 'low' (nice 10), 'lowest' (nice 19), 'idle' "
+        "(nice 19 + SCHED_IDLE: CPU only when nothing else wants it). The CLI ignores it.",
+    )
     sandbox: Sandbox = Field(default_factory=Sandbox)
     replay: str | None = Field(
         None,

@@ -2,7 +2,8 @@
 
 A run shares nothing with the editor's server but a pipe: its JSON work, the model's SDK and the
 MCP clients would otherwise hold the server's GIL (and its memory) while the user types. The
-worker lowers its own CPU priority, reads one `start` message on stdin, says `started`, plays
+worker lowers its own CPU priority, reads one `start` message on stdin, lowers it further if the
+run's `run_priority` asks for it (`run/priority.py`), says `started`, plays
 the run's `RunSession` and writes every event to stdout (`run/wire.py`); the review and the
 card writes are asked of the server, which answers them in the editor.
 
@@ -38,11 +39,13 @@ from cardrunner.run import wire
 from cardrunner.run.liveness import interruption
 from cardrunner.run.options import ResumeGrant
 from cardrunner.run.prepare import RunOptions
+from cardrunner.run.priority import PRIORITIES, lower
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 
-NICENESS = 10
-"""How much lower than the editor's server a run's process (and what it starts) is scheduled."""
+NICENESS = PRIORITIES["low"].nice
+"""How much lower than the editor's server every worker starts (the default `run_priority`): a
+spare cannot know its run's setting, and a worker can go lower later but never back up."""
 SERVER_GONE = "the language server went away"
 
 
@@ -121,14 +124,14 @@ class RemoteCardStore:
             await self._disk.update(path, change)
 
 
-def options(start: wire.StartRun, channel: Channel) -> RunOptions:
+def options(start: wire.StartRun, settings: Settings, channel: Channel) -> RunOptions:
     resume = None
     if start.resume_rounds is not None:
         resume = ResumeGrant(start.resume_rounds, start.resume_cost_usd)
     return RunOptions(
         root=Path(start.root),
         card_path=Path(start.card_path),
-        settings=Settings.model_validate(start.settings),
+        settings=settings,
         approver=RemoteApprover(channel),
         card_store=RemoteCardStore(channel),
         resume=resume,
@@ -185,9 +188,11 @@ class Worker:
         if not first:
             return
         start = wire.StartRun.model_validate_json(first)
+        settings = Settings.model_validate(start.settings)
+        lower(settings.run_priority)  # before `started`: nothing of the run runs any higher
         await self._channel.send({"kind": "started"})
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.cancel, None)
-        self._task = asyncio.create_task(self._play(options(start, self._channel)))
+        self._task = asyncio.create_task(self._play(options(start, settings, self._channel)))
         listening = asyncio.create_task(self._listen())
         try:
             await self._task

@@ -73,3 +73,16 @@ def test_an_mcp_server_needs_a_command_or_a_url(tmp_path: Path) -> None:
     (tmp_path / "cardrunner.toml").write_text('[mcp.bad]\nargs = ["x"]\n')
     s, problems = load_settings(tmp_path)
     assert "bad" not in s.mcp and any("mcp.bad" in str(p) and "command" in str(p) for p in problems)
+
+
+def test_run_priority_defaults_to_low_and_refuses_what_it_does_not_know(tmp_path: Path) -> None:
+    assert load_settings(tmp_path)[0].run_priority == "low"
+    (tmp_path / "cardrunner.toml").write_text('run_priority = "idle"\n')
+    s, problems = load_settings(tmp_path)
+    assert problems == [] and s.run_priority == "idle"
+    (tmp_path / "cardrunner.toml").write_text('run_priority = "normal"\n')
+    s, problems = load_settings(tmp_path)
+    assert s.run_priority == "low"
+    [problem] = [str(p) for p in problems]
+    assert problem.startswith("cardrunner.toml: run_priority: ")
+    assert all(word in problem for word in ("'low'", "'lowest'", "'idle'", '"normal"'))
