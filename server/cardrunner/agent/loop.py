@@ -19,6 +19,7 @@ from cardrunner.agent.events import (
     Event,
     FailureReason,
     GateObjected,
+    Notice,
     RoundFinished,
     RoundStarted,
     RunFinished,
@@ -92,6 +93,8 @@ class Loop:
             except ModelError as exc:
                 yield self.finish("failed", "api_error", str(exc))
                 return
+            if response.transformations:
+                yield dropped_notice(response.transformations)
             self.messages.append(Message("assistant", response.content))
             cost = g.add_round(response.usage)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
@@ -340,3 +343,16 @@ def shown_text(content: list[Block]) -> str:
 
 def _text(content: list[Block]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
+
+
+def dropped_notice(transformations: list[dict[str, Any]]) -> Notice:
+    """The API changed the conversation before answering (`drop_block`): the user should know,
+    since the model answered without thinking it had before (it costs tokens and quality)."""
+    where = ", ".join(str(t.get("path", "?")) for t in transformations[:5])
+    more = f" and {len(transformations) - 5} more" if len(transformations) > 5 else ""
+    kinds = sorted({str(t.get("type", "?")) for t in transformations})
+    return Notice(
+        level="warning",
+        message=f"the API dropped {len(transformations)} block(s) of the conversation before "
+        f"answering ({', '.join(kinds)}: {where}{more}); the model no longer sees that thinking",
+    )

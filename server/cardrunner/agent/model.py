@@ -57,6 +57,9 @@ class ModelResponse:
     id: str = ""
     body: dict[str, Any] = field(default_factory=dict)
     """The request body that produced it (for logs and tests)."""
+    transformations: list[dict[str, Any]] = field(default_factory=list)
+    """What the API changed in the request before answering it (`input_transformations`):
+    thinking blocks it dropped under `drop_block` instead of refusing the request."""
 
 
 class ModelError(Exception):

@@ -83,7 +83,14 @@ class AnthropicModel:
             model=message.model,
             id=message.id,
             body=body,
+            transformations=_transformations(message),
         )
+
+
+def _transformations(message: Any) -> list[dict[str, Any]]:
+    """The answer's `input_transformations` (the SDK keeps fields it has no type for as extras)."""
+    found = (getattr(message, "model_extra", None) or {}).get("input_transformations")
+    return [dict(t) for t in found if isinstance(t, dict)] if isinstance(found, list) else []
 
 
 PRELOAD = ("anthropic", "anthropic.lib.streaming", "anyio._backends._asyncio")

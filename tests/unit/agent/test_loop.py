@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cardrunner.agent.events import (
     Compacted,
     CriterionReported,
     GateObjected,
+    Notice,
     RoundFinished,
     ToolFinished,
 )
+from cardrunner.agent.model import ModelRequest, ModelResponse
 from cardrunner.config.settings import ModelOptions
 from cardrunner.models.body import build_body
 from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, report_last, say, use
@@ -257,3 +261,28 @@ async def test_a_secret_in_a_tool_result_is_redacted_before_the_model_sees_it(
     assert key not in sent and "key=[redacted]" in sent
     [tool] = [e for e in events if isinstance(e, ToolFinished)][:1]
     assert tool.result == "echo: key=[redacted]"
+
+
+async def test_what_the_api_dropped_before_answering_is_a_warning(make_loop: LoopFactory) -> None:
+    """A response listing `input_transformations` (drop_block) is told to the user."""
+    dropped = {"type": "thinking_dropped", "path": "messages.1.content.0"}
+    loop, model = make_loop([calls(use("echo", text="hi"), think=True), REPORT, DONE])
+
+    class Dropping:
+        """The scripted model, whose second answer says the API dropped a thinking block."""
+
+        name = model.name
+
+        async def respond(self, request: ModelRequest) -> ModelResponse:
+            response = await model.respond(request)
+            return replace(response, transformations=[dropped] if len(model.requests) == 2 else [])
+
+    loop.model = Dropping()
+    events, result = await drain(loop)
+    assert result.status == "done"
+    warnings = [e for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert [w.message.split(" (")[0] for w in warnings] == [
+        "the API dropped 1 block(s) of the conversation before answering"
+    ]
+    rounds = [e for e in events if isinstance(e, RoundFinished)]
+    assert events.index(warnings[0]) < events.index(rounds[1])
