@@ -44,22 +44,22 @@ def card_text(n: int, title: str | None = None, state: str = "New") -> str:
     )
 
 
-def instant_transcript(rounds: int) -> dict[str, Any]:
-    """`rounds` rounds of instant tools (arguments vary: no stall), then a RESULT line."""
+def instant_transcript(rounds: int, build: bool = False) -> dict[str, Any]:
+    """`rounds` rounds of instant tools (arguments vary: no stall), each with a `build_app`
+    when `build`, then a RESULT line."""
     paths = ["src/greet.py", "src", "cards", "README.md"]
     steps: list[dict[str, Any]] = []
     for i in range(rounds):
         path = paths[i % len(paths)]
         tool = "read_file" if path.endswith((".py", ".md")) else "list_files"
-        steps.append(
-            {
-                "content": [
-                    {"type": "text", "text": f"Round {i}: looking at {path}."},
-                    {"type": "tool_use", "name": tool, "input": {"path": path}},
-                ],
-                "stop_reason": "tool_use",
-            }
-        )
+        then = ", then building" if build else ""
+        content = [
+            {"type": "text", "text": f"Round {i}: looking at {path}{then}."},
+            {"type": "tool_use", "name": tool, "input": {"path": path}},
+        ]
+        if build:
+            content.append({"type": "tool_use", "name": "build_app", "input": {}})
+        steps.append({"content": content, "stop_reason": "tool_use"})
     steps.append(
         {"content": [{"type": "text", "text": "Looked.\nRESULT: done"}], "stop_reason": "end_turn"}
     )

@@ -42,6 +42,18 @@ class Received:
     is_request: bool
 
 
+async def read_frame(out: asyncio.StreamReader) -> bytes | None:
+    """One message's body from a `Content-Length` framed stream; None at the end of it."""
+    length = 0
+    while (line := await out.readline()) not in (b"\r\n", b"\n"):
+        if not line:
+            return None
+        name, _, value = line.decode().partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return await out.readexactly(length)
+
+
 @dataclass
 class LspProcess:
     argv: Sequence[str]
@@ -127,16 +139,8 @@ class LspProcess:
         assert self.proc is not None and self.proc.stdout is not None
         out = self.proc.stdout
         try:
-            while True:
-                length = 0
-                while (line := await out.readline()) not in (b"\r\n", b"\n"):
-                    if not line:
-                        return
-                    name, _, value = line.decode().partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                message = json.loads(await out.readexactly(length))
-                self._dispatch(message, time.perf_counter())
+            while (raw := await read_frame(out)) is not None:
+                self._dispatch(json.loads(raw), time.perf_counter())
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:

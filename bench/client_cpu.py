@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _board import git, make_board
+from _board import git, instant_transcript, make_board
 from _common import VENV_BIN, header, median, verdict
-from _lsp import LspProcess, did_open, doc, position
+from _lsp import LspProcess, did_open, doc, position, read_frame
 
 TARGET = 2.0
 EARLY = range(5, 16)
@@ -112,15 +112,7 @@ class Editor(LspProcess):
         assert self.proc is not None and self.proc.stdout is not None
         out = self.proc.stdout
         try:
-            while True:
-                length = 0
-                while (line := await out.readline()) not in (b"\r\n", b"\n"):
-                    if not line:
-                        return
-                    name, _, value = line.decode().partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                raw = await out.readexactly(length)
+            while (raw := await read_frame(out)) is not None:
                 message = json.loads(raw)
                 method = message.get("method") or self._answers.get(message.get("id"), "?")
                 self._dispatch(message, time.perf_counter())
@@ -200,28 +192,10 @@ class Editor(LspProcess):
 
 
 def paced_transcript(rounds: int) -> dict[str, Any]:
-    """`rounds` rounds of an instant tool (paths vary: no stall) and a `build_app` that only
-    sleeps, so every round lasts about `PACE` s, as a model's would, instead of milliseconds:
-    the server coalesces what it sends over 0.1 s, so unpaced rounds would share messages."""
-    paths = ["src/greet.py", "src", "cards", "README.md"]
-    steps: list[dict[str, Any]] = []
-    for i in range(rounds):
-        path = paths[i % len(paths)]
-        tool = "read_file" if path.endswith((".py", ".md")) else "list_files"
-        steps.append(
-            {
-                "content": [
-                    {"type": "text", "text": f"Round {i}: looking at {path}, then building."},
-                    {"type": "tool_use", "name": tool, "input": {"path": path}},
-                    {"type": "tool_use", "name": "build_app", "input": {}},
-                ],
-                "stop_reason": "tool_use",
-            }
-        )
-    steps.append(
-        {"content": [{"type": "text", "text": "Looked.\nRESULT: done"}], "stop_reason": "end_turn"}
-    )
-    return {"responses": steps}
+    """`rounds` rounds of an instant tool and a `build_app` that only sleeps, so every round
+    lasts about `PACE` s, as a model's would, instead of milliseconds: the server coalesces
+    what it sends over 0.1 s, so unpaced rounds would share messages."""
+    return instant_transcript(rounds, build=True)
 
 
 def make_workspace(root: Path, cards: int, rounds: int) -> list[Path]:
