@@ -42,9 +42,19 @@ from tests.support.lsp import (
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port that is free now and stays free: below the kernel's ephemeral range, which every
+    connection the suite opens draws from (a port from `bind(0)`, reserved at import and bound
+    minutes later, was once taken by then), starting at a place this process picks."""
+    low, _ = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    start = 20000 + os.getpid() % 5000
+    for port in [*range(start, low), *range(10000, start)]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 PORT = _free_port()
