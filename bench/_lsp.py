@@ -140,13 +140,17 @@ class LspProcess:
         out = self.proc.stdout
         try:
             while (raw := await read_frame(out)) is not None:
-                self._dispatch(json.loads(raw), time.perf_counter())
+                self._received(raw)
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("the server closed its output"))
+
+    def _received(self, raw: bytes) -> None:
+        """One message's body, as read (a subclass may look at it first)."""
+        self._dispatch(json.loads(raw), time.perf_counter())
 
     def _dispatch(self, message: dict[str, Any], now: float) -> None:
         if "method" not in message:

@@ -39,7 +39,7 @@ from typing import Any
 
 from _board import git, instant_transcript, make_board
 from _common import VENV_BIN, header, median, verdict
-from _lsp import LspProcess, did_open, doc, position, read_frame
+from _lsp import LspProcess, did_open, doc, position
 
 TARGET = 2.0
 EARLY = range(5, 16)
@@ -108,22 +108,12 @@ class Editor(LspProcess):
         elif method == "cardrunner/runSummary" and isinstance(result, dict):
             self.summary = str(result.get("text", "")).splitlines()  # a document's lines
 
-    async def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        out = self.proc.stdout
-        try:
-            while (raw := await read_frame(out)) is not None:
-                message = json.loads(raw)
-                method = message.get("method") or self._answers.get(message.get("id"), "?")
-                self._dispatch(message, time.perf_counter())
-                self._handle(message)
-                self.bill(method if "method" in message else f"{method} (answer)", len(raw))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
-        finally:
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(ConnectionError("the server closed its output"))
+    def _received(self, raw: bytes) -> None:
+        message = json.loads(raw)
+        method = message.get("method") or self._answers.get(message.get("id"), "?")
+        self._dispatch(message, time.perf_counter())
+        self._handle(message)
+        self.bill(method if "method" in message else f"{method} (answer)", len(raw))
 
     async def request(self, method: str, params: Any, within: float = 60.0) -> Any:
         msg_id = next(self._ids)
