@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
+from cardrunner.tools.groups import process_alive
 from tests.support.lsp import (
     Editor,
     Project,
@@ -47,15 +48,6 @@ def run_pid(project: Project, run_id: str) -> int | None:
         return None
 
 
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 async def spare_of(client: LanguageClient) -> dict[str, Any] | None:
     spare: dict[str, Any] | None = (await command(client, "cardrunner.debug.modules"))["spare"]
     return spare
@@ -71,7 +63,7 @@ async def poll_spare(
     while time.monotonic() < deadline:
         seen = await ask()
         if seen is not None and seen["ready"] and seen["pid"] != other_than:
-            assert alive(seen["pid"])
+            assert process_alive(seen["pid"])
             return int(seen["pid"])
         await asyncio.sleep(0.05)
     raise AssertionError(f"no ready spare within {within} s: {seen}")
@@ -117,7 +109,7 @@ async def test_no_spare_before_the_first_run_then_the_next_run_takes_it(
         assert (await command(client, "cardrunner.cancelRun", uri))["cancelled"]
         status = await wait_for(partial(ended, editor, uri), what=f"{uri} to end")
         assert status["reason"] == "cancelled"
-    await wait_for(lambda: not alive(spare), what="the taken spare to exit with its run")
+    await wait_for(lambda: not process_alive(spare), what="the taken spare to exit with its run")
 
 
 async def test_a_spare_killed_before_use_is_replaced_and_the_run_still_works(
@@ -131,7 +123,7 @@ async def test_a_spare_killed_before_use_is_replaced_and_the_run_still_works(
     # At once, before the server may have noticed: the run must not land in the dead process.
     two = await command(client, "cardrunner.runCard", second)
     pid = await wait_for(lambda: run_pid(project, two["runId"]), what="the second run's marker")
-    assert pid != spare and alive(pid)
+    assert pid != spare and process_alive(pid)
     await wait_for(lambda: len(processes_with(project.marker)) == 2, 30, "its test command")
     assert (editor.last_status(second) or {}).get("state") == "running"
     await ready_spare(client, other_than=spare)  # a fresh spare replaces the dead one
@@ -178,7 +170,7 @@ async def test_the_spare_ends_with_the_server(tmp_path: Path, ending: str) -> No
         else:
             proc.stdin.close()
         await proc.wait()
-        await wait_for(lambda: not alive(pid), 20, f"the spare to end after {ending}")
+        await wait_for(lambda: not process_alive(pid), 20, f"the spare to end after {ending}")
         await wait_for(lambda: not processes_with(project.marker), 20, "the run to end")
     finally:
         await server.close()

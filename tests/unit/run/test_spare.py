@@ -23,17 +23,10 @@ from cardrunner.run import wire
 from cardrunner.run.options import RunOptions
 from cardrunner.run.spare import SpareWorker, spawn_worker
 from cardrunner.run.workers import WorkerRun
+from cardrunner.tools.groups import process_alive
 from tests.support.lsp import final, make_project
 
 WARM = wire.WarmUp(api=False, mcp=False)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 async def until(predicate: object, within: float = 30.0) -> None:
@@ -48,7 +41,7 @@ async def until(predicate: object, within: float = 30.0) -> None:
 async def ready(spares: SpareWorker) -> int:
     await until(lambda: (spares.describe() or {}).get("ready"))
     pid = spares.pid
-    assert pid is not None and alive(pid)
+    assert pid is not None and process_alive(pid)
     return pid
 
 
@@ -71,7 +64,7 @@ async def test_close_kills_the_spare_and_no_spare_follows(root: Path) -> None:
     spares.refill(root, WARM)
     pid = await ready(spares)
     await spares.close()
-    assert not alive(pid)
+    assert not process_alive(pid)
     spares.refill(root, WARM)  # closed: asking again starts nothing
     assert spares.pid is None and await spares.take(root) is None
 
@@ -80,7 +73,7 @@ async def test_an_idle_spare_expires(root: Path) -> None:
     spares = SpareWorker(idle_seconds=0.5)
     spares.refill(root, WARM)
     pid = await spares_pid(spares)
-    await until(lambda: not alive(pid))
+    await until(lambda: not process_alive(pid))
     assert spares.pid is None and await spares.take(root) is None
     await spares.close()
 
@@ -98,13 +91,13 @@ async def test_a_spare_for_another_root_or_environment_is_discarded(
     spares.refill(root, WARM)
     pid = await ready(spares)
     assert await spares.take(tmp_path_factory.mktemp("other")) is None
-    assert not alive(pid)
+    assert not process_alive(pid)
 
     spares.refill(root, WARM)
     pid = await ready(spares)
     os.environ["CARDRUNNER_SPARE_TEST"] = "changed since the spare started"
     assert await spares.take(root) is None
-    assert not alive(pid)
+    assert not process_alive(pid)
 
     spares.refill(root, WARM)
     pid = await ready(spares)
