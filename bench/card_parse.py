@@ -26,7 +26,9 @@ from _common import header, median
 
 from cardrunner.card import parse as parse_module
 from cardrunner.card import text as text_module
-from cardrunner.card.card import CardUpdate, RunRecord, parse_card, update_card_text, write_card
+from cardrunner.card.card import parse_card, write_card
+from cardrunner.card.record import CardUpdate, RunRecord
+from cardrunner.card.writeback import update_card_text
 
 CARD = (
     "---\ntitle: Deleting an item should ask first\nstate: New   # New | In Work | Review\n"

@@ -2,7 +2,7 @@
 
 One `cardrunner lsp` on a workspace of one card per repetition, each with a replay transcript
 of `--rounds` (default 250) rounds of an instant tool (`list_files`/`read_file`, the scripted
-model) and a `build_app` that only sleeps `PACE` s (so rounds last about as long as the
+model) and a `build_app` that only sleeps `PACE` s (so rounds last about as the
 server's coalescing, and each gets its own updates), run one after the other. The client acts
 like VS Code with the card and its run view open: it decodes every message the server sends,
 keeps the diagnostics per file, answers `window/workDoneProgress/create`, re-requests the

@@ -39,7 +39,7 @@ from cardrunner.config.settings import RunPriority
 TARGET = 1.5
 RUNS = 8
 API_NICENESS = 10
-"""`--model api`: the fake Messages API's priority, the workers' own (`run/worker.py`)."""
+"""`--model api`: the fake Messages API's priority, the workers' own (`workers/program.py`)."""
 BUSY_SECONDS = 60.0
 """A busy phase ends after this long even with fewer samples (the count says how many)."""
 
@@ -180,7 +180,7 @@ def _workers() -> set[int]:
     for proc in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
             argv = (proc / "cmdline").read_bytes().split(b"\0")
-            if b"cardrunner.run.worker" in argv and proc.name.isdigit():
+            if b"cardrunner.workers.program" in argv and proc.name.isdigit():
                 found.add(int(proc.name))
     return found
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from _common import machine
 
-from cardrunner.tools.groups import ProcessGroups
-from cardrunner.tools.process import run_command
-from cardrunner.tools.sandbox import Sandbox, probe
+from cardrunner.processes.command import run_command
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.sandbox import Sandbox, probe
 
 N = 15
 GROUPS = ProcessGroups()

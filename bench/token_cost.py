@@ -94,7 +94,7 @@ async def ours(case: Case, dest: Path) -> Tally:
     from cardrunner.agent.review import AutoApprover
     from cardrunner.config.settings import load_settings
     from cardrunner.models.anthropic import AnthropicModel
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.options import RunOptions
     from cardrunner.run.session import run_card
     from cardrunner.testing.fake_api import FakeMessagesAPI
 
@@ -123,7 +123,8 @@ async def plain(case: Case, dest: Path) -> Tally:
     from cardrunner.config.settings import load_settings
     from cardrunner.models.scripted import ScriptedModel
     from cardrunner.run.assembly import open_run
-    from cardrunner.run.prepare import RunOptions, prepare_run
+    from cardrunner.run.options import RunOptions
+    from cardrunner.run.prepare import prepare_run
     from cardrunner.testing.fake_api import FakeMessagesAPI
 
     card = case.make(dest)

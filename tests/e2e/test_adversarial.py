@@ -16,7 +16,7 @@ from cardrunner.agent.events import Event, GateObjected, RunFinished, ToolFinish
 from cardrunner.agent.review import Approver, AutoApprover
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.project import CALC, FIXED, TEST, final, git, make_project, report, turn, use
 
@@ -52,7 +52,7 @@ async def play(
     events = [e async for e in run_card(options)]
     result = events[-1]
     assert isinstance(result, RunFinished)
-    model.assert_complete()  # the run went on after each objection, as long as it was told
+    model.assert_complete()  # the run went on after each objection, as it was told
     return events, result, model
 
 

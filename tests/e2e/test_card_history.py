@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from cardrunner.card.card import parse_card
-from cardrunner.tools.branches import BranchRepo
+from cardrunner.git.branches import BranchRepo
 from tests.support.project import cli, final, fix_transcript, git, make_project, write_transcript
 
 

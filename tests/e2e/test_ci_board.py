@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from cardrunner.card.record import RunRecord
+from cardrunner.git.branches import BranchRepo
 from cardrunner.testing.fake_api import FakeMessagesAPI
-from cardrunner.tools.branches import BranchRepo
 from tests.support.project import (
     cli,
     final,

@@ -17,9 +17,9 @@ from cardrunner.config.settings import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import transcript_for
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.prepare import RunOptions
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
-from cardrunner.tools.groups import ProcessGroups
 from tests.support.uiserver import ui_server, ui_servers, wait_gone
 
 GROUPS = ProcessGroups()

@@ -13,7 +13,7 @@ from cardrunner.agent.events import ChecksRan, Event, RunFinished, ToolFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.project import FIXED, final, git, make_project, report, turn, use
 

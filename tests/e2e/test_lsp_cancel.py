@@ -10,7 +10,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from cardrunner.card.card import card_slug
-from cardrunner.tools.branches import BranchRepo
+from cardrunner.git.branches import BranchRepo
 from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,

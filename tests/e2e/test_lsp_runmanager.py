@@ -17,9 +17,10 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.manager import RunManager
-from cardrunner.run.prepare import MISSING_KEY, RunRefused, choose_model, replay_path
+from cardrunner.run.options import MISSING_KEY, RunRefused, replay_path
+from cardrunner.run.prepare import choose_model
 from cardrunner.run.view import RunView
+from cardrunner.workers.manager import RunManager
 from tests.support.lsp import (
     GOOD_APP,
     Project,

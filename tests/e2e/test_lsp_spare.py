@@ -1,4 +1,4 @@
-"""The warm spare worker (`run/spare.py`): the second run starts in a process already warm.
+"""The warm spare worker (`workers/spare.py`): the second run starts in a process already warm.
 
 A server that has run no card holds no spare; after its first run it keeps one, which the next
 run takes (the run's live marker names the spare's pid) and which is replaced right after; a
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
-from cardrunner.tools.groups import process_alive
+from cardrunner.processes.groups import process_alive
 from tests.support.lsp import (
     Editor,
     Project,

@@ -33,7 +33,7 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.core.protocol",
     "cardrunner.lsp.core.uris",
     "cardrunner.tools",
-    "cardrunner.tools.groups",
+    "cardrunner.processes.groups",
 }
 """The only modules of ours that answering `initialize` may import (a new one is a decision)."""
 

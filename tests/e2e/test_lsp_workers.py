@@ -21,8 +21,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from cardrunner.card.card import card_slug
+from cardrunner.git.branches import BranchRepo
 from cardrunner.testing.fake_api import FakeMessagesAPI
-from cardrunner.tools.branches import BranchRepo
 from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,
@@ -110,7 +110,7 @@ async def test_a_worker_killed_mid_run_shows_interrupted_and_resume_finishes_it(
 
 SHADOW = """
 import pathlib, sys
-if "cardrunner.run.worker" in " ".join(sys.orig_argv):
+if "cardrunner.workers.program" in " ".join(sys.orig_argv):
     pathlib.Path(__file__).with_name("shadowed").write_text(" ".join(sys.orig_argv))
 raise ImportError("a workspace module shadowed the real yaml")
 """
@@ -149,7 +149,7 @@ async def test_cancel_crosses_to_the_worker_and_it_exits(client: LanguageClient)
     assert editor.last_status(uri)["reason"] == "cancelled"  # type: ignore[index]
     await wait_for(lambda: not processes_with(str(card)), 10, "the worker to exit")
     assert not processes_with(project.marker) and not worker_pids(project.root)
-    assert pid not in processes_with("cardrunner.run.worker")
+    assert pid not in processes_with("cardrunner.workers.program")
     fields = front_matter(card.read_text())
     assert fields["state"] == "Failed" and fields["reason"] == "cancelled"
 

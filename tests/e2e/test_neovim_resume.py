@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from cardrunner.card.card import card_slug
-from cardrunner.tools.branches import BranchRepo
+from cardrunner.git.branches import BranchRepo
 from tests.e2e.test_neovim import NVIM, readme_neovim_config, run_nvim
 from tests.support.lsp import (
     GOOD_APP,

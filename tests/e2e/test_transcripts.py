@@ -16,7 +16,7 @@ from cardrunner.config.settings import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import TRANSCRIPTS, transcript_for
 from cardrunner.models.scripted import ScriptedModel, load_transcript
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.run.transcript import Transcript, transcript_from_log, transcript_json
 from tests.support.project import cli, fix_transcript, make_project, write_transcript

@@ -14,7 +14,7 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.run.log import read_log
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault

@@ -15,8 +15,8 @@ from cardrunner.agent.events import Event, RunFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import Settings, load_settings
 from cardrunner.models.anthropic import AnthropicModel
-from cardrunner.run.options import ResumeGrant
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Responder

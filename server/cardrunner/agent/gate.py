@@ -93,7 +93,7 @@ _validators: dict[int, tuple[dict[str, Any], Any]] = {}
 
 
 def preload() -> None:
-    """Import the validator now (a spare worker, `run/spare.py`, pays before its run)."""
+    """Import the validator now (a spare worker, `workers/spare.py`, pays before its run)."""
     importlib.import_module("jsonschema")
 
 

@@ -26,25 +26,10 @@ from typing import Any
 
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
-from cardrunner.card.text import CARD_STATES
-from cardrunner.card.writeback import card_edits, update_card_text
+from cardrunner.card.writeback import update_card_text
 from cardrunner.config.readfile import read_regular
 
-__all__ = [
-    "CARD_STATES",
-    "Card",
-    "CardError",
-    "CardProblem",
-    "CardUpdate",
-    "RunRecord",
-    "card_edits",
-    "card_slug",
-    "find_cards",
-    "load_card",
-    "parse_card",
-    "update_card_text",
-    "write_card",
-]
+__all__ = ["Card", "CardError", "card_slug", "find_cards", "load_card", "parse_card", "write_card"]
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cardrunner.card.text import (
     CARD_STATES,
-    RUN_KEYS,
     compose,
     content_end,
     find_front_matter,
-    line_starts,
     normalized,
     pairs,
     run_entry,
@@ -41,15 +39,7 @@ from cardrunner.card.text import (
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
-__all__ = [
-    "CARD_STATES",
-    "RUN_KEYS",
-    "card_edits",
-    "find_front_matter",
-    "line_starts",
-    "split_lines",
-    "update_card_text",
-]
+__all__ = ["card_edits", "update_card_text"]
 
 
 def update_card_text(

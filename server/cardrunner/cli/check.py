@@ -7,8 +7,8 @@ from pathlib import Path
 from cardrunner.card.card import MAX_CARD_BYTES, find_cards, parse_card
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings, load_settings
+from cardrunner.processes.sandbox import describe, probe
 from cardrunner.run.liveness import live_cards
-from cardrunner.tools.sandbox import describe, probe
 
 
 def _card_problems(path: Path, shown: str, root: Path) -> list[str]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cardrunner.agent.review import Approver
     from cardrunner.run.ci import CardBranchRun
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.options import RunOptions
 
 
 def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclusiveGroup) -> None:

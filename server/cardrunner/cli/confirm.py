@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from cardrunner.card.card import RunRecord, parse_card
+from cardrunner.card.card import parse_card
+from cardrunner.card.record import RunRecord
 
 
 def done_summary(card_path: Path) -> str | None:

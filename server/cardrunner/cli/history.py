@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cardrunner.card.card import RunRecord, load_card
-from cardrunner.tools.branches import BranchRepo
-from cardrunner.tools.git import GitError
+from cardrunner.card.card import load_card
+from cardrunner.card.record import RunRecord
+from cardrunner.git.branches import BranchRepo
+from cardrunner.git.repo import GitError
 
 
 def run_line(record: RunRecord) -> str:

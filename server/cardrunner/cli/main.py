@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cardrunner.agent.events import RunFinished
     from cardrunner.agent.review import Approver
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.options import RunOptions
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_VERIFIED = 0, 1, 2, 3
 
@@ -229,8 +229,8 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
     from cardrunner.cli.ci import ci_usage_error
     from cardrunner.cli.confirm import refuse_rerun
     from cardrunner.config.settings import has_clash, load_settings
-    from cardrunner.run.options import ResumeGrant
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.grant import ResumeGrant
+    from cardrunner.run.options import RunOptions
 
     if (wrong := ci_usage_error(args)) is not None:
         _err(f"cardrunner: {wrong}")
@@ -312,8 +312,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     from cardrunner.config.display import shown
+    from cardrunner.run.account import summarize_log
     from cardrunner.run.log import NotARunLog
-    from cardrunner.run.summary import summarize_log
 
     if args.log.suffix.lower() in (".md", ".markdown"):
         return _card_log(args.log)

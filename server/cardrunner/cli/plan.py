@@ -2,7 +2,7 @@
 
 Imports stay inside the command, so registering it costs the other commands nothing. The JSON
 goes to stdout and nothing else does, so a workflow can put it straight into a job
-output; warnings (overlapping cards, skipped cards) go to stderr as well as into the JSON.
+output; warnings (overlapping cards, skipped cards) go to stderr as into the JSON.
 """
 
 from __future__ import annotations

@@ -16,14 +16,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardrunner.config.confinement import Sandbox, TestArgs
-from cardrunner.config.models import MODELS, UNKNOWN, ModelSpec
-from cardrunner.config.models import Price as Price  # re-exported: where prices always lived
+from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec
+from cardrunner.config.model_table import Price as Price  # re-exported: where prices always lived
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 RunPriority = Literal["low", "lowest", "idle"]
 """How far an editor run yields the CPU: nice 10, nice 19, nice 19 + `SCHED_IDLE`
-(`run/priority.py`). Nothing above the default: a worker can lower itself, never raise itself."""
+(`workers/priority.py`). Nothing above the default: a worker can lower itself, never raise itself."""
 
 
 class _Strict(BaseModel):
@@ -87,7 +87,7 @@ class McpServer(_Strict):
 
 
 DEFAULT_PRICES: dict[str, Price] = {n: m.price for n, m in MODELS.items() if m.price}
-"""The model table's prices (`config/models.py`); `[prices.MODEL]` overrides them."""
+"""The model table's prices (`config/model_table.py`); `[prices.MODEL]` overrides them."""
 
 
 class ModelOptions(_Strict):

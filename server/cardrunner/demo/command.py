@@ -70,7 +70,7 @@ def missing_pieces() -> list[str]:
 async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
     from cardrunner.agent.review import Approver, AutoApprover
     from cardrunner.config.settings import load_settings
-    from cardrunner.run.prepare import RunOptions
+    from cardrunner.run.options import RunOptions
     from cardrunner.run.session import RunSession
     from cardrunner.terminal.approver import TerminalApprover
     from cardrunner.terminal.liveview import LiveView

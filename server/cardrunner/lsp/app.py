@@ -6,7 +6,7 @@ here to the views that show it. `CardServer` (server.py) answers `initialize` wi
 this — pydantic, yaml, watchfiles, the run modules — and builds the `CardApp` right after the
 answer is sent (or at the first request that needs it, should a client not wait for the answer),
 so the editor's start waits for pygls alone. Nothing here blocks the event loop, and nothing is
-written to stdout (the JSON-RPC channel). Runs execute in worker processes (`run/workers.py`):
+written to stdout (the JSON-RPC channel). Runs execute in worker processes (`workers/handle.py`):
 `anthropic` and `mcp` never load here.
 """
 
@@ -38,12 +38,12 @@ from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.lsp.views import Views
+from cardrunner.processes.sandbox import describe
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.liveness import interrupted_runs
-from cardrunner.run.manager import RunManager
-from cardrunner.run.options import ResumeGrant
 from cardrunner.run.sweep import sweep
 from cardrunner.run.view import RunView
-from cardrunner.tools.sandbox import describe
+from cardrunner.workers.manager import RunManager
 
 log = logging.getLogger("cardrunner.lsp")
 

@@ -42,7 +42,7 @@ HEAVY_MODULES = ("anthropic", "mcp")
 
 WIND_DOWN_SECONDS = 1.5
 """When the editor is gone (or said `exit`): the cap on stopping runs before the process ends.
-It ends as soon as they have stopped — about 0.3–0.8 s with a test command and an MCP server
+It ends as they have stopped — about 0.3–0.8 s with a test command and an MCP server
 on 2 busy cores (bench/editor_gone.py); the cap is only reached when stopping is slower, and
 then the run's log has no result, which the next server shows as interrupted."""
 
@@ -107,7 +107,7 @@ class CardServer(LanguageServer):
         bounded so the process is gone within a second."""
         self.lifeline.close()
         if self._app is None:
-            return  # it never got as far as loading its features: nothing runs
+            return  # it never got as loading its features: nothing runs
         try:
             await asyncio.wait_for(
                 self._app.stop_all(end.why, WIND_DOWN_SECONDS), WIND_DOWN_SECONDS
@@ -126,7 +126,7 @@ class CardServer(LanguageServer):
         """What this process has imported: the SDKs (which only runs' workers may load) at
         `initialize` and now, every top-level package, and every module imported by the time
         the `initialize` answer was sent — for tests and bug reports; and the spare worker the
-        next run takes (`run/spare.py`), once the features run cards. Answered by the server
+        next run takes (`workers/spare.py`), once the features run cards. Answered by the server
         itself, without the features."""
         return {
             "pid": os.getpid(),
@@ -151,7 +151,7 @@ def serve() -> None:
     if os.environ.get("CARDRUNNER_LSP_DEBUG"):
         logging.getLogger("pygls").setLevel(logging.DEBUG)
     server = build_server()
-    # What start-up imported lives as long as the process: out of the collector's way. Without
+    # What start-up imported lives as the process: out of the collector's way. Without
     # this, the allocations of structuring the `initialize` params trigger a full collection
     # over all of lsprotocol and pygls (~15 ms, measured) before the answer is sent.
     gc.freeze()

@@ -19,7 +19,7 @@ from cardrunner.lsp.features.board import Board, BoardReview, build_board, works
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
-from cardrunner.lsp.features.runaccounts import RunAccounts
+from cardrunner.run.account import RunAccounts
 from cardrunner.run.log import NotARunLog
 
 SCAN_WAIT = 10.0

@@ -100,7 +100,7 @@ its first use)."""
 
 def preload() -> None:
     """Import what the first request imports (the SDK, its streaming and its HTTP layer), so a
-    spare worker (`run/spare.py`) has paid for it before its run is asked for. Nothing reads
+    spare worker (`workers/spare.py`) has paid for it before its run is asked for. Nothing reads
     the environment here: the client is built at the first request, from the run's."""
     for name in PRELOAD:
         importlib.import_module(name)

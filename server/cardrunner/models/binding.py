@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardrunner.config.models import PRESERVED_THINKING
+from cardrunner.config.model_table import PRESERVED_THINKING
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 """The beta header value that unlocks `thinking.block_binding`."""

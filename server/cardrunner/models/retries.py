@@ -1,6 +1,6 @@
 """When to retry a failed Messages API call, and how long to wait first.
 
-- A 429 that names a delay (`retry-after-ms` / `retry-after`) is waited out as long as the API
+- A 429 that names a delay (`retry-after-ms` / `retry-after`) is waited out as the API
   asks — a fixed cap ended runs under sustained rate limiting — but never past what is left of
   the run's wall budget, and up to `RATE_LIMIT_RETRIES` times.
 - A 429 that reports a spend, usage or quota limit will not clear by waiting: no retry, and the

@@ -1,4 +1,4 @@
-"""A model that plays a transcript, and checks every request as strictly as the real API.
+"""A model that plays a transcript, and checks every request as the real API.
 
 Used by tests, by `cardrunner run --replay FILE` and by the demo: the tools are real, only the
 model's answers are scripted. A request the real API would reject (unpaired tool_use, edited

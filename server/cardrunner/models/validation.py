@@ -15,26 +15,14 @@ from typing import Any
 from cardrunner.agent.gate import TOOL_NAME_RE
 from cardrunner.models.binding import binds_thinking
 from cardrunner.models.blocks import (
-    cache_breakpoints,
     check_block,
     check_breakpoints,
     check_cache_control,
     check_results,
     content_blocks,
 )
-from cardrunner.models.history import (
-    ConversationChecker,
-    canonical_content,
-    check_thinking_untouched,
-)
 
-__all__ = [
-    "ConversationChecker",
-    "cache_breakpoints",
-    "canonical_content",
-    "check_thinking_untouched",
-    "validate_request",
-]
+__all__ = ["validate_request"]
 
 
 MAX_OUTPUT_TOKENS = 128_000

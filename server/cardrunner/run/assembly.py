@@ -28,17 +28,19 @@ from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
+from cardrunner.processes.command import AppProcess
+from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable
 from cardrunner.run.log import RunLog, new_run_id
-from cardrunner.run.prepare import PreparedRun, RunRefused, api_model
+from cardrunner.run.options import RunRefused
+from cardrunner.run.prepare import PreparedRun, api_model
 from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
-from cardrunner.tools.calls import CallLog, GitAreaState
-from cardrunner.tools.checks import RunnerChecks
-from cardrunner.tools.commands import AppProcess, command_tools
+from cardrunner.tools.commands import command_tools
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.evidence import Evidence
 from cardrunner.tools.files import PathGuard, file_tools
-from cardrunner.tools.sandbox import Sandbox, SandboxUnavailable
+from cardrunner.verify.builds import RunnerChecks
+from cardrunner.verify.calls import CallLog, GitAreaState
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
 

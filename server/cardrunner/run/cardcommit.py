@@ -8,7 +8,7 @@ the board in git should say what happened, and a failure's reason and cost are h
 
 The commit also carries the run's record as trailers (`Result:`, `Rounds:`, `Cost-USD:`,
 `Commit:`, … — `card.record.TRAILERS`): the card keeps only its last run, and `git log` of the
-card is its history (`tools.branches.BranchRepo.card_runs`).
+card is its history (`git.branches.BranchRepo.card_runs`).
 
 Two kinds of run move no branch, by promise: a run whose changes were undone (cancelled, or
 rejected and ended — "as if it never ran"), and `--no-commit`. Their card keeps its new state
@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from cardrunner.card.card import Card, update_card_text
+from cardrunner.card.card import Card
 from cardrunner.card.record import CardUpdate, RunRecord, record_trailers
+from cardrunner.card.writeback import update_card_text
+from cardrunner.git.repo import GitError, GitRepo
 from cardrunner.run.workarea import UNDO_REASONS
-from cardrunner.tools.git import GitError, GitRepo
 
 
 def should_commit(update: CardUpdate) -> bool:

@@ -28,14 +28,14 @@ from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
+from cardrunner.git.branches import BranchRepo, StartPoint
+from cardrunner.git.repo import GitError
 from cardrunner.run.cardcommit import with_record
+from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
-from cardrunner.run.prepare import RunOptions, RunRefused
 from cardrunner.run.session import run_card
 from cardrunner.run.store import CardStore
 from cardrunner.run.view import RunView
-from cardrunner.tools.branches import BranchRepo, StartPoint
-from cardrunner.tools.git import GitError
 
 
 class PullRequestApprover:

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from cardrunner.config.paths import StatePaths
-from cardrunner.tools.groups import process_alive
+from cardrunner.processes.groups import process_alive
 
 
 def mark_live(root: Path, run_id: str, card: str) -> Path:

@@ -17,14 +17,13 @@ from cardrunner.agent.model import Model
 from cardrunner.agent.review import Approver
 from cardrunner.config.secrets import SECRET_ENV_VARS
 from cardrunner.config.settings import Settings
+from cardrunner.processes.groups import ProcessGroups
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.store import CardStore, DiskCardStore
-from cardrunner.tools.groups import ProcessGroups
 
 __all__ = [
     "MISSING_KEY",
     "Preflight",
-    "ResumeGrant",
     "RunOptions",
     "RunRefused",
     "has_credentials",

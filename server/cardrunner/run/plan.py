@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from cardrunner.card.card import Card, CardError, find_cards, load_card
 from cardrunner.config.settings import Settings
-from cardrunner.tools.branches import BranchRepo, CardHistory
+from cardrunner.git.branches import BranchRepo, CardHistory
 
 _PATHLIKE = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*/?")
 _COMMANDS = re.compile(r"```.*?```|`[^`\n]*\s[^`\n]*`", re.S)

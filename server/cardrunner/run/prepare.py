@@ -16,29 +16,15 @@ from pathlib import Path
 from cardrunner.agent.model import Model
 from cardrunner.config.settings import Settings
 from cardrunner.run.options import (
-    MISSING_KEY,
-    ResumeGrant,
     RunOptions,
     RunRefused,
-    refuse_early,
     replay_path,
     require_key,
 )
 from cardrunner.run.resume import ResumeState, prepare_resume
 from cardrunner.run.sweep import keep_ledger, sweep
 
-__all__ = [
-    "MISSING_KEY",
-    "PreparedRun",
-    "ResumeGrant",
-    "RunOptions",
-    "RunRefused",
-    "api_model",
-    "choose_model",
-    "prepare_run",
-    "refuse_early",
-    "replay_path",
-]
+__all__ = ["PreparedRun", "api_model", "choose_model", "prepare_run"]
 
 
 @dataclass

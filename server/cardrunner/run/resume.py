@@ -22,7 +22,7 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.log import read_events, read_log
-from cardrunner.tools.calls import ObservedCall
+from cardrunner.verify.calls import ObservedCall
 
 
 @dataclass

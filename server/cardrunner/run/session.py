@@ -25,7 +25,8 @@ from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.cardcommit import commit_card_state
 from cardrunner.run.cardlock import CardBusy, CardLock
 from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
-from cardrunner.run.prepare import RunOptions, RunRefused, prepare_run
+from cardrunner.run.options import RunOptions, RunRefused
+from cardrunner.run.prepare import prepare_run
 
 
 class RunSession:

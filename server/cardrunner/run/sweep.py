@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 
 from cardrunner.config.paths import StatePaths
-from cardrunner.tools.groups import ProcessGroups, start_time
+from cardrunner.processes.groups import ProcessGroups, start_time
 
 
 def keep_ledger(root: Path, groups: ProcessGroups) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import RunFinished
 from cardrunner.config.paths import StatePaths
-from cardrunner.tools.git import GitError, GitRepo
+from cardrunner.git.repo import GitError, GitRepo
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
 

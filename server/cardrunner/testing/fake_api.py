@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.models.binding import SignatureBinder
 from cardrunner.models.cache import PromptCache, estimate_tokens
-from cardrunner.models.validation import ConversationChecker, validate_request
+from cardrunner.models.history import ConversationChecker
+from cardrunner.models.validation import validate_request
 from cardrunner.testing.fake_replies import error_reply, send_json, send_stream, wait_closing
 from cardrunner.testing.fake_script import (
     FILLER,

@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from cardrunner.agent.gate import ToolContext, ToolResult
+from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.git.repo import GitError
+from cardrunner.processes.command import CommandError
 
 Handler = Callable[[dict[str, Any], ToolContext], Any]
 """A built-in tool's function: the model's arguments and the call's context in, text out."""
@@ -23,7 +25,10 @@ class FunctionTool:
     timeout: float = 120.0
 
     async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        result = await self.fn(arguments, ctx)
+        try:
+            result = await self.fn(arguments, ctx)
+        except (GitError, CommandError) as exc:  # the layers below speak to the model through us
+            raise ToolError(str(exc)) from exc
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
 
 

@@ -19,21 +19,12 @@ from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
+from cardrunner.processes.command import AppProcess, CommandResult, run_command
+from cardrunner.processes.sandbox import Sandbox
 from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.files import PathGuard
-from cardrunner.tools.process import AppProcess, CommandResult, run_command
-from cardrunner.tools.sandbox import Sandbox
-
-__all__ = [
-    "AppProcess",
-    "CommandResult",
-    "command_tools",
-    "parse_problems",
-    "run_command",
-    "summarize_output",
-]
 
 _ERROR_RE = re.compile(r"error|failed|failure|traceback|exception|fatal|panic", re.IGNORECASE)
 _WARNING_RE = re.compile(r"warning", re.IGNORECASE)

@@ -19,13 +19,13 @@ from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult, truncate
 from cardrunner.agent.review import Approver, HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.display import shown
+from cardrunner.git.hunks import Hunk, parse_diff, patch_of
+from cardrunner.git.repo import GitRepo
 from cardrunner.tools.base import FunctionTool, schema
-from cardrunner.tools.calls import CallLog
-from cardrunner.tools.checks import RunnerChecks
 from cardrunner.tools.evidence import Evidence
-from cardrunner.tools.git import GitRepo
-from cardrunner.tools.hunks import Hunk, parse_diff, patch_of
-from cardrunner.tools.scope import is_config, review_header, secrets_in_diff
+from cardrunner.verify.builds import RunnerChecks
+from cardrunner.verify.calls import CallLog
+from cardrunner.verify.scope import is_config, review_header, secrets_in_diff
 
 _HAND_DIFF_CHARS = 1500
 

@@ -21,7 +21,7 @@ from typing import Any
 from cardrunner.agent.events import Citation, CriterionReported, LedgerEntry
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.tools.base import FunctionTool, schema
-from cardrunner.tools.calls import CallLog, ObservedCall
+from cardrunner.verify.calls import CallLog, ObservedCall
 
 MIN_QUOTE = 3
 """A quote shorter than this ("ok", "5") would be found in almost any result."""

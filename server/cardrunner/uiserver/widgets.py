@@ -2,7 +2,7 @@
 
 Runs inside the driver process (it imports Textual). Only widgets with an id are addressable: ids
 are the stable names an app gives its controls, like AutomationIds in Windows UI Automation. All
-screens on the stack are searched, so a modal dialog's widgets are found as well as the ones it
+screens on the stack are searched, so a modal dialog's widgets are found as the ones it
 covers; the widgets of a modal screen are marked `[modal]` and the covered ones `[behind dialog]`.
 """
 

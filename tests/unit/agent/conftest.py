@@ -17,8 +17,8 @@ from cardrunner.agent.verdict import RunVerdict
 from cardrunner.config.settings import Limits, ModelOptions, Price
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.tools.base import FunctionTool, schema
-from cardrunner.tools.calls import CallLog
 from cardrunner.tools.evidence import Evidence
+from cardrunner.verify.calls import CallLog
 
 
 def use(name: str, _id: str | None = None, **args: Any) -> dict[str, Any]:

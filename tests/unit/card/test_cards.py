@@ -12,21 +12,11 @@ from typing import Any, Literal
 import pytest
 import yaml
 
-from cardrunner.card.card import (
-    CARD_STATES,
-    Card,
-    CardError,
-    CardProblem,
-    CardUpdate,
-    RunRecord,
-    card_edits,
-    find_cards,
-    load_card,
-    parse_card,
-    update_card_text,
-    write_card,
-)
-from cardrunner.card.writeback import split_lines
+from cardrunner.card.card import Card, CardError, find_cards, load_card, parse_card, write_card
+from cardrunner.card.parse import CardProblem
+from cardrunner.card.record import CardUpdate, RunRecord
+from cardrunner.card.text import CARD_STATES, split_lines
+from cardrunner.card.writeback import card_edits, update_card_text
 
 EXAMPLE = """\
 ---

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from cardrunner.card import text as text_module
-from cardrunner.card.card import CARD_STATES, card_edits, parse_card, update_card_text
-from cardrunner.card.writeback import RUN_KEYS, find_front_matter, line_starts, split_lines
+from cardrunner.card.card import parse_card
+from cardrunner.card.text import CARD_STATES, RUN_KEYS, find_front_matter, line_starts, split_lines
+from cardrunner.card.writeback import card_edits, update_card_text
 
 PATH = Path("cards/p.md")
 

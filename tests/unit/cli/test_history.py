@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.card.card import CardUpdate, RunRecord, load_card, write_card
+from cardrunner.card.card import load_card, write_card
+from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.cli.history import card_history
+from cardrunner.git.repo import GitRepo
 from cardrunner.run.cardcommit import commit_card_state
-from cardrunner.tools.git import GitRepo
 from tests.support.project import make_project
 
 

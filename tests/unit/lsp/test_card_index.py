@@ -41,7 +41,7 @@ def write_board(root: Path, count: int) -> list[Path]:
 
 
 def make_index(root: Path, racy_ns: int = 0) -> CardIndex:
-    """An index over `root/cards`. `racy_ns=0` trusts a file's times as soon as it was read
+    """An index over `root/cards`. `racy_ns=0` trusts a file's times as it was read
     (the default 2 s margin would make every file these tests just wrote "too fresh")."""
     return CardIndex(LanguageServer("test", "0"), lambda: root, lambda: "cards", racy_ns=racy_ns)
 

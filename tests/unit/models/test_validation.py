@@ -8,12 +8,9 @@ from typing import Any
 
 import pytest
 
-from cardrunner.models.validation import (
-    ConversationChecker,
-    cache_breakpoints,
-    check_thinking_untouched,
-    validate_request,
-)
+from cardrunner.models.blocks import cache_breakpoints
+from cardrunner.models.history import ConversationChecker, check_thinking_untouched
+from cardrunner.models.validation import validate_request
 
 TOOLS = [
     {

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from cardrunner.card.card import load_card
 from cardrunner.card.record import CardUpdate, RunRecord
+from cardrunner.git.repo import GitRepo
 from cardrunner.run.cardcommit import commit_card_state
-from cardrunner.tools.git import GitRepo
 from tests.support.project import git, make_project
 
 ENTRY = RunRecord(id="20261201-090000-fix-add", result="done", rounds=3, commit="abc")

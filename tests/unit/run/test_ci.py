@@ -20,7 +20,7 @@ from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.cardlock import CardLock
 from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from tests.support.project import fix_transcript, git, make_project
 
 

@@ -15,10 +15,10 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.account import Account, summarize_log
 from cardrunner.run.log import NotARunLog, log_events, log_record, read_events
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
-from cardrunner.run.summary import Account, summarize_log
 from cardrunner.run.view import RunView
 from cardrunner.terminal.liveview import LiveView
 from tests.support.project import fix_transcript, make_project

@@ -19,7 +19,7 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.cardlock import CardBusy, CardLock
-from cardrunner.run.prepare import RunOptions, RunRefused
+from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 from tests.support.project import fix_transcript, make_project
@@ -69,7 +69,7 @@ async def test_a_refusal_while_preparing_is_the_runs_one_result(tmp_path: Path) 
 
 
 async def test_a_missing_resume_is_refused_the_same_way(tmp_path: Path) -> None:
-    from cardrunner.run.options import ResumeGrant
+    from cardrunner.run.grant import ResumeGrant
 
     make_project(tmp_path)
     opts = options(tmp_path, model=ScriptedModel(fix_transcript()), resume=ResumeGrant())

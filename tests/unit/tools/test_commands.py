@@ -14,6 +14,7 @@ import pytest
 from cardrunner.agent.events import BuildChecked, Event, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
 from cardrunner.config.settings import Commands
+from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.commands import (
     AppProcess,
     CommandResult,
@@ -22,7 +23,6 @@ from cardrunner.tools.commands import (
     run_command,
     summarize_output,
 )
-from cardrunner.tools.groups import ProcessGroups
 
 PY = sys.executable
 GROUPS = ProcessGroups()
@@ -188,7 +188,7 @@ async def test_app_start_output_stop(tmp_path: Path) -> None:
 
 
 async def test_app_that_dies_at_once(tmp_path: Path) -> None:
-    app = AppProcess(GROUPS, startup_seconds=30)  # returns as soon as the process exits
+    app = AppProcess(GROUPS, startup_seconds=30)  # returns as the process exits
     code = "import sys; print('port already in use'); sys.exit(3)"
     with pytest.raises(ToolError) as info:
         await app.start([PY, "-c", code], tmp_path)

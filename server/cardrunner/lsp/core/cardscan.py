@@ -8,7 +8,7 @@ core when there is one free: it gets the paths on its stdin
 and writes back, `BATCH` cards at a time, each card's text, its parse and what the file looked
 like (`Seen`). The batches are pickled because unpickling a parsed card costs ~5 µs, some 35
 times less than parsing it; they come from a child this process started with its own
-interpreter and its own code, so they are as trusted as the process itself. `-P` keeps the
+interpreter and its own code, so they are as the process itself. `-P` keeps the
 workspace (the child's working folder) off `sys.path`: a `yaml.py` in a repository must not run.
 
 `Seen` is also what lets the watcher and the catch-up pass skip a card whose file did not change
@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from cardrunner.card.card import MAX_CARD_BYTES, Card, CardProblem, parse_card
+from cardrunner.card.card import MAX_CARD_BYTES, Card, parse_card
+from cardrunner.card.parse import CardProblem
 from cardrunner.config.readfile import read_regular
 
 log = logging.getLogger("cardrunner.lsp.cardscan")

@@ -27,7 +27,8 @@ from pathlib import Path
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from cardrunner.card.card import Card, CardProblem, parse_card
+from cardrunner.card.card import Card, parse_card
+from cardrunner.card.parse import CardProblem
 from cardrunner.lsp.core.cardscan import (
     CHILD_MIN,
     RACY_NS,

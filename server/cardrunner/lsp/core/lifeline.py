@@ -29,7 +29,7 @@ from pygls.io_ import run_async
 from pygls.protocol import LanguageServerProtocol
 
 from cardrunner.lsp.core.pipes import open_stdio
-from cardrunner.tools.groups import process_alive
+from cardrunner.processes.groups import process_alive
 
 log = logging.getLogger("cardrunner.lsp.lifeline")
 
@@ -150,7 +150,7 @@ def serve_stdio_and_exit(
 ) -> NoReturn:
     """`serve_stdio` on this process's stdin/stdout, then end the process at once with the
     spec's status. `os._exit` on purpose: a thread still blocks on stdin, and `asyncio.run`
-    would wait for it for as long as the pipe stays open (seconds, or forever)."""
+    would wait for it for as the pipe stays open (seconds, or forever)."""
 
     async def main() -> NoReturn:
         code = 1

@@ -18,7 +18,7 @@ from typing import assert_never
 
 from lsprotocol import types
 
-from cardrunner.card.writeback import split_lines
+from cardrunner.card.text import split_lines
 from cardrunner.lsp.core.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
 from cardrunner.lsp.core.index import CardEntry, CardIndex
 from cardrunner.run.view import Criterion, RunView

@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef
+from cardrunner.git.hunks import Comment, comments_reason
 from cardrunner.lsp.core import commandids as ids
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
@@ -27,9 +28,9 @@ from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.features.board import MANUAL_STATES
 from cardrunner.lsp.features.review import ReviewHub
-from cardrunner.run.manager import RunManager
-from cardrunner.run.options import ResumeGrant, RunRefused
-from cardrunner.tools.hunks import Comment, comments_reason
+from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.options import RunRefused
+from cardrunner.workers.manager import RunManager
 
 log = logging.getLogger("cardrunner.lsp.commands")
 

@@ -22,9 +22,9 @@ from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
+from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
-from cardrunner.tools.hunks import ParsedDiff, comments_reason, parse_diff
 
 log = logging.getLogger("cardrunner.lsp.review")
 

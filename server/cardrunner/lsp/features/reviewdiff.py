@@ -13,8 +13,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from cardrunner.agent.review import HunkRef
+from cardrunner.git.hunks import Hunk, ParsedDiff
 from cardrunner.lsp.core.commandids import ACCEPT, REJECT, TOGGLE_HUNK
-from cardrunner.tools.hunks import Hunk, ParsedDiff
 
 SOURCE = "cardrunner"
 

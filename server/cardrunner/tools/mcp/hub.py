@@ -29,19 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
 from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
-from cardrunner.tools.groups import ProcessGroups
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.sandbox import Sandbox, filter_env
 from cardrunner.tools.mcp.changes import tool_change
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
 from cardrunner.tools.mcp.results import ResultConverter, describe
 from cardrunner.tools.mcp.transport import Launch
-from cardrunner.tools.sandbox import BASE_ENV, Sandbox, filter_env
 
 if TYPE_CHECKING:
     import mcp_types
 
     from cardrunner.config.settings import McpServer
 
-__all__ = ["BASE_ENV", "McpHub", "McpStartError", "McpTool"]
+__all__ = ["McpHub", "McpStartError", "McpTool"]
 
 TIMEOUT_MARGIN = 5.0
 """The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
@@ -277,7 +277,7 @@ event-loop backend anyio loads at its first use."""
 
 def preload() -> None:
     """Import what starting and calling servers imports (the MCP client, its types and both
-    transports, the schema checker), so a spare worker (`run/spare.py`) has paid for it before
+    transports, the schema checker), so a spare worker (`workers/spare.py`) has paid for it before
     its run is asked for."""
     for name in PRELOAD:
         importlib.import_module(name)

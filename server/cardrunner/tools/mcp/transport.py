@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cardrunner.tools.groups import ProcessGroups
+from cardrunner.processes.groups import ProcessGroups
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream, Process

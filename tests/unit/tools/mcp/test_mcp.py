@@ -14,9 +14,10 @@ import pytest
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.gate import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.config.settings import McpServer, has_clash, load_settings
-from cardrunner.tools.groups import ProcessGroups
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.sandbox import BASE_ENV
 from cardrunner.tools.mcp import transport as mcp_transport
-from cardrunner.tools.mcp.hub import BASE_ENV, McpHub, McpStartError
+from cardrunner.tools.mcp.hub import McpHub, McpStartError
 from tests.support.mcp_harness import (
     context,
     free_port,

@@ -11,7 +11,7 @@ import pytest
 
 from cardrunner.agent.gate import ToolPool
 from cardrunner.config.settings import McpServer
-from cardrunner.tools.groups import ProcessGroups
+from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import context, processes_with_arg, wait_gone
 

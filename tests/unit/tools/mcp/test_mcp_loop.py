@@ -16,7 +16,7 @@ from cardrunner.agent.events import RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.prepare import RunOptions
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.mcp_harness import processes_with_arg, wait_gone
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cardrunner.config.secrets import is_secret_name
-from cardrunner.tools.sandbox import BASE_ENV, filter_env
+from cardrunner.processes.sandbox import BASE_ENV, filter_env
 
 SECRET_SHAPES = [
     "GITHUB_TOKEN", "NPM_TOKEN", "X_API_KEY", "STRIPE_SECRET", "DB_PASSWORD", "AWS_ACCESS_KEY_ID",

@@ -4,9 +4,9 @@ Builds, test runners and apps spawn children (compilers, test workers, dev serve
 the process we started leaves those running, holding ports and files. So every command starts in
 a new session (its own process group), and on time-out, cancellation or stop the WHOLE group gets
 SIGTERM, then SIGKILL after a grace period. Every group started is noted in the run's
-`ProcessGroups` (tools/groups.py), so the run and its tests can check that none is left or end
+`ProcessGroups` (processes/groups.py), so the run and its tests can check that none is left or end
 them all, and a later cardrunner can sweep them if this one dies.
-No shell is involved anywhere: argv lists go straight to `exec`. A `Sandbox` (tools/sandbox.py)
+No shell is involved anywhere: argv lists go straight to `exec`. A `Sandbox` (processes/sandbox.py)
 given to `spawn` confines the command and chooses its environment from an allow-list.
 """
 
@@ -24,17 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cardrunner.agent.gate import ToolError
-from cardrunner.tools.groups import ProcessGroups, group_alive
-from cardrunner.tools.sandbox import filter_env
+from cardrunner.processes.groups import ProcessGroups, group_alive
+from cardrunner.processes.sandbox import filter_env
 
 if TYPE_CHECKING:
-    from cardrunner.tools.sandbox import Sandbox
+    from cardrunner.processes.sandbox import Sandbox
 
 KILL_GRACE_SECONDS = 2.0
 EMIT_EVERY = 0.25
 """Seconds between two hand-overs of a running command's new output lines."""
 """How long a group may take to exit after SIGTERM before it gets SIGKILL."""
+
+
+class CommandError(Exception):
+    """A command could not start, or exited at once; the message says why, in words for the model."""
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -355,7 +358,7 @@ class AppProcess:
         env: dict[str, str] | None = None,
         sandbox: Sandbox | None = None,
     ) -> str:
-        """Start the app; report its first output, or raise `ToolError` if it fails at once."""
+        """Start the app; report its first output, or raise `CommandError` if it fails at once."""
         if self.running:
             assert self._proc is not None
             return f"The app is already running (pid {self._proc.pid}). Call stop_app first."
@@ -365,7 +368,7 @@ class AppProcess:
             extra = {"PYTHONUNBUFFERED": "1", **(env or {})}
             proc = await spawn(argv, cwd, extra, groups=self.groups, sandbox=sandbox)
         except OSError as exc:
-            raise ToolError(_spawn_failure(argv, exc)[1]) from exc
+            raise CommandError(_spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
         try:
             await asyncio.wait_for(proc.wait(), timeout=self.startup_seconds)
@@ -377,7 +380,7 @@ class AppProcess:
         await self._finish()
         text = f"The app exited at once with exit code {code}. Its output:\n{self.output()}"
         if code != 0:
-            raise ToolError(text)
+            raise CommandError(text)
         return text
 
     async def stop(self) -> str:

@@ -16,9 +16,9 @@ import pytest
 
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe, probe
 from cardrunner.tools.commands import AppProcess, command_tools, run_command
-from cardrunner.tools.groups import ProcessGroups
-from cardrunner.tools.sandbox import Sandbox, SandboxUnavailable, describe, probe
 from tests.unit.tools.test_commands import wait_until
 
 PY = sys.executable
@@ -242,7 +242,7 @@ async def test_the_interpreters_packages_under_tmp_stay_visible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A virtualenv or an editable checkout under /tmp (a fresh clone there) stays importable."""
-    from cardrunner.tools import sandbox as sandbox_module
+    from cardrunner.processes import sandbox as sandbox_module
 
     packages = tmp_path / "site"  # tmp_path lies under /tmp, which the sandbox makes private
     packages.mkdir()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.tools.git import GitError, GitRepo
+from cardrunner.git.repo import GitError, GitRepo
 
 BINARY = bytes(range(256)) * 4
 

@@ -17,9 +17,9 @@ from typing import Literal
 
 from cardrunner.agent.events import CheckRun, ChecksRan
 from cardrunner.config.settings import Commands
-from cardrunner.tools.groups import ProcessGroups
-from cardrunner.tools.process import CommandResult, run_command
-from cardrunner.tools.sandbox import Sandbox
+from cardrunner.processes.command import CommandResult, run_command
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.sandbox import Sandbox
 
 _COUNT_RE = re.compile(
     r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"

@@ -8,7 +8,7 @@ returns every process it started (a `setsid` daemon included) is gone. The envir
 an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to have set
 must not reach a test the model wrote.
 
-This module only builds argv and environments; `tools/process.py` spawns and kills.
+This module only builds argv and environments; `processes/command.py` spawns and kills.
 """
 
 from __future__ import annotations

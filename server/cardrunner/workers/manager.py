@@ -2,13 +2,13 @@
 
 The language server must stay responsive while cards run, and it must always be able to say what
 each run is doing (lenses, progress, diagnostics, status). `RunManager` only schedules: each run
-executes in a worker process of its own (`run/workers.py`), so a run's work never holds the
+executes in a worker process of its own (`workers/handle.py`), so a run's work never holds the
 editor's GIL; the manager folds every event into a `RunView` — the run's live state — and hands
 each event to one listener. How a run is prepared and how it ends is the session's business
 alone, in the worker. It knows nothing of LSP: the language server is only one listener, and a
 test can be another.
 
-Once it has started a run, it keeps one spare worker warm for the next (`run/spare.py`): a run
+Once it has started a run, it keeps one spare worker warm for the next (`workers/spare.py`): a run
 takes it, and once that run is under way (its first event) the next spare is started, with the
 imports the settings' runs need, so it does not compete with the run it stands behind.
 """
@@ -26,13 +26,14 @@ from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
 from cardrunner.agent.review import Approver
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
-from cardrunner.run import wire
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.log import new_run_id
-from cardrunner.run.options import ResumeGrant, RunOptions, RunRefused, refuse_early
-from cardrunner.run.spare import IDLE_SECONDS, SpareWorker
+from cardrunner.run.options import RunOptions, RunRefused, refuse_early
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
-from cardrunner.run.workers import WorkerRun
+from cardrunner.workers import wire
+from cardrunner.workers.handle import WorkerRun
+from cardrunner.workers.spare import IDLE_SECONDS, SpareWorker
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardrunner.agent.gate import ToolError
 from cardrunner.config.paths import STATE_DIR
 
 _REPO_LOCATION_VARS = frozenset(
@@ -33,8 +32,12 @@ _FALLBACK_IDENTITY = (
 )
 
 
-class GitError(ToolError):
-    """A git command failed; the message carries git's own words."""
+class GitError(Exception):
+    """A git command failed; the message carries git's own words.
+
+    Not a tool error: git is a layer below the tools, and a tool that lets one through is
+    answered with this message as it is (`tools.base.FunctionTool`).
+    """
 
 
 @dataclass(frozen=True)

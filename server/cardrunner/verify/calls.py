@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from cardrunner.agent.events import CallObserved
 from cardrunner.agent.gate import Image, ToolContext, ToolResult
-from cardrunner.tools.git import GitRepo
+from cardrunner.git.repo import GitRepo
 
 READ_ONLY_TOOLS = frozenset({"list_files", "read_file", "report_criterion"})
 """Tools that cannot change the write area: no snapshot is needed after them."""

@@ -1,6 +1,6 @@
 """The `run_priority` setting made real: how far a run's worker, and all it starts, yields the CPU.
 
-Every worker (the warm spare too) starts at the default, `low` (`NICENESS` in `run/worker.py`,
+Every worker (the warm spare too) starts at the default, `low` (`NICENESS` in `workers/program.py`,
 relative to the server), because a spare is started before anyone knows which run it will play.
 When the run's `start` message arrives the worker lowers itself further if the run's settings
 ask for it. Lowering is the only direction there is: an unprivileged process may raise its nice

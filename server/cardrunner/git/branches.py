@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from cardrunner.card.record import RunRecord, record_from_trailers
-from cardrunner.tools.git import GitError, GitRepo
+from cardrunner.git.repo import GitError, GitRepo
 
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 

@@ -1,8 +1,8 @@
 """A run in a worker process, seen from the process that schedules it (the language server).
 
-`WorkerRun.play` takes the warm spare (`run/spare.py`) or starts `python -m
-cardrunner.run.worker`, sends it the run's options and turns its lines back into the run's
-events (`run/wire.py`); the worker's `review` and `update_card` requests are answered by this
+`WorkerRun.play` takes the warm spare (`workers/spare.py`) or starts `python -m
+cardrunner.workers.program`, sends it the run's options and turns its lines back into the run's
+events (`workers/wire.py`); the worker's `review` and `update_card` requests are answered by this
 side's approver and card store — the editor's. Cancelling sends a message (the run ends
 `cancelled`, or `interrupted` with a reason); a worker that no longer reads is sent SIGTERM.
 
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.agent import events as ev
-from cardrunner.run import wire
 from cardrunner.run.options import RunOptions
-from cardrunner.run.spare import WORKER, spawn_worker
+from cardrunner.workers import wire
+from cardrunner.workers.spare import spawn_worker
 
-__all__ = ["WORKER", "WorkerRun", "start_message"]
+__all__ = ["WorkerRun", "start_message"]
 
 log = logging.getLogger(__name__)
 

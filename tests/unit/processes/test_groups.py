@@ -6,8 +6,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from cardrunner.tools.groups import ProcessGroups, group_alive, process_alive, start_time
-from cardrunner.tools.process import spawn
+from cardrunner.processes.command import spawn
+from cardrunner.processes.groups import ProcessGroups, group_alive, process_alive, start_time
 
 SLEEP = [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
 

@@ -1,10 +1,10 @@
 """What crosses between the language server and a run's worker process: one JSON object a line.
 
-The run executes in a worker (`run/worker.py`), the editor's server only subscribes
-(`run/workers.py`). Between them goes exactly what a run needs of the editor and nothing else:
+The run executes in a worker (`workers/program.py`), the editor's server only subscribes
+(`workers/handle.py`). Between them goes exactly what a run needs of the editor and nothing else:
 
 - server → worker: `warm` (to a spare only, first: which adapters to import before its run is
-  asked for, `run/spare.py`), `start` (the run's options), `response` (to a request), `cancel`
+  asked for, `workers/spare.py`), `start` (the run's options), `response` (to a request), `cancel`
   (with the interruption's reason, or none for the user's cancel);
 - worker → server: `ready` (a spare's imports are done), `started` (the `start` was read: from
   here on the run is the worker's), `event` (the run-event contract: the run log's

@@ -1,13 +1,13 @@
-"""`python -m cardrunner.run.worker`: one run in a process of its own, for the language server.
+"""`python -m cardrunner.workers.program`: one run in a process of its own, for the language server.
 
 A run shares nothing with the editor's server but a pipe: its JSON work, the model's SDK and the
 MCP clients would otherwise hold the server's GIL (and its memory) while the user types. The
 worker lowers its own CPU priority, reads one `start` message on stdin, lowers it further if the
-run's `run_priority` asks for it (`run/priority.py`), says `started`, plays
-the run's `RunSession` and writes every event to stdout (`run/wire.py`); the review and the
+run's `run_priority` asks for it (`workers/priority.py`), says `started`, plays
+the run's `RunSession` and writes every event to stdout (`workers/wire.py`); the review and the
 card writes are asked of the server, which answers them in the editor.
 
-A spare (`run/spare.py`) is the same program started before its run is asked for: its first
+A spare (`workers/spare.py`) is the same program started before its run is asked for: its first
 message is `warm`, so it imports the adapters the run will need (`preload`) — a worker started
 for a run imports them lazily, when the run first needs them — says `ready` and then waits for
 its `start` like any worker. Until a `start` is read there is no run to stop: a SIGTERM ends the
@@ -35,13 +35,13 @@ from typing import Any
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.settings import Settings
-from cardrunner.run import wire
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.liveness import interruption
-from cardrunner.run.options import ResumeGrant
-from cardrunner.run.prepare import RunOptions
-from cardrunner.run.priority import PRIORITIES, lower
+from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
+from cardrunner.workers import wire
+from cardrunner.workers.priority import PRIORITIES, lower
 
 NICENESS = PRIORITIES["low"].nice
 """How much lower than the editor's server every worker starts (the default `run_priority`): a

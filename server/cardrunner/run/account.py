@@ -4,12 +4,21 @@ The log's lines are read back into the run's events (`log_events`) and folded in
 like a live run's, so the counts printed here are the ones the live view and the card showed.
 `Account` tells a log that is still growing (the editor's live run view): it reads only what
 was appended since it last looked, so asking every round costs a round's lines, not the run's.
+
+The editor's live run view (`cardrunner/runSummary`) asks for the text again on every
+`cardrunner/runStatus`, several times a round. Told whole and read from the whole log each time,
+the answer at round 240 was 20 times the one at round 10 (bench/client_cpu.py). So `RunAccounts`
+keeps one `Account` per recently asked log, and while the run goes on the answer is its opening
+and the newest `LIVE_LINES` lines — a live view is watched at its end, like `tail -f` — with one
+line saying how many were left out. A run that has ended is told whole, and a client can ask
+for everything at any time (`"full": true`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import assert_never
 
@@ -140,3 +149,32 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             return []  # transient, or shown by the lines around them
         case _:
             assert_never(event)
+
+
+LIVE_LINES = 60
+"""Newest lines of a live run's account in the answer: about 20 rounds of two tool calls."""
+KEPT_LOGS = 16
+"""Accounts kept (the logs asked for most recently); one more is read from the top again."""
+
+
+class RunAccounts:
+    """One up-to-date `Account` per recently asked log."""
+
+    def __init__(self) -> None:
+        self._accounts: OrderedDict[Path, Account] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def text(self, log_path: Path, *, live: bool, full: bool = False) -> str:
+        """The account of `log_path` as the run view shows it now. Blocking (it reads the log):
+        call it off the event loop. Raises OSError or NotARunLog as `summarize_log` does."""
+        account = self._account(log_path)
+        account.update()
+        return account.text(None if full or not live else LIVE_LINES)
+
+    def _account(self, log_path: Path) -> Account:
+        with self._lock:
+            account = self._accounts.pop(log_path, None) or Account(log_path)
+            self._accounts[log_path] = account
+            while len(self._accounts) > KEPT_LOGS:
+                self._accounts.popitem(last=False)
+            return account

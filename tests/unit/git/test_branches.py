@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cardrunner.card.record import RunRecord
-from cardrunner.tools.branches import BranchRepo
+from cardrunner.git.branches import BranchRepo
 from tests.support.project import git
 
 

@@ -15,7 +15,7 @@ from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.agent.review import ReviewDecision, ScriptedApprover
 from cardrunner.run.workarea import WorkArea
 from cardrunner.tools.commit import CommitTool
-from cardrunner.tools.scope import review_header, secrets_in_diff
+from cardrunner.verify.scope import review_header, secrets_in_diff
 from tests.support.project import git, init_repo
 
 

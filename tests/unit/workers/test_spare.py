@@ -19,11 +19,11 @@ import pytest
 from cardrunner.agent import events as ev
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.settings import load_settings
-from cardrunner.run import wire
+from cardrunner.processes.groups import process_alive
 from cardrunner.run.options import RunOptions
-from cardrunner.run.spare import SpareWorker, spawn_worker
-from cardrunner.run.workers import WorkerRun
-from cardrunner.tools.groups import process_alive
+from cardrunner.workers import wire
+from cardrunner.workers.handle import WorkerRun
+from cardrunner.workers.spare import SpareWorker, spawn_worker
 from tests.support.lsp import final, make_project
 
 WARM = wire.WarmUp(api=False, mcp=False)

@@ -10,9 +10,9 @@ import pytest
 from cardrunner.agent.events import Event
 from cardrunner.agent.gate import ToolContext
 from cardrunner.agent.review import HunkRef, ReviewDecision, ScriptedApprover
+from cardrunner.git.hunks import comments_reason, parse_diff, patch_of
+from cardrunner.git.repo import GitRepo
 from cardrunner.tools.commit import CommitTool
-from cardrunner.tools.git import GitRepo
-from cardrunner.tools.hunks import comments_reason, parse_diff, patch_of
 from tests.support.project import git, init_repo
 
 OLD = "".join(f"line {n}\n" for n in range(1, 31))

@@ -11,12 +11,12 @@ from typing import get_args
 import pytest
 
 from cardrunner.config.settings import RunPriority
-from cardrunner.run.priority import PRIORITIES, Priority
-from cardrunner.run.worker import NICENESS
+from cardrunner.workers.priority import PRIORITIES, Priority
+from cardrunner.workers.program import NICENESS
 
 CHILD = """
 import json, os, sys, threading
-from cardrunner.run.priority import lower
+from cardrunner.workers.priority import lower
 os.nice(int(sys.argv[2]))
 ready, done = threading.Event(), threading.Event()
 tid = []

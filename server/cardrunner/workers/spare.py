@@ -13,13 +13,13 @@ What it costs, and when it ends:
   hold a 60–120 MiB process forever); the next run starts cold and refills it.
 - **It dies with the server**: `close` (the server's wind-down, `RunManager.aclose`) kills it;
   if the server itself is killed, the spare's stdin reaches its end and the worker exits
-  without doing anything (`run/worker.py` returns on an empty first line).
+  without doing anything (`workers/program.py` returns on an empty first line).
 - **Never handed to a run when it cannot serve one**: a spare that died on its own (SIGKILL, the
   OOM killer) is dropped when its pipe closes or at `take`; one for another root, or started
   under an environment the server has changed since, is discarded (the SDK, the commands and
   the MCP servers read the worker's own `os.environ`, inherited at its start). The one race
   left — a spare that dies between `take` and reading its start — is caught by the run's
-  `started` acknowledgement (`run/workers.py` then starts a fresh worker for it).
+  `started` acknowledgement (`workers/handle.py` then starts a fresh worker for it).
 
 `ps` shows a cold worker's card in its argv; a spare has none when it starts, so its argv ends
 in `--spare`, and a run it took keeps that: its card is in the run's live marker
@@ -37,13 +37,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardrunner.run import wire
+from cardrunner.workers import wire
 
 log = logging.getLogger(__name__)
 
 LINE_LIMIT = 1 << 26
 """The longest line read from a worker (a round's content or a review's diff can be long)."""
-WORKER = (sys.executable, "-P", "-m", "cardrunner.run.worker")
+WORKER = (sys.executable, "-P", "-m", "cardrunner.workers.program")
 """`-P`: the worker starts in the workspace, which the model writes; plain `-m` would put that
 folder first on `sys.path`, so a `yaml.py` left there would run in the worker, unconfined."""
 SPARE_ARG = "--spare"

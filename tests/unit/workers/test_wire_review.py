@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
-from cardrunner.run.wire import decode_decision, decode_review, encode_decision, encode_review
+from cardrunner.workers.wire import decode_decision, decode_review, encode_decision, encode_review
 
 
 def test_a_knowing_accept_and_the_reviews_warnings_survive_the_pipe() -> None:

@@ -1,0 +1,1 @@
+"""What the runner verifies itself: its own builds and tests, its record of calls, a review's scope."""

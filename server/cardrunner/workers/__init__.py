@@ -1,0 +1,1 @@
+"""Runs in worker processes: the server's scheduler and handle, the worker program, the wire, the spare."""
