@@ -1,4 +1,5 @@
-"""Run the CLI's event loop so that a tool thread that hangs never keeps the process alive.
+"""How the CLI ends: its exit statuses, its error lines, and an event loop no hung thread keeps alive.
+
 
 A file tool runs in a worker thread; a thread blocked in the kernel (a FIFO opened elsewhere, a
 dead network mount) cannot be cancelled. `asyncio.run` would wait for it forever when it shuts
@@ -9,6 +10,7 @@ still busy it flushes its output and exits with the run's status.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -16,7 +18,19 @@ import threading
 import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeAlias
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""Where each verb registers its parser (`add_parser(sub)` in every verb module)."""
+
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_VERIFIED = 0, 1, 2, 3
+"""0 Done (or printed), 1 Failed (or problems found), 2 usage or configuration, 3 verified only."""
+
+
+def err(text: str) -> None:
+    """One line for the user on stderr, where every verb writes what is not its output."""
+    sys.stderr.write(text + "\n")
+
 
 WORKER_PREFIX = "cardrunner-worker"
 GRACE_SECONDS = 2.0

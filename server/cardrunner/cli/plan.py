@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cardrunner.cli.exiting import EXIT_DONE, EXIT_USAGE, Subparsers
+from cardrunner.cli.root import find_root
+
 if TYPE_CHECKING:
     from cardrunner.run.plan import Plan
 
-EXIT_OK, EXIT_USAGE = 0, 2
 
-
-def add_plan_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Register `plan` and its options."""
     plan = sub.add_parser(
         "plan",
@@ -66,9 +67,13 @@ def add_plan_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="schedule only the first of overlapping cards; the others wait for the next plan",
     )
 
+    plan.set_defaults(verb=run)
 
-def run_plan(args: argparse.Namespace, root: Path) -> int:
-    """Print the plan for the workspace at `root`; exit 2 on a configuration or budget problem."""
+
+def run(args: argparse.Namespace) -> int:
+    """Print the plan for the workspace of the paths given; exit 2 on a configuration or budget
+    problem."""
+    root = find_root(args.paths[0] if args.paths else Path.cwd())
     from cardrunner.config.settings import has_clash, load_settings
     from cardrunner.run.plan import PlanError, Selection, make_plan
 
@@ -97,7 +102,7 @@ def run_plan(args: argparse.Namespace, root: Path) -> int:
     for line in warnings(plan):
         sys.stderr.write(f"cardrunner: warning: {line}\n")
     sys.stdout.write(plan.model_dump_json() + "\n")
-    return EXIT_OK
+    return EXIT_DONE
 
 
 def warnings(plan: Plan) -> list[str]:

@@ -1,6 +1,6 @@
 """`cardrunner transcript RUN.jsonl [-o OUT.json]`: a run's log as a replayable transcript.
 
-Registered like `plan`: the parser and the command live here, so the main module only lists it.
+Like every verb, its parser and its command live here; cli/main.py only lists it.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from cardrunner.cli.exiting import EXIT_DONE, EXIT_USAGE, Subparsers
 
 
-def add_transcript_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Register `transcript` and its options."""
     cmd = sub.add_parser(
         "transcript",
@@ -36,8 +36,10 @@ def add_transcript_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "prompt cache) instead of repeating what the original run was billed",
     )
 
+    cmd.set_defaults(verb=run)
 
-def run_transcript(args: argparse.Namespace) -> int:
+
+def run(args: argparse.Namespace) -> int:
     """The `transcript` command; returns the exit status."""
     from cardrunner.run.log import NotARunLog
     from cardrunner.run.transcript import transcript_from_log, transcript_json
@@ -55,11 +57,11 @@ def run_transcript(args: argparse.Namespace) -> int:
     text = transcript_json(transcript)
     if args.output is None:
         sys.stdout.write(text)
-        return EXIT_OK
+        return EXIT_DONE
     try:
         args.output.write_text(text, encoding="utf-8")
     except OSError as exc:
         sys.stderr.write(f"cardrunner: cannot write {args.output}: {exc}\n")
         return EXIT_USAGE
     sys.stderr.write(f"{len(transcript.responses)} responses written to {args.output}\n")
-    return EXIT_OK
+    return EXIT_DONE
