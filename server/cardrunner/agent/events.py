@@ -33,8 +33,6 @@ FailureReason = Literal[
 ]
 """The fixed list of reasons a run can fail for (DESIGN.md); stored on the card."""
 
-FAILURE_REASONS: tuple[str, ...] = FailureReason.__args__  # type: ignore[attr-defined]
-
 RESUMABLE_REASONS: frozenset[str] = frozenset(
     {"max_rounds", "max_tokens", "max_cost", "max_wall", "interrupted", "cancelled", "api_error"}
 )

@@ -33,15 +33,6 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def file_kind(path: Path) -> str | None:
-    """None for a regular file (or a missing one); otherwise what it is, for a message."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return None if stat.S_ISREG(mode) else _kind(mode)
-
-
 def read_regular(path: Path, limit: int) -> bytes:
     """The bytes of the regular file at `path`; NotRegularFile or FileTooLarge otherwise.
 

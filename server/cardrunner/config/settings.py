@@ -86,10 +86,6 @@ class McpServer(_Strict):
         return self
 
 
-DEFAULT_PRICES: dict[str, Price] = {n: m.price for n, m in MODELS.items() if m.price}
-"""The model table's prices (`config/model_table.py`); `[prices.MODEL]` overrides them."""
-
-
 class ModelOptions(_Strict):
     """How requests are shaped. No sampling parameters exist here on purpose: none are sent."""
 

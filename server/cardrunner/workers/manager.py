@@ -91,11 +91,6 @@ class RunManager:
     def views(self) -> list[RunView]:
         return list(self._views.values())
 
-    def worker_pid(self, card_path: Path) -> int | None:
-        """The process the card's live run executes in (None before it has started)."""
-        worker = self._workers.get(card_path)
-        return worker.pid if worker is not None and self.is_live(card_path) else None
-
     def start(self, card_path: Path, resume: ResumeGrant | None = None) -> RunView:
         """Start a run in the background and return its view at once; raises RunRefused."""
         path = card_path.resolve()
