@@ -2,7 +2,7 @@
 
 The raw LSP client must frame, match answers to requests, answer server requests and read a
 process's memory; the board (and client_cpu's paced one) must be a committed git workspace
-whose transcripts the scripted model accepts; the statistics and the token formula must be the ones the README states.
+whose transcripts the scripted model accepts; the statistics and the token formula must be the ones bench/README.md states.
 """
 
 from __future__ import annotations

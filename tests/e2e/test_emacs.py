@@ -1,4 +1,4 @@
-"""A real Emacs, in batch mode, with the README's Eglot configuration as written: `M-x eglot`
+"""A real Emacs, in batch mode, with docs/editors.md's Eglot configuration as written: `M-x eglot`
 in a card, the run started from a code action, the review question answered with a plain RET
 (its default must be the harmless `Show diff`, and without showDocument the server says where
 the diff is), `cardrunner-reject` with a reason that reaches the model, Accept as a code action,
@@ -30,7 +30,7 @@ from tests.support.lsp import (
     verify_greeting,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+EDITORS = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 EMACS = shutil.which("emacs")
 
 
@@ -122,9 +122,9 @@ EGLOT_DRIVER = driver(
 )
 
 
-def readme_config(client: str) -> str:
-    """The README's Elisp block for `client`: the one whose first line names it."""
-    blocks: list[str] = re.findall(r"```elisp\n(.*?)```", README.read_text(), flags=re.S)
+def documented_config(client: str) -> str:
+    """docs/editors.md's Elisp block for `client`: the one whose first line names it."""
+    blocks: list[str] = re.findall(r"```elisp\n(.*?)```", EDITORS.read_text(), flags=re.S)
     [config] = [b for b in blocks if client in b.splitlines()[0]]
     return config
 
@@ -180,7 +180,7 @@ def assert_rejected_with_the_reason_then_accepted(project: Project, card: Path) 
 
 @pytest.mark.skipif(not has_package("eglot"), reason="emacs with eglot is not installed")
 def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) -> None:
-    project, card, seen = drive_emacs(tmp_path, "emacs", readme_config("eglot") + EGLOT_DRIVER)
+    project, card, seen = drive_emacs(tmp_path, "emacs", documented_config("eglot") + EGLOT_DRIVER)
 
     first = seen["questions"][0]
     assert "src/app.py" in first and ".diff" in first and "cardrunner.rejectChanges" in first
@@ -228,7 +228,7 @@ LSP_MODE_DRIVER = driver(
 @pytest.mark.skipif(not has_package("lsp-mode"), reason="emacs with lsp-mode is not installed")
 def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_path: Path) -> None:
     project, card, seen = drive_emacs(
-        tmp_path, "lsp-mode", readme_config("lsp-mode") + LSP_MODE_DRIVER
+        tmp_path, "lsp-mode", documented_config("lsp-mode") + LSP_MODE_DRIVER
     )
 
     assert "src/app.py" in seen["questions"][0] and ".diff" in seen["questions"][0]

@@ -1,4 +1,4 @@
-"""A real Neovim, headless, with the README's Neovim configuration as written: the board in
+"""A real Neovim, headless, with docs/editors.md's Neovim configuration as written: the board in
 the quickfix list, workspace symbols by state, a run started from the card, and ✗ Reject
 asking for the reason (`vim.ui.input`, answered by the test) which reaches the model.
 
@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.lsp import Project, final, make_project, read_back, tool, turn
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+EDITORS = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 DRIVER = r"""
@@ -59,7 +59,7 @@ command(client, "cardrunner.runCard", uri)
 wait("the review", function() return the_card(board(client), "Review") ~= nil end)
 out.review = the_card(board(client), "Review").title
 vim.ui.input = function(_, on_confirm) on_confirm("say hello in German too") end
--- through the README's client-side command, which asks for the reason
+-- through the documented client-side command, which asks for the reason
 client:exec_cmd({ title = "✗ Reject", command = "cardrunner.rejectChanges", arguments = { uri } })
 wait("the second review", function()
   local c = the_card(board(client), "Review")
@@ -83,8 +83,8 @@ end })
 """
 
 
-def readme_neovim_config() -> str:
-    blocks: list[str] = re.findall(r"```lua\n(.*?)```", README.read_text(), flags=re.S)
+def documented_neovim_config() -> str:
+    blocks: list[str] = re.findall(r"```lua\n(.*?)```", EDITORS.read_text(), flags=re.S)
     [config] = [b for b in blocks if b.startswith("-- Neovim")]
     return config
 
@@ -135,7 +135,7 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
             final(),
         ],
     )
-    (tmp_path / "init.lua").write_text(readme_neovim_config() + DRIVER)
+    (tmp_path / "init.lua").write_text(documented_neovim_config() + DRIVER)
     seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json")
 
     assert seen["quickfix"] == ["New — Greeting says hello", "New — Later work"]

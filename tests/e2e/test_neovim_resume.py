@@ -1,4 +1,4 @@
-"""A real Neovim 0.11, headless, with the README's configuration as written: it runs a card
+"""A real Neovim 0.11, headless, with docs/editors.md's configuration as written: it runs a card
 with the run key, quits with `:qa!` while the card sits in its tests, and in the next session
 sees the card interrupted, resumes it with the resume key, accepts with the accept key, and
 the card ends Done with the commit on the user's branch.
@@ -21,7 +21,7 @@ import pytest
 
 from cardrunner.card.card import card_slug
 from cardrunner.git.branches import BranchRepo
-from tests.e2e.test_neovim import NVIM, readme_neovim_config, run_nvim
+from tests.e2e.test_neovim import NVIM, documented_neovim_config, run_nvim
 from tests.support.lsp import (
     GOOD_APP,
     Project,
@@ -127,7 +127,7 @@ def nvim_session(
     tmp_path: Path, project: Project, card: Path, driver: str, name: str
 ) -> dict[str, Any]:
     init = tmp_path / f"{name}.lua"
-    init.write_text(readme_neovim_config() + COMMON + driver)
+    init.write_text(documented_neovim_config() + COMMON + driver)
     return run_nvim(tmp_path, project, card, init, tmp_path / f"{name}.json")
 
 
