@@ -32,7 +32,7 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.core.pipes",
     "cardrunner.lsp.core.protocol",
     "cardrunner.lsp.core.uris",
-    "cardrunner.tools",
+    "cardrunner.processes",
     "cardrunner.processes.groups",
 }
 """The only modules of ours that answering `initialize` may import (a new one is a decision)."""
