@@ -23,6 +23,7 @@ from pygls.uris import from_fs_path
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
+from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
@@ -250,21 +251,6 @@ class EditorApprover:
         return await self._hub.review(self._view.card_path, request, criteria)
 
 
-async def _before(root: Path, tree: str, path: str) -> bytes | None:
-    """The file's content in `tree` (the write area at run start), None when it did not exist."""
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "show",
-        f"{tree}:{path}",
-        cwd=root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    out, _ = await proc.communicate()
-    return out if proc.returncode == 0 else None
-
-
 async def write_review_files(
     request: ReviewRequest, workspace: Path
 ) -> tuple[Path, list[dict[str, str | None]]]:
@@ -275,7 +261,8 @@ async def write_review_files(
     folder = StatePaths(workspace).ensure().runs
     diff_path = folder / f"{request.run_id}.diff"
     before_dir = folder / request.run_id / "before"
-    befores = {f: await _before(root, request.base_tree, f) for f in request.files}
+    repo = GitRepo(root)  # each file as it was in the write area at run start (None: new)
+    befores = {f: await repo.show_file(request.base_tree, f) for f in request.files}
 
     def write() -> list[dict[str, str | None]]:
         folder.mkdir(parents=True, exist_ok=True)
