@@ -13,7 +13,7 @@ import { CardsView } from "./cardsView";
 import type { ServerClient } from "./client";
 import { cardUri } from "./commands";
 import { ServerCommand } from "./protocol";
-import { formatArgv } from "./serverCommand";
+import { formatArgv } from "./serverLaunch";
 import type { ReviewController } from "./review";
 import * as api from "./vscodeapi";
 

@@ -2,7 +2,7 @@
 
 pygls builds the capabilities it answers `initialize` with from what is registered, so all of
 it is registered here, before `initialize` — and that answer must not wait for the features
-(server.py), so this module imports nothing but pygls, lsprotocol and the command ids. A
+(server.py), so this module imports nothing but pygls, lsprotocol and the protocol names. A
 handler reaches the features through `host.app`, which exists by the time any other message is
 read. The server is known here only as the `Host` it is (server.py registers itself), so this
 module and server.py do not import each other. `exit` is the protocol's (core/protocol.py,
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from cardrunner.lsp.core import commandids as ids
+from cardrunner.lsp.core import protocolnames as names
 
 if TYPE_CHECKING:
     from cardrunner.lsp.app import CardApp
@@ -100,11 +100,11 @@ def register_views(server: LanguageServer, host: Host) -> None:
     def on_hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
         return host.app.views.hover(params)
 
-    @server.feature(ids.BOARD)
+    @server.feature(names.BOARD)
     async def on_board(ls: Any, params: Any) -> dict[str, Any]:
         return await host.app.views.board_request()
 
-    @server.feature(ids.RUN_SUMMARY)
+    @server.feature(names.RUN_SUMMARY)
     async def on_run_summary(ls: Any, params: Any) -> dict[str, Any]:
         return await host.app.views.run_summary_request(params)
 
@@ -118,8 +118,8 @@ def register_views(server: LanguageServer, host: Host) -> None:
 def register_commands(server: LanguageServer, host: Host) -> None:
     """Every command goes to the features but `DEBUG_MODULES`, which the server answers
     itself: it reports on the seam, so it must not be the one to load the features."""
-    for name in ids.COMMANDS:
-        debug = name == ids.DEBUG_MODULES
+    for name in names.COMMANDS:
+        debug = name == names.DEBUG_MODULES
         server.command(name)(_debug_modules(host) if debug else _command(host, name))
 
 

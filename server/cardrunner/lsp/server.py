@@ -75,7 +75,7 @@ class CardServer(LanguageServer):
         path = uri_to_path(uri) if uri else (Path(params.root_path) if params.root_path else None)
         self.root = (path or Path.cwd()).resolve()
         own, self.init_options = split_client_options(params.initialization_options)
-        self.client.custom_notifications = own.notifications
+        self.client.options = own
         self.lifeline.watch_parent(params.process_id)
 
     # --- the seam: the features load after `initialize` is answered -------------------------

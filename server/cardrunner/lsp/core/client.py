@@ -37,6 +37,10 @@ class ClientOptions:
 
     notifications: bool = False
     """Send the optional `cardrunner/*` notifications (docs/lsp-extensions.md)."""
+    native_review: bool = False
+    """The client shows a review itself, from `cardrunner/reviewRequested` (`"nativeReview":
+    true`, which needs the notifications): the server then neither opens the review's `.diff`
+    nor asks its question; the commands, lenses and code actions decide as for anyone."""
 
 
 def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
@@ -46,8 +50,11 @@ def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
         return ClientOptions(), init_options
     rest = {k: v for k, v in init_options.items() if k != CLIENT_KEY}
     own = init_options[CLIENT_KEY]
-    wanted = isinstance(own, dict) and own.get("notifications") is True
-    return ClientOptions(notifications=wanted), rest
+    if not isinstance(own, dict):
+        return ClientOptions(), rest
+    notifications = own.get("notifications") is True
+    native = notifications and own.get("nativeReview") is True
+    return ClientOptions(notifications=notifications, native_review=native), rest
 
 
 class Client:
@@ -55,10 +62,20 @@ class Client:
 
     def __init__(self, server: LanguageServer) -> None:
         self._ls = server
-        self.custom_notifications = False
+        self.options = ClientOptions()
+        """What the client said of itself at `initialize` (initializationOptions `client`)."""
+
+    @property
+    def custom_notifications(self) -> bool:
         """The client asked for `cardrunner/*` notifications (initializationOptions
         `{"client": {"notifications": true}}`). Off by default: clients that do not know
         them show a warning per message (lsp-mode opens a *Warnings* window each time)."""
+        return self.options.notifications
+
+    @property
+    def native_review(self) -> bool:
+        """The client shows reviews itself; the server's generic review UI stays back."""
+        return self.options.native_review
 
     @property
     def caps(self) -> types.ClientCapabilities:

@@ -20,7 +20,7 @@ from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef
 from cardrunner.git.hunks import Comment, comments_reason
-from cardrunner.lsp.core import commandids as ids
+from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
@@ -213,15 +213,15 @@ class Commands:
 
 
 COMMANDS = {
-    ids.RUN: Commands.run_card,
-    ids.RESUME: Commands.resume_run,
-    ids.CANCEL: Commands.cancel_run,
-    ids.ACCEPT: Commands.accept_changes,
-    ids.REJECT: Commands.reject_changes,
-    ids.SHOW_DIFF: Commands.show_diff,
-    ids.SHOW_LOG: Commands.show_log,
-    ids.TOGGLE_HUNK: Commands.toggle_hunk,
-    ids.SET_STATE: Commands.set_state,
-    ids.DEBUG_INDEX: Commands.debug_index,
+    names.RUN: Commands.run_card,
+    names.RESUME: Commands.resume_run,
+    names.CANCEL: Commands.cancel_run,
+    names.ACCEPT: Commands.accept_changes,
+    names.REJECT: Commands.reject_changes,
+    names.SHOW_DIFF: Commands.show_diff,
+    names.SHOW_LOG: Commands.show_log,
+    names.TOGGLE_HUNK: Commands.toggle_hunk,
+    names.SET_STATE: Commands.set_state,
+    names.DEBUG_INDEX: Commands.debug_index,
 }
-"""One method per id of `ids.COMMANDS` but `DEBUG_MODULES` (the server's own)."""
+"""One method per id of `names.COMMANDS` but `DEBUG_MODULES` (the server's own)."""

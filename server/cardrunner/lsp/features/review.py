@@ -5,7 +5,9 @@ every changed file as it was at run start under `.cardrunner/runs/<id>/before/`,
 client (`cardrunner/reviewRequested`, for native diff editors), opens the `.diff` document,
 asks with `window/showMessageRequest`, and offers Accept/Reject lenses, code actions and
 commands. Whichever answers first decides; a client that answers `null`, an error or never
-only stops asking — the lenses and commands still decide.
+only stops asking — the lenses and commands still decide. A client that said at `initialize`
+it shows reviews itself (`nativeReview`, core/client.py) gets the notification alone: no
+`.diff` document is opened for it and no question asked — it decides through the commands.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
 from cardrunner.git.repo import GitRepo
+from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
@@ -31,7 +34,6 @@ log = logging.getLogger("cardrunner.lsp.review")
 
 ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
 DEFAULT_REJECT_REASON = "rejected in the editor"
-REVIEW_REQUESTED = "cardrunner/reviewRequested"
 
 
 @dataclass
@@ -167,7 +169,7 @@ class ReviewHub:
         self._diffs[card_path] = diff_path
         asker = asyncio.create_task(self._ask(pending))
         try:
-            self._client.notify(REVIEW_REQUESTED, self._payload(pending))
+            self._client.notify(names.REVIEW_REQUESTED, self._payload(pending))
             self._changed(card_path)
             return await pending.decided
         finally:
@@ -190,7 +192,10 @@ class ReviewHub:
         }
 
     async def _ask(self, pending: PendingReview) -> None:
-        """Open the diff, then ask until someone decides; a client that cannot answer stops it."""
+        """Open the diff, then ask until someone decides; a client that cannot answer stops it.
+        A client with its own review UI gets neither."""
+        if self._client.native_review:
+            return
         await self.show_diff(pending.card_path, say_where=False)  # the question says where
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,

@@ -1,9 +1,11 @@
-"""The ids of the server's `workspace/executeCommand` commands and custom requests.
+"""Every name of cardrunner's own LSP surface: commands, custom requests, notifications.
 
-Lenses and code actions offer them, the review's diff document links to them, and the handlers
-register one for each (before `initialize` is answered, from this table alone: the commands are
-part of the capabilities); they are part of the LSP surface other editors rely on
-(docs/lsp-extensions.md), so each is spelled here once.
+Lenses and code actions offer the commands, the review's diff document links to them, and the
+handlers register one for each (before `initialize` is answered, from this table alone: the
+commands are part of the capabilities). They are the surface other editors rely on
+(docs/lsp-extensions.md), so each is spelled here once on the server's side; the VS Code client
+mirrors them in client-vscode/src/protocol.ts, and tests/unit/lsp/test_protocol_names.py keeps
+that copy and the document the same as this module.
 """
 
 from __future__ import annotations
@@ -38,10 +40,14 @@ COMMANDS = (
 """Every command, in the capabilities' order. The features carry them out
 (features/commands.py), except `DEBUG_MODULES`: the server answers it itself (server.py)."""
 
-CARD_COMMANDS = (RUN, CANCEL, RESUME, ACCEPT, REJECT, SHOW_DIFF, SHOW_LOG)
-"""The commands a card offers as lenses and code actions."""
-
 BOARD = "cardrunner/board"
 """Custom request: every card with its column, state and actions (features/board.py)."""
 RUN_SUMMARY = "cardrunner/runSummary"
 """Custom request: the card's current or last run, told as `cardrunner log` tells it."""
+
+RUN_STATUS = "cardrunner/runStatus"
+"""Notification: every run this server knows, each time one changes (features/status.py)."""
+REVIEW_REQUESTED = "cardrunner/reviewRequested"
+"""Notification: a run waits for review, with its files' before/after copies (features/review.py)."""
+PROGRESS_TOKEN_PREFIX = "cardrunner/run/"
+"""A run's `$/progress` token is this and its run id (features/progress.py)."""
