@@ -16,6 +16,7 @@ export const ServerCommand = {
   rejectChanges: "cardrunner.rejectChanges",
   showDiff: "cardrunner.showDiff",
   showLog: "cardrunner.showLog",
+  setState: "cardrunner.setState",
 } as const;
 
 /** Commands only this client registers; never the server's ids (the client registers those). */
@@ -52,6 +53,9 @@ export function initializationOptions<S extends object>(settings: S): S & { clie
 
 export const RunStatusMethod = "cardrunner/runStatus";
 export const ReviewRequestedMethod = "cardrunner/reviewRequested";
+/** Custom requests: the board (board.ts parses it) and a run told as `cardrunner log` tells it. */
+export const BoardMethod = "cardrunner/board";
+export const RunSummaryMethod = "cardrunner/runSummary";
 
 export type RunState = "running" | "review" | "done" | "failed";
 

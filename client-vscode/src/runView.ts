@@ -8,12 +8,11 @@
  * run changed, and a document gives search, copy and scrolling for free.
  */
 import type * as vscode from "vscode";
-import type { RunInfo } from "./protocol";
+import { RunSummaryMethod, type RunInfo } from "./protocol";
 import { viewsToRefresh } from "./statusItems";
 import * as api from "./vscodeapi";
 
 export const RUN_SCHEME = "cardrunner-run";
-export const RunSummaryMethod = "cardrunner/runSummary";
 
 interface Summary {
   text: string;

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from cardrunner.lsp.core.protocolnames import CLIENT_OPTIONS, NATIVE_REVIEW, WANTS_NOTIFICATIONS
+
 log = logging.getLogger("cardrunner.lsp")
 
 REQUEST_TIMEOUT = 10.0
@@ -26,9 +28,6 @@ REQUEST_TIMEOUT = 10.0
 
 
 CUSTOM_PREFIX = "cardrunner/"
-
-CLIENT_KEY = "client"
-"""The one key of initializationOptions that is not a setting: what the client itself can do."""
 
 
 @dataclass(frozen=True)
@@ -46,14 +45,14 @@ class ClientOptions:
 def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
     """The client's own options, and the rest (the settings overrides) without them.
     Anything malformed under `client` is ignored: it only switches conveniences on."""
-    if not isinstance(init_options, dict) or CLIENT_KEY not in init_options:
+    if not isinstance(init_options, dict) or CLIENT_OPTIONS not in init_options:
         return ClientOptions(), init_options
-    rest = {k: v for k, v in init_options.items() if k != CLIENT_KEY}
-    own = init_options[CLIENT_KEY]
+    rest = {k: v for k, v in init_options.items() if k != CLIENT_OPTIONS}
+    own = init_options[CLIENT_OPTIONS]
     if not isinstance(own, dict):
         return ClientOptions(), rest
-    notifications = own.get("notifications") is True
-    native = notifications and own.get("nativeReview") is True
+    notifications = own.get(WANTS_NOTIFICATIONS) is True
+    native = notifications and own.get(NATIVE_REVIEW) is True
     return ClientOptions(notifications=notifications, native_review=native), rest
 
 
