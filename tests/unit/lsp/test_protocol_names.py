@@ -49,12 +49,12 @@ def test_the_server_spells_each_name_once() -> None:
     values = [v for k, v in vars(names).items() if k.isupper() and isinstance(v, str) and "/" in v]
     assert len(values) == len(set(values))
     assert len(COMMANDS) == len(names.COMMANDS)
-    assert METHODS == {
+    assert {
         names.BOARD,
         names.RUN_SUMMARY,
         names.RUN_STATUS,
         names.REVIEW_REQUESTED,
-    }, "a new custom method belongs in docs/lsp-extensions.md and protocol.ts as well"
+    } == METHODS, "a new custom method belongs in docs/lsp-extensions.md and protocol.ts as well"
 
 
 def test_the_vscode_client_mirrors_the_names_in_protocol_ts_alone() -> None:
