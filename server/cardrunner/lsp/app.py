@@ -82,7 +82,7 @@ class CardApp:
         self.runs = RunsUI(
             self.root, self.client, self.index, self.settings, self.card_store, self.reviews
         )
-        manager = self.runs.runs
+        manager = self.runs.manager
         self.diagnostics = CardDiagnostics(
             self.index,
             self.store,
@@ -167,7 +167,7 @@ class CardApp:
     async def _stop(self, why: str, seconds: float) -> None:
         self.card_store.disk_only = True
         await self.watcher.aclose()
-        await self.runs.runs.aclose(seconds, interrupted=why)
+        await self.runs.manager.aclose(seconds, interrupted=why)
         await self.run_progress.aclose()
 
     async def rescan(self) -> None:

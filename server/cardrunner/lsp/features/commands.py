@@ -132,7 +132,7 @@ class Commands:
 
     def cancel_run(self, args: Sequence[Any]) -> dict[str, Any]:
         path = self._card(args)
-        return {"uri": args[0], "cancelled": self._runs.runs.cancel(path)}
+        return {"uri": args[0], "cancelled": self._runs.manager.cancel(path)}
 
     def accept_changes(self, args: Sequence[Any]) -> dict[str, Any]:
         path = self._card(args)
@@ -179,7 +179,7 @@ class Commands:
         state = args[1] if len(args) > 1 else None
         if state not in MANUAL_STATES:
             raise CommandError(f"a card can be moved by hand to {', '.join(MANUAL_STATES)} only")
-        if self._runs.runs.is_live(path):
+        if self._runs.manager.is_live(path):
             raise CommandError("the card is running; cancel the run first")
         spawn(self._runs.set_card_state(path, str(state)))
         return {"uri": args[0], "state": state}

@@ -70,7 +70,9 @@ class RunsUI:
         self._settings = settings
         self._card_store = card_store
         self._reviews = reviews
-        self.runs = RunManager(root, lambda: settings.settings, self, reviews.approver, card_store)
+        self.manager = RunManager(
+            root, lambda: settings.settings, self, reviews.approver, card_store
+        )
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
         self._shown: RunDisplays | None = None
@@ -90,8 +92,8 @@ class RunsUI:
     # --- what commands and views ask -------------------------------------------------------
 
     def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
-        busy = [v for v in self.runs.views() if v.live and v.touched and v.card_path != path]
-        view = self.runs.start(path, resume)
+        busy = [v for v in self.manager.views() if v.live and v.touched and v.card_path != path]
+        view = self.manager.start(path, resume)
         self.orphans.pop(path, None)  # its log gets a result now (a resume continues it)
         for other in busy:
             self._client.show_message(
@@ -114,7 +116,7 @@ class RunsUI:
         """What a resume adds when the user does not say: a quarter more of the budget that
         ran out (rounds or cost); nothing for a run that stopped for another reason."""
         limits = self._settings.settings.limits
-        view, entry = self.runs.get(path), self._index.get(path)
+        view, entry = self.manager.get(path), self._index.get(path)
         reason = view.reason if view else None
         if reason is None and entry is not None and entry.card is not None:
             last = entry.card.last_run
@@ -124,7 +126,7 @@ class RunsUI:
         return ResumeGrant(rounds, cost)
 
     def last_log(self, path: Path) -> Path | None:
-        view = self.runs.get(path)
+        view = self.manager.get(path)
         if view is not None and view.log_path is not None:
             return view.log_path
         entry = self._index.get(path)
@@ -135,8 +137,8 @@ class RunsUI:
         return CardSituation(
             uri=self._index.uri(path),
             entry=self._index.get(path),
-            view=self.runs.get(path),
-            live=self.runs.is_live(path),
+            view=self.manager.get(path),
+            live=self.manager.is_live(path),
             reviewing=self._reviews.pending(path) is not None,
             orphan_run=self.orphans.get(path),
         )
@@ -233,7 +235,7 @@ class RunsUI:
 
     def _warn_overlap(self, view: RunView, path: str) -> None:
         """Two live runs wrote the same file: say so once, when the second one does."""
-        for other in self.runs.views():
+        for other in self.manager.views():
             if other is not view and other.live and path in other.touched:
                 self._client.show_message(
                     f"cardrunner: {view.title} and {other.title} both changed {path}",

@@ -49,7 +49,7 @@ class Views:
 
     def board(self) -> Board:
         """The board as it stands now (cards the index knows, runs the manager knows)."""
-        paths = set(self._index.paths()) | {v.card_path for v in self._runs.runs.views()}
+        paths = set(self._index.paths()) | {v.card_path for v in self._runs.manager.views()}
         return build_board(sorted(paths), self._root, self._runs.situation, self._review)
 
     def _review(self, path: Path) -> BoardReview | None:
@@ -64,7 +64,7 @@ class Views:
         its opening and newest lines unless `full`), plus what the running command has printed
         so far: the live run view of every client."""
         log_path = self._runs.last_log(path)
-        view = self._runs.runs.get(path)
+        view = self._runs.manager.get(path)
         uri = self._index.uri(path)
         live = bool(view and view.live)
         if log_path is None:
