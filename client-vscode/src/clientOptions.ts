@@ -1,6 +1,6 @@
 /**
  * The language client's options: which documents, where logs go, and the middleware through which
- * the editor shapes the standard protocol (settings in the server's shape, review hooks).
+ * the editor shapes the standard protocol (settings in the server's shape, the review lens hook).
  *
  * Why apart from client.ts: the server's life cycle and the protocol details change for different
  * reasons; this module is the one place that says how VS Code talks to cardrunner beyond defaults.

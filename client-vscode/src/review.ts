@@ -2,10 +2,11 @@
  * Reviewing a run's changes in VS Code: native diff editors, a per-file keep/drop pick, then
  * "Accept & commit" or "Reject with a reason…", sent to the server as its review commands.
  *
- * Why in the client: other editors get the server's `.diff` document (`cardrunner.showDiff`); VS Code
- * can do better with its own diff editors, so the server announces a review with the custom
- * `cardrunner/reviewRequested` notification (paths of before/after copies) and this module drives
- * the UI. Pending reviews are kept per card until decided here, via a lens, or the run ends.
+ * Why in the client: other editors get the server's `.diff` document and review question; VS Code
+ * can do better with its own diff editors. The client says so at `initialize` (`nativeReview`,
+ * protocol.ts), so the server sends only the custom `cardrunner/reviewRequested` notification
+ * (paths of before/after copies) and this module drives the UI, answering with the review
+ * commands. Pending reviews are kept per card until decided here, via a lens, or the run ends.
  */
 import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
