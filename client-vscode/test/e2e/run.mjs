@@ -211,6 +211,19 @@ async function review(wb, decision, nth = 1) {
     { timeoutMs: 120_000 },
   );
   await wb.shot(`review-notification-${decision}`);
+  if (nth === 1) {
+    // Negotiated at initialize: the server sends the notification alone, no question, no .diff tab.
+    const questions = (await wb.notifications()).filter((m) => /cardrunner: review '/.test(m));
+    const diffTabs = await wb.page
+      .locator(".tabs-container .tab")
+      .filter({ hasText: /\.diff\b/ })
+      .count();
+    if (questions.length > 0 || diffTabs > 0) {
+      throw new Error(
+        `the server's generic review UI reached VS Code: ${questions.join(" | ")} (${diffTabs} .diff tabs)`,
+      );
+    }
+  }
   if (await toast.isVisible()) {
     await wb.clickNotificationButton(toast, "Review");
   } else {
