@@ -1,6 +1,7 @@
 """The review in every editor: without `window/showDocument`, without progress, without the
-custom notifications (Eglot, lsp-mode, Neovim 0.7), and when the accepted commit cannot be
-brought onto the user's branch."""
+custom notifications (Eglot, lsp-mode, Neovim 0.7), in a client with its own review UI (which
+says so at `initialize`), and when the accepted commit cannot be brought onto the user's
+branch."""
 
 from __future__ import annotations
 
@@ -82,6 +83,34 @@ async def test_a_client_without_show_document_or_progress_reviews_by_the_path(
     assert editor.status == [] and editor.reviews == [], "no custom notifications unasked"
     assert client.progress_reports == {}
     assert [m for m in client.messages if m.type == types.MessageType.Error] == []
+
+
+@pytest.mark.parametrize("client", ["native-review", "vscode"], indirect=True)
+async def test_a_client_with_its_own_review_ui_gets_the_notification_and_no_generic_ui(
+    client: LanguageClient,
+) -> None:
+    """Negotiated at `initialize`: a client that shows reviews itself is sent neither the
+    `.diff` document nor the question, and decides through the commands; one that did not say
+    so (same capabilities) gets the generic review as well as the notification."""
+    project, editor = project_of(client), editor_of(client)
+    native = client.profile == "native-review"  # type: ignore[attr-defined]
+    card = project.write_card("native", title="Native review")
+    project.transcript("native", edit_and_commit(GOOD_APP, "native"))
+    uri = editor.open(card)
+    started = await command(client, "cardrunner.runCard", uri)
+    review = await wait_for(lambda: editor.reviews, 30, "cardrunner/reviewRequested")
+    assert review[0]["diffPath"].endswith(f"{started['runId']}.diff")
+    assert review[0]["files"][0]["path"] == "src/app.py"
+    assert review[0]["files"][0]["before"] is not None, "the file as it was, for a diff editor"
+    if not native:
+        await wait_for(lambda: editor.questions and editor.shown, 30, "the generic review UI")
+    await command(client, "cardrunner.acceptChanges", uri)
+    result = await wait_for(lambda: result_of(client, uri), 30, "the run's result")
+    assert result.message.startswith("done in")
+    if native:
+        assert editor.questions == [], "no question for a client with its own review UI"
+        assert [u for u in editor.shown if u.endswith(".diff")] == [], "nor the .diff opened"
+    assert front_matter(card.read_text())["state"] == "Done"
 
 
 @pytest.mark.parametrize("client", ["plain"], indirect=True)

@@ -27,7 +27,7 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.handlers",
     "cardrunner.lsp.core",
     "cardrunner.lsp.core.client",
-    "cardrunner.lsp.core.commandids",
+    "cardrunner.lsp.core.protocolnames",
     "cardrunner.lsp.core.lifeline",
     "cardrunner.lsp.core.pipes",
     "cardrunner.lsp.core.protocol",

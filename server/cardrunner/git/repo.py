@@ -124,6 +124,12 @@ class GitRepo:
         out = await self._git("symbolic-ref", "--short", "-q", "HEAD", check=False)
         return out.text if out.code == 0 else None
 
+    async def show_file(self, rev: str, path: str) -> bytes | None:
+        """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
+        stored; None when it is not there. The review's before-copies are read this way."""
+        out = await self._git("show", f"{rev}:./{path}", check=False)
+        return out.stdout if out.code == 0 else None
+
     async def _prefix(self) -> str:
         return (await self._git("rev-parse", "--show-prefix")).text
 

@@ -310,3 +310,14 @@ async def test_an_ignored_write_folder_is_left_out(repo: Path) -> None:
     assert (await g.diff(base, ["src", "build"]))[1] == ["src/a.py"]
     sha = await g.commit(["src", "build"], "only the source")
     assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
+
+
+async def test_show_file_reads_a_file_at_a_revision_byte_for_byte(repo: Path) -> None:
+    main = GitRepo(repo)
+    snapshot = await main.snapshot(["src"])
+    make_run_changes(repo)
+    assert await main.show_file(snapshot, "src/data.bin") == BINARY
+    assert await main.show_file("HEAD", "src/a.py") == b"one\ntwo\nthree\n"
+    assert await main.show_file(snapshot, "src/new.py") is None  # not there at the snapshot
+    inner = GitRepo(repo / "src")  # a workspace in a subfolder: paths are the workspace's
+    assert await inner.show_file(snapshot, "old.txt") == b"old\n"

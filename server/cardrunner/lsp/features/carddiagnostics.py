@@ -185,6 +185,12 @@ class CardDiagnostics:
         self._store.set(CARD, uri, problems)
         self._store.set(RUN, uri, run_diagnostics(entry, view) if view else [])
 
+    async def read(self, path: Path) -> None:
+        """Read the card from the disk again (closed in the editor, or not seen yet); its
+        diagnostics follow."""
+        await self._index.read(path)
+        self.refresh(path)
+
     def build(self, view: RunView) -> None:
         """Replace the run's build problems; a finished run (no problems) clears them."""
         root = self._root()

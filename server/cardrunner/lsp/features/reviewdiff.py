@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from cardrunner.agent.review import HunkRef
 from cardrunner.git.hunks import Hunk, ParsedDiff
-from cardrunner.lsp.core.commandids import ACCEPT, REJECT, TOGGLE_HUNK
+from cardrunner.lsp.core.protocolnames import ACCEPT, REJECT, TOGGLE_HUNK
 
 SOURCE = "cardrunner"
 
