@@ -44,13 +44,16 @@ _LOCATION_RE = re.compile(
     r"^\s*(?:-->\s*)?(?=[^\s:]*[A-Za-z_./\\])[^\s:][^\s:]*:\d+(?::\d+)?(?::|\s+-\s)"
 )
 _NOISE_RE = re.compile(
-    r"^\s*(?:at |\d+: |[│|] |[=_⎯-]{3,})|^\s*\^+\s*$|^failures:$"
-    r"|^(?:failureType|code|name|operator|type|stack): "
+    r"^\s*(?:at |\d+: |[│|] |[=_⎯-]{3,}(?! (?:FAIL|PASS|SKIP):))|^\s*\^+\s*$|^failures:$"
+    r"|^(?:failureType|code|name|operator|type|stack): |^\w+: \|-$"
 )
 _MARK_RE = re.compile(
-    r"^\s*(?:--- FAIL:|FAIL\s|FAILED\s|ERROR\s|ERROR:|FAIL:|●|✖|×|not ok \d+|\d+\) \S"
-    r"|test .+ \.\.\. FAILED$|error(?:\[\w+\])?: |\S*Error\b)"
+    r"^\s*(?:--- FAIL:|FAIL\s|FAILED\s|ERROR\s|ERROR:|FAIL:|●|✖|×|not ok \d+|\d+\) \S|E\s+\S"
+    r"|test .+ \.\.\. FAILED$|error(?:\[\w+\])?: |\S*Error\b|thread '.*' .*panicked at"
+    r"|assertion .* failed)"
 )
+_MESSAGE_AT_RE = re.compile(r"^\S+:\d+(?::\d+)?:\s+\S")
+"""`calc_test.go:13: Add(1, 1) = 2, want 3`: a location with what went wrong there."""
 _RERUN_RE = re.compile(r"^(?:error: test failed, to rerun|error: \d+ targets? failed)")
 _MAX_DECISIVE = 8
 _MAX_CHARS = 240
@@ -73,8 +76,8 @@ def classify(line: str) -> Kind | None:
 
 def decisive(output: str, spawn_error: str | None = None, limit: int = _MAX_DECISIVE) -> list[str]:
     """The lines that say why a command failed: a program that could not start, the sandbox's
-    refusal, the runner's own failure lines (`FAILED x`, `--- FAIL:`, `error[E…]:`), then other
-    errors in the order they came; deduplicated and within `limit`."""
+    refusal and the runner's own failure lines (`FAILED x`, `--- FAIL:`, `error[E…]:`); other
+    error-looking lines (source excerpts, locals) only when there are none of those."""
     if spawn_error:
         return [spawn_error.strip()[:_MAX_CHARS]]
     lines = [line.strip() for line in plain(output).splitlines() if line.strip()]
@@ -84,6 +87,7 @@ def decisive(output: str, spawn_error: str | None = None, limit: int = _MAX_DECI
         for ln in lines
         if classify(ln) == "error" and not _NOISE_RE.match(ln) and not _RERUN_RE.match(ln)
     ]
-    marked = [ln for ln in errors if _MARK_RE.match(ln)]
-    chosen = list(dict.fromkeys(ln[:_MAX_CHARS] for ln in [*first, *marked, *errors]))
+    marked = [ln for ln in errors if _MARK_RE.match(ln) or _MESSAGE_AT_RE.match(ln)]
+    rest = [] if marked or first else errors  # the runner named its failures: that is why
+    chosen = list(dict.fromkeys(ln[:_MAX_CHARS] for ln in [*first, *marked, *rest]))
     return chosen[:limit]
