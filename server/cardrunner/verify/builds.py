@@ -213,7 +213,8 @@ class RunnerChecks:
         return self.failure(tree)
 
     def summary(self) -> str:
-        """`build ok · test ok, 5 ran (5 at start), 1 skipped` — for trailers and the review."""
+        """`build ok · test ok, 5 ran (5 at start), 1 skipped · counted from pytest` — for
+        trailers and the review."""
         if self.last is None:
             return "not run"
         parts = [
@@ -223,7 +224,7 @@ class RunnerChecks:
         if test is not None and test.tests_ran is not None:
             start = f" ({self.baseline} at start)" if self.baseline is not None else ""
             skipped = f", {test.skipped} skipped" if test.skipped else ""
-            parts[-1] += f", {test.tests_ran} ran{start}{skipped} ({test.runner})"
+            parts[-1] += f", {test.tests_ran} ran{start}{skipped} · counted from {test.runner}"
         elif test is not None:
             parts[-1] += f", tests not counted: {test.uncounted or 'unknown runner output'}"
         return " · ".join(parts) or "nothing configured"

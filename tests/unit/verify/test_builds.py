@@ -45,7 +45,7 @@ async def test_a_skipped_node_test_is_a_drop_even_when_another_is_added(tmp_path
         drop := checks.drop(ran)
     ) is not None and "skipped than at the start of the run (0 → 1)" in drop
     assert checks.failure("t1") is not None
-    assert "2 ran (2 at start), 1 skipped (tap)" in checks.summary()
+    assert "2 ran (2 at start), 1 skipped · counted from tap" in checks.summary()
 
 
 @node
