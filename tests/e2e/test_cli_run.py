@@ -290,3 +290,28 @@ def test_a_failing_test_says_why_in_the_run_output_and_the_log(tmp_path: Path) -
     log = sorted((tmp_path / ".cardrunner/runs").glob("*.jsonl"))[-1]
     summary = cli(tmp_path, "log", str(log)).stdout
     assert summary.count(erofs) >= 2, summary
+
+
+def test_tests_that_cannot_be_counted_are_named_in_the_review_and_the_commit(
+    tmp_path: Path,
+) -> None:
+    card = make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    custom = json.dumps(["python", "-c", "print('1 passed, says the custom runner')"])
+    toml.write_text(
+        toml.read_text().replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
+            f"test = {custom}",
+        )
+    )
+    git(tmp_path, "commit", "-qam", "a runner cardrunner cannot count")
+    with FakeMessagesAPI(fix_transcript()) as api:
+        proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+        api.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert "tests not counted: unknown runner output" in proc.stderr
+    review = next(r["data"] for r in log_records(tmp_path) if r["type"] == "review_request")
+    assert "tests not counted: unknown runner output" in review["warnings"]
+    message = git(tmp_path, "log", "--format=%B", "--grep=^card: Adding")
+    assert "Checks: build ok · test ok, tests not counted: unknown runner output" in message
+    assert front_matter(card)["state"] == "Done"

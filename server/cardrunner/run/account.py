@@ -117,6 +117,9 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
         case ev.ChecksRan():
             runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
             count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+            count += "".join(
+                f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+            )
             mark = "✓" if event.ok else "✗"
             why = [f"     {w}" for c in event.checks for w in c.why]
             return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *why]

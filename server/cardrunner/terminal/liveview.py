@@ -105,6 +105,9 @@ class LiveView:
             case ev.ChecksRan():
                 runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
                 count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+                count += "".join(
+                    f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+                )
                 mark = "✓" if event.ok else "✗"
                 self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
                 for why in [w for c in event.checks for w in c.why][:_WHY_LINES]:

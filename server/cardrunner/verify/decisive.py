@@ -50,7 +50,7 @@ _NOISE_RE = re.compile(
 _MARK_RE = re.compile(
     r"^\s*(?:--- FAIL:|FAIL\s|FAILED\s|ERROR\s|ERROR:|FAIL:|●|✖|×|not ok \d+|\d+\) \S|E\s+\S"
     r"|test .+ \.\.\. FAILED$|error(?:\[\w+\])?: |\S*Error\b|thread '.*' .*panicked at"
-    r"|assertion .* failed)"
+    r"|assertion .* failed|\*\*\* Error)"
 )
 _MESSAGE_AT_RE = re.compile(r"^\S+:\d+(?::\d+)?:\s+\S")
 """`calc_test.go:13: Add(1, 1) = 2, want 3`: a location with what went wrong there."""
