@@ -58,6 +58,11 @@ class Commands(_Strict):
     test: list[str] | None = None
     app: list[str] | None = None
     test_args: TestArgs = Field(default_factory=TestArgs)
+    test_report: str | None = Field(
+        None,
+        description="A JUnit XML file the test command writes (relative to the workspace): "
+        "when it is written by the run, the tests are counted from it, not from the output.",
+    )
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )

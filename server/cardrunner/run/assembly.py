@@ -145,6 +145,7 @@ def _restore(
     evidence.restore(resume.reports)
     checks.baseline, checks.last = resume.baseline, resume.last_checks
     checks.known_failures = resume.known_failures
+    checks.baseline_skipped = resume.baseline_skipped
     if resume.review is not None:
         commit.last_decision, commit.committed = resume.review.decision, resume.review.commit
         commit.reviewed_tree = reviewed_tree(resume)

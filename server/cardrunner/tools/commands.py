@@ -25,13 +25,11 @@ from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.files import PathGuard
+from cardrunner.verify.decisive import classify, decisive
 
-_ERROR_RE = re.compile(r"error|failed|failure|traceback|exception|fatal|panic", re.IGNORECASE)
-_WARNING_RE = re.compile(r"warning", re.IGNORECASE)
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
 _SECTION_RE = re.compile(r"^[=_-]{3,} [A-Z][A-Z ]+ [=_-]{3,}$")
 """Decoration like pytest's `==== FAILURES ====`: no information of its own."""
-_LOCATION_RE = re.compile(r"^\s*(?:-->\s*)?[^\s:][^:]*:\d+(?::\d+)?(?::|\s+-\s)")
 _MAX_LINE = 300
 _RELEVANT_BUDGET = 1800
 _SUMMARY_BUDGET = MAX_RESULT_CHARS - 200
@@ -176,6 +174,9 @@ def _headline(result: CommandResult, label: str) -> str:
 def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
     """Error lines, then warning lines, deduplicated, within a budget; and how many were left.
 
+    What counts as an error or a warning is the runner's own format (`classify`): cargo's
+    passing `test result: ok. 0 failed` is neither, nor is a timestamp like `20:36:25`.
+
     A rustc/ruff pointer (`--> path:line:col`) is joined with the headline above it, so the
     model sees what is wrong and where in one line.
     """
@@ -191,14 +192,10 @@ def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
         key = line.strip()
         if key in seen or _SECTION_RE.match(key):
             continue
-        if _ERROR_RE.search(line):
-            errors.append(line)
-        elif _WARNING_RE.search(line):
-            warnings.append(line)
-        elif _LOCATION_RE.match(line):
-            errors.append(line)
-        else:
+        kind = classify(line)
+        if kind is None:
             continue
+        (errors if kind == "error" else warnings).append(line)
         seen.add(key)
     chosen: list[str] = []
     used = 0
@@ -273,7 +270,8 @@ def command_tools(
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
         problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)
-        ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems))
+        why = [] if result.ok else decisive(result.output)
+        ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
         text = summarize_output(result, label)
         if tool == "build_app" and app.running:
             text += "\nNote: the app is still running the previous build; stop_app, then start_app."

@@ -95,6 +95,7 @@ class CommitTool:
                     is_error=True,
                 )
             warnings += [drop] if (drop := self.checks.drop(ran)) else []
+            warnings += [note] if (note := self.checks.uncounted(ran)) else []
             if not ran.ok:
                 known = ", ".join(self.checks.known_failures or [])
                 warnings.append(f"tests that already failed at the start still fail: {known}")

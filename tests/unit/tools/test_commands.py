@@ -506,3 +506,35 @@ def test_summary_joins_pointers_with_their_headline_and_drops_decoration() -> No
         "Found 1 error.",
         "/venv/lib/plugin.py:306: PytestDeprecationWarning: option unset",
     ]
+
+
+RUNNER_OUTPUT = Path(__file__).parents[2] / "data" / "runner_output"
+
+
+def _relevant(name: str, exit_code: int) -> list[str]:
+    output = (RUNNER_OUTPUT / name).read_text(encoding="utf-8")
+    text = summarize_output(CommandResult(["t"], exit_code, output), "Tests")
+    if "--- errors and warnings ---" not in text:
+        return []
+    section = text.split("--- errors and warnings ---\n", 1)[1]
+    return section.split("\n--- last", 1)[0].splitlines()
+
+
+def test_passing_cargo_lines_are_not_errors_and_warnings() -> None:
+    assert _relevant("cargo_pass.txt", 0) == []
+    failing = _relevant("cargo_nofailfast.txt", 101)
+    assert "test integration_fails ... FAILED" in failing
+    assert not [line for line in failing if line.startswith("test result: ok.")]
+
+
+def test_a_timestamp_is_not_a_file_and_line() -> None:
+    relevant = _relevant("vitest.txt", 1)
+    assert relevant and not [line for line in relevant if "Start at" in line]
+
+
+async def test_a_failed_test_run_names_why_beside_its_problems(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("raise SystemExit('error: the fixture database is missing')\n")
+    pool, events = tools_for(tmp_path, Commands(test=[PY, "t.py"]), AppProcess(GROUPS))
+    await pool.execute("run_tests", {}, ToolContext(round=1, emit=events.append))
+    checked = next(e for e in events if isinstance(e, BuildChecked))
+    assert checked.why == ["error: the fixture database is missing"]
