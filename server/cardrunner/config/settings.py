@@ -44,11 +44,24 @@ class Limits(_Strict):
     max_wall_seconds: float | None = Field(None, ge=0, description="Wall-clock seconds per run.")
 
 
+BUILD_OUTPUT = [
+    "**/__pycache__/**", "**/*.py[co]", "**/*.egg-info/**", "**/.pytest_cache/**",
+    "**/.mypy_cache/**", "**/.ruff_cache/**", "**/*.tsbuildinfo",
+]  # fmt: skip
+"""What builds and tests leave behind in a work tree whether or not `.gitignore` says so."""
+
+
 class Paths(_Strict):
     """Folders (relative to the workspace) the model may read and write; checked in code."""
 
     read: list[str] = Field(default_factory=lambda: ["."])
     write: list[str] = Field(default_factory=lambda: ["src"])
+    build_output: list[str] = Field(
+        default_factory=lambda: list(BUILD_OUTPUT),
+        description="Globs of files builds and tests write that are never a change, even where "
+        "git does not ignore them: not in the diff, the review or the commit, and no hand edit. "
+        "[] makes them ordinary files again.",
+    )
 
 
 class Commands(_Strict):

@@ -118,7 +118,8 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
             count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
             mark = "✓" if event.ok else "✗"
-            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}"]
+            sees = [f"     {event.sees}"] if event.sees else []
+            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *sees]
         case ev.GateObjected():
             head = f"   done refused ({event.attempt}/{event.max_attempts}, {event.reason}):"
             why = [f"     {x}" for x in event.message.splitlines() if x.startswith("- ")]

@@ -102,6 +102,8 @@ class LiveView:
                 count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
                 mark = "✓" if event.ok else "✗"
                 self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
+                if event.sees:
+                    self._line(f"    {event.sees}")
             case ev.GateObjected():
                 first = event.message.splitlines()[1:2]
                 why = first[0].lstrip("- ") if first else event.reason
