@@ -129,6 +129,11 @@ def _program(argv0: str, cwd: Path, path: str) -> str:
     return os.path.abspath(found)
 
 
+def _absent(path: Path) -> bool:
+    """Not in the worktree, or only the empty mount point an earlier command left there."""
+    return not os.path.lexists(path) or (path.is_dir() and not any(path.iterdir()))
+
+
 @functools.cache
 def interpreter_folders() -> tuple[Path, ...]:
     """Where the interpreter running cardrunner and its packages live.
@@ -255,7 +260,10 @@ class Sandbox:
 
     def wrap(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
         """`argv` as run inside the sandbox. Raises the OSError a direct `exec` would raise."""
-        program = _program(argv[0], cwd, env.get("PATH", os.defpath))
+        seen_from = cwd
+        if self.mode == "bwrap" and "/" in argv[0] and not os.path.lexists(cwd / argv[0]):
+            seen_from = self.inside(cwd)  # `.venv/bin/python`: the checkout's, shown inside
+        program = _program(argv[0], seen_from, env.get("PATH", os.defpath))
         if self.mode == "off":
             return [program, *argv[1:]]
         out = [self.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -287,7 +295,7 @@ class Sandbox:
         add("--bind", self.root, tree)
         if self.checkout is not None:
             for name in DEPENDENCY_DIRS:
-                if (self.checkout / name).is_dir() and not os.path.lexists(self.root / name):
+                if (self.checkout / name).is_dir() and _absent(self.root / name):
                     add("--ro-bind", self.checkout / name, tree / name)
         for rel in self.protect:
             source = (self.checkout or self.root) / rel if rel == STATE_DIR else self.root / rel
