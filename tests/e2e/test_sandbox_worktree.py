@@ -19,9 +19,17 @@ from typing import Any
 import pytest
 
 from cardrunner.processes.sandbox import probe
-from tests.support.project import cli, final, git, init_repo, log_records, turn, use
+from tests.support.project import (
+    cli,
+    final,
+    git,
+    init_repo,
+    log_records,
+    turn,
+    use,
+    write_transcript,
+)
 from tests.support.project import report as cite
-from tests.support.project import write_transcript
 
 pytestmark = pytest.mark.skipif(not probe().ok, reason="bubblewrap cannot run here")
 

@@ -78,7 +78,8 @@ class Sandbox(_Strict):
         default_factory=lambda: list(BUILD_WRITE),
         description="Folders outside the work tree that builds and tests may write (toolchain "
         "caches; `~` is your home). The work tree itself is always writable for them, except "
-        ".git, .cardrunner, cardrunner.toml and .mcp.json. Secret stores are never shown.",
+        ".git, .cardrunner, the cards and cardrunner's settings files. Secret stores are never "
+        "shown.",
     )
     build_read: list[str] = Field(
         default_factory=lambda: list(BUILD_READ),

@@ -116,7 +116,10 @@ def describe(mode: Mode, network: bool) -> str:
             'or the settings say sandbox = "off"'
         )
     net = "network allowed" if network else "no network"
-    return f"sandbox: bubblewrap ({net}; writes only to the write area and a private /tmp)"
+    return (
+        f"sandbox: bubblewrap ({net}; builds write the work tree, toolchain caches and a "
+        "private /tmp; your home's secrets and the host's sockets are hidden)"
+    )
 
 
 def _program(argv0: str, cwd: Path, path: str) -> str:
@@ -154,7 +157,7 @@ def interpreter_folders() -> tuple[Path, ...]:
     return tuple(found)
 
 
-PROTECTED = (".git", STATE_DIR, "cardrunner.toml", ".mcp.json")
+PROTECTED = (".git", STATE_DIR, "cardrunner.toml", ".mcp.json", "pyproject.toml")
 """Root-relative paths that stay read-only although builds may write the rest of the tree."""
 
 DEPENDENCY_DIRS = (".venv", "venv", "env", ".tox", ".nox", "node_modules", "__pypackages__")
@@ -289,14 +292,12 @@ class Sandbox:
         for top in tops[1:]:
             add("--tmpfs", top, top)
         for folder in dict.fromkeys([*interpreter_folders(), *self.read, *self._toolchains()]):
-            shadowed = any(folder.is_relative_to(t) for t in [*tops, tree])
-            if folder.exists() and folder != tree and shadowed:
-                add("--ro-bind", folder, folder)
+            shadowed = any(folder.is_relative_to(t) for t in tops)
+            if folder.exists() and shadowed and not folder.is_relative_to(tree):
+                add("--ro-bind", folder, folder)  # in the tree: the tree's own files win
         add("--bind", self.root, tree)
-        if self.checkout is not None:
-            for name in DEPENDENCY_DIRS:
-                if (self.checkout / name).is_dir() and _absent(self.root / name):
-                    add("--ro-bind", self.checkout / name, tree / name)
+        for name in self._carried():  # the host's checkout path, before the worktree hid it
+            add("--ro-bind", tree / name, tree / name)
         for rel in self.protect:
             source = (self.checkout or self.root) / rel if rel == STATE_DIR else self.root / rel
             if source.exists():  # read-only again inside the writable tree
@@ -308,6 +309,22 @@ class Sandbox:
         for secret in self.hidden.covered if self.hidden else ():
             add("--tmpfs" if secret.is_dir() else "--ro-bind", "/dev/null", secret, 1)
         return mounts
+
+    def _carried(self) -> list[str]:
+        """What a fresh worktree lacks and the commands need from the checkout, as paths
+        relative to it: installed dependencies, and the interpreter if it lives there."""
+        if self.checkout is None:
+            return []
+        prefixes = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+        names = [*DEPENDENCY_DIRS]
+        names += [
+            str(p.relative_to(self.checkout)) for p in prefixes if p.is_relative_to(self.checkout)
+        ]
+        return [
+            n
+            for n in dict.fromkeys(names)
+            if (self.checkout / n).is_dir() and _absent(self.root / n)
+        ]
 
     def _hidden_tops(self) -> list[Path]:
         """The home and the host's socket folders, emptied inside (symlinks are left alone)."""

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import textwrap
 import uuid
@@ -79,7 +78,11 @@ def listeners() -> Iterator[dict[str, Path]]:
     made: list[Path] = []
     servers: list[socket.socket] = []
     found: dict[str, Path] = {}
-    for name, top in (("run", Path("/run")), ("agent", Path("/var/tmp")), ("open", Path("/var/tmp"))):
+    for name, top in (
+        ("run", Path("/run")),
+        ("agent", Path("/var/tmp")),
+        ("open", Path("/var/tmp")),
+    ):
         folder = top / f"cardrunner-test-{uuid.uuid4().hex[:10]}"
         folder.mkdir()
         made.append(folder)
@@ -99,7 +102,12 @@ def listeners() -> Iterator[dict[str, Path]]:
 
 
 async def inside(sandbox: Sandbox, cwd: Path, read: list[Path], write: list[Path], reach: list[Path]) -> dict[str, dict[str, str]]:  # fmt: skip
-    argv = [PY, "-c", textwrap.dedent(PROBE), *(",".join(map(str, x)) for x in (read, write, reach))]
+    argv = [
+        PY,
+        "-c",
+        textwrap.dedent(PROBE),
+        *(",".join(map(str, x)) for x in (read, write, reach)),
+    ]
     result = await run_command(argv, cwd, 60, {"PATH": os.environ["PATH"]}, groups=GROUPS, sandbox=sandbox)  # fmt: skip
     assert result.ok, result.output
     seen: dict[str, dict[str, str]] = json.loads(result.output.strip().splitlines()[-1])
@@ -112,7 +120,6 @@ async def test_secrets_and_host_sockets_are_out_of_reach_while_caches_are_writab
     home = fake_home(tmp_path)
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
     monkeypatch.setenv("SSH_AUTH_SOCK", str(listeners["agent"]))
     sandbox = Sandbox.start(
         "bwrap", root, root / ".cardrunner" / "runs" / "r1", home=home,
