@@ -77,7 +77,9 @@ class Hidden:
         build_write: Iterable[str],
         environ: Mapping[str, str],
     ) -> Hidden:
-        """Keep the folders that exist and are no secret store; list what must be covered."""
+        """Keep the folders that exist and are no secret store; list what must be covered.
+        The home is taken at its real path: a symlinked `/home/me` is hidden where it lies."""
+        home = home.resolve()
 
         def usable(entries: Iterable[str]) -> tuple[Path, ...]:
             paths = [expand(e, home) for e in entries]

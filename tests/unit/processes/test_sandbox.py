@@ -52,9 +52,12 @@ async def test_builds_write_the_work_tree_and_a_private_tmp_but_not_git_or_confi
     file tools' and the commit's business), never `.git`, `.cardrunner` or cardrunner's config."""
     root = repo(tmp_path)
     (root / "cardrunner.toml").write_text("[paths]\n")
+    (root / "coverage").mkdir()
+    (root / "coverage" / "old.json").write_text("{}")
     outside = tmp_path / "outside.txt"
     code = f"""
-        import pathlib
+        import pathlib, shutil
+        shutil.rmtree("coverage")  # vitest removes its folder first: not a mount point
         def attempt(p):
             try:
                 pathlib.Path(p).write_text("x"); return "wrote"
@@ -86,6 +89,7 @@ async def test_builds_write_the_work_tree_and_a_private_tmp_but_not_git_or_confi
     }
     assert (root / "src" / "new.py").read_text() == "x"
     assert (root / "Cargo.lock").read_text() == "x"
+    assert not (root / "coverage").exists()
     assert (root / "cardrunner.toml").read_text() == "[paths]\n"
     assert not outside.exists()
     assert "scratch" not in os.listdir("/tmp")
