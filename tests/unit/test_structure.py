@@ -97,3 +97,44 @@ def test_modules_and_functions_stay_short(name: str) -> None:
         if fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert long == [], f"{path.relative_to(PACKAGE)}: functions over {MAX_FUNCTION_LINES} lines"
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines itself at its top level (not those it imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                elts = target.elts if isinstance(target, ast.Tuple) else [target]
+                names |= {t.id for t in elts if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.If | ast.Try):  # a platform's or a fallback's definition
+            names |= {
+                n.name
+                for n in ast.walk(node)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            }
+    return names
+
+
+def test_every_name_is_imported_from_where_it_lives() -> None:
+    """One import path per public name: taking a name from a module that only imported it
+    hides where it lives (and keeps a re-export alive that nobody meant to keep)."""
+    sources = [*MODULES.values(), *sorted((PACKAGE.parents[1] / "tests").rglob("*.py"))]
+    sources += sorted((PACKAGE.parents[1] / "bench").glob("*.py"))
+    defined = {name: _defined(path) for name, path in MODULES.items()}
+    wrong = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module not in defined:
+                continue
+            for alias in node.names:
+                here = alias.name in defined[node.module]
+                if not here and f"{node.module}.{alias.name}" not in MODULES:
+                    wrong.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
+    assert wrong == [], "names imported from a module that does not define them:\n" + "\n".join(
+        wrong
+    )

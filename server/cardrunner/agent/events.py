@@ -270,6 +270,9 @@ class ChecksRan(_Event):
     ok: bool
     tests_ran: int | None = None
     baseline: int | None = None
+    sees: str | None = None
+    """Which tree the commands saw (the baseline says it: a worktree is shown at the checkout's
+    path, so the tests import the code being committed)."""
 
 
 class GateObjected(_Event):

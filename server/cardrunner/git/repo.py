@@ -15,7 +15,7 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from cardrunner.config.paths import STATE_DIR
 
@@ -55,22 +55,29 @@ class _Out:
         return [p for p in self.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
-def _specs(paths: Sequence[str]) -> list[str]:
+def _specs(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
     """Pathspecs that mean exactly these paths (taken literally), relative to the workspace.
 
-    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace; by
-    a glob, because an exclude that names a gitignored folder makes `git add` fail.
+    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace, and
+    so are the `exclude` globs (build output); by a glob, because an exclude that names a
+    gitignored folder makes `git add` fail.
     """
     if not paths:
         raise ValueError("no paths given: refusing to act on the whole repository")
-    return [f":(literal){p}" for p in paths] + [f":(exclude,glob)**/{STATE_DIR}/**"]
+    excluded = [f"**/{STATE_DIR}/**", *exclude]
+    return [f":(literal){p}" for p in paths] + [f":(exclude,glob){g}" for g in excluded]
 
 
 class GitRepo:
     """The git repository that contains the workspace `root` (which may be a subfolder)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, build_output: Sequence[str] = ()) -> None:
         self.root = root
+        self.build_output = tuple(build_output)
+        """Globs of what builds write (`__pycache__` …): never a change, whether ignored or not."""
+
+    def _specs(self, paths: Sequence[str]) -> list[str]:
+        return _specs(paths, self.build_output)
 
     async def _git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> _Out:
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
@@ -134,16 +141,35 @@ class GitRepo:
         return (await self._git("rev-parse", "--show-prefix")).text
 
     async def dirty_files(self, paths: list[str], ignored: bool = False) -> list[str]:
-        """Modified, staged and untracked files under `paths` (`ignored`: those too)."""
+        """Modified, staged and untracked files under `paths` (`ignored`: ignored ones too),
+        build output left out."""
         if not paths:
             return []
         out = await self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            *(["--ignored=matching"] if ignored else []), "--", *_specs(paths),
+            "--", *self._specs(paths),
         )  # fmt: skip
         prefix = await self._prefix()
         entries = [item[3:] for item in out.items()]
-        return sorted({e[len(prefix) :] if e.startswith(prefix) else e for e in entries})
+        found = {e[len(prefix) :] if e.startswith(prefix) else e for e in entries}
+        if ignored:  # not `status --ignored`: with an exclude pathspec it lists every ignored
+            found |= await self.ignored_files(paths)  # folder of the repository, named or not
+        return sorted(found)
+
+    async def build_output_files(self, paths: list[str]) -> list[str]:
+        """Untracked files under `paths` git does not ignore but `build_output` names."""
+        if not paths or not self.build_output:
+            return []
+        out = await self._git(
+            "ls-files", "-z", "--others", "--exclude-standard", "--",
+            *(f":(glob){g}" for g in self.build_output),
+        )  # fmt: skip
+        tops = [PurePosixPath(p) for p in paths]
+        return [
+            f
+            for f in out.items()
+            if any(str(t) == "." or PurePosixPath(f).is_relative_to(t) for t in tops)
+        ]
 
     async def ignored_files(self, paths: list[str]) -> frozenset[str]:
         """Untracked files under `paths` that git ignores now, root-relative.
@@ -156,7 +182,7 @@ class GitRepo:
             return frozenset()
         out = await self._git(
             "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--",
-            *_specs(paths),
+            *self._specs(paths),
         )  # fmt: skip
         return frozenset(out.items())
 
@@ -169,11 +195,11 @@ class GitRepo:
         exists = await asyncio.to_thread(lambda: [os.path.lexists(self.root / p) for p in paths])
         known = [p for p, e in zip(paths, exists, strict=True) if e]
         for path in (p for p, e in zip(paths, exists, strict=True) if not e):
-            if (await self._git("ls-files", "-z", "--", *_specs([path]), env=env)).stdout:
+            if (await self._git("ls-files", "-z", "--", *self._specs([path]), env=env)).stdout:
                 known.append(path)  # deleted from the working tree but in the index
         if not known:
             return
-        out = await self._git("add", "-A", "--", *_specs(known), env=env, check=False)
+        out = await self._git("add", "-A", "--", *self._specs(known), env=env, check=False)
         # Naming an ignored folder makes git exit 1 after adding everything else: ignored files
         # are not part of a run's changes, so that is success here.
         if out.code != 0 and "ignored by one of your .gitignore files" not in out.stderr:
@@ -197,7 +223,7 @@ class GitRepo:
         now = await self.snapshot(paths)
         out = await self._git(
             "diff", "--name-status", "-z", "--no-renames", "--relative", base_tree, now,
-            "--", *_specs(paths),
+            "--", *self._specs(paths),
         )  # fmt: skip
         items = out.items()
         return [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
@@ -207,7 +233,7 @@ class GitRepo:
         if not paths:
             return "", []
         now = await self.snapshot(paths)
-        common = ["--no-renames", "--relative", base_tree, now, "--", *_specs(paths)]
+        common = ["--no-renames", "--relative", base_tree, now, "--", *self._specs(paths)]
         names = await self._git("diff", "--name-only", "-z", *common)
         text = await self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *common)
         return text.stdout.decode("utf-8", errors="replace"), names.items()
@@ -238,7 +264,7 @@ class GitRepo:
         subject = message.strip().splitlines()[0] if message.strip() else ""
         kind = "commit" if head else "commit (initial)"
         await self._git("update-ref", "-m", f"{kind}: {subject}", "HEAD", sha, head or "")
-        await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
+        await self._git("reset", "-q", sha, "--", *self._specs(paths), check=False)
         return sha
 
     async def commit_content(self, path: str, content: bytes, message: str) -> str:
@@ -266,7 +292,7 @@ class GitRepo:
         sha = (await self._git(*ident, "commit-tree", tree, "-p", head, "-m", message)).text
         subject = message.strip().splitlines()[0] if message.strip() else ""
         await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
-        await self._git("reset", "-q", sha, "--", *_specs([path]), check=False)
+        await self._git("reset", "-q", sha, "--", *self._specs([path]), check=False)
         return sha
 
     async def delete_branch(self, branch: str) -> None:

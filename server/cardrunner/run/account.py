@@ -122,7 +122,8 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             )
             mark = "✓" if event.ok else "✗"
             why = [f"     {w}" for c in event.checks for w in c.why]
-            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *why]
+            sees = [f"     {event.sees}"] if event.sees else []
+            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *sees, *why]
         case ev.BuildChecked(ok=False):
             return [f"   ✗ {event.tool}: {len(event.problems)} problem(s)"] + [
                 f"     {w}" for w in event.why

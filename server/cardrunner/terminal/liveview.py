@@ -110,6 +110,8 @@ class LiveView:
                 )
                 mark = "✓" if event.ok else "✗"
                 self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
+                if event.sees:
+                    self._line(f"    {event.sees}")
                 for why in [w for c in event.checks for w in c.why][:_WHY_LINES]:
                     self._line(f"      {why}")
             case ev.GateObjected():

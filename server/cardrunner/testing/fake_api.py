@@ -315,4 +315,3 @@ def _with_edits(response: Response, body: dict[str, Any]) -> Response:
 
 def _headers(request: web.Request) -> dict[str, str]:
     return {k.lower(): v for k, v in request.headers.items()}
-

@@ -53,8 +53,10 @@ Severity = Literal["error", "warning"]
 class _Locator:
     """Turns paths from tool output into workspace-relative paths of existing files, or None."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
         self.root = root.resolve()
+        self.seen_as = seen_as.resolve() if seen_as else None
+        """Where the sandbox showed `root` (a worktree at its checkout's path)."""
         self._cache: dict[str, str | None] = {}
 
     def __call__(self, raw: str) -> str | None:
@@ -66,6 +68,8 @@ class _Locator:
         try:
             path = Path(raw.strip())
             full = (path if path.is_absolute() else self.root / path).resolve()
+            if self.seen_as and not full.is_relative_to(self.root):
+                full = self.root / full.relative_to(self.seen_as)
             rel = full.relative_to(self.root)
         except (ValueError, OSError, RuntimeError):
             return None
@@ -85,8 +89,8 @@ def _severity(message: str) -> Severity | None:
 class _Scanner:
     """One pass over the output; remembers what a later line needs (frames, `E` lines, headers)."""
 
-    def __init__(self, root: Path) -> None:
-        self.locate = _Locator(root)
+    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
+        self.locate = _Locator(root, seen_as)
         self.found: dict[tuple[str, int, int, str], Problem] = {}
         self.frames: list[tuple[str, int]] = []  # a Python traceback in progress
         self.explanation: list[str] = []  # pytest's `E   ...` lines
@@ -149,15 +153,16 @@ class _Scanner:
         self.explanation = []
 
 
-def parse_problems(output: str, root: Path) -> list[Problem]:
+def parse_problems(output: str, root: Path, seen_as: Path | None = None) -> list[Problem]:
     """`file:line[:col]: message` problems in build or test output, for files inside `root`.
 
     Understands gcc/clang, ruff, mypy, tsc and MSBuild lines, rustc/ruff `--> file:line:col`
     pointers, Python tracebacks (the innermost frame in the workspace) and pytest's
     `path:line: AssertionError` with its `E ...` explanation. Paths come back workspace-relative,
-    and only files that exist inside `root` (outside `.venv`, `node_modules`, …) are kept.
+    and only files that exist inside `root` (outside `.venv`, `node_modules`, …) are kept;
+    `seen_as` is the path the sandbox showed `root` at, which absolute paths then name.
     """
-    scanner = _Scanner(root)
+    scanner = _Scanner(root, seen_as)
     for raw in output.splitlines():
         scanner.feed(raw.rstrip())
     return list(scanner.found.values())
@@ -269,7 +274,8 @@ def command_tools(
         )
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
-        problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)
+        seen_as = sandbox.checkout if sandbox else None
+        problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as)
         why = [] if result.ok else decisive(result.output)
         ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
         text = summarize_output(result, label)

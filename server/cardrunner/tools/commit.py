@@ -100,7 +100,8 @@ class CommitTool:
                 known = ", ".join(self.checks.known_failures or [])
                 warnings.append(f"tests that already failed at the start still fail: {known}")
         self.reviewed_tree = tree
-        diff = shown(review_header(files, hidden) + raw)
+        built = await self.git.build_output_files(self.write_paths)
+        diff = shown(review_header(files, hidden, built) + raw)
         request = ReviewRequest(
             run_id=self.run_id,
             card_title=shown(self.card_title),

@@ -94,8 +94,14 @@ class RunnerChecks:
         check = await self._run_one("test", self.commands.test, "baseline")
         self.baseline, self.baseline_skipped = check.tests_ran, check.skipped
         self.known_failures = check.failures if not check.ok and check.failures else None
+        sees = self.sandbox.tree_note() if self.sandbox else None
         return ChecksRan(
-            phase="baseline", tree=tree, checks=[check], ok=check.ok, tests_ran=self.baseline
+            phase="baseline",
+            tree=tree,
+            checks=[check],
+            ok=check.ok,
+            tests_ran=self.baseline,
+            sees=sees,
         )
 
     async def run(self, phase: Phase, tree: str) -> ChecksRan:

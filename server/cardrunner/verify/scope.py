@@ -11,7 +11,7 @@ outright a change that would commit a secret.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from cardrunner.config.secrets import SecretHit, find_secrets
@@ -45,8 +45,10 @@ def is_cache(path: str) -> bool:
     return bool(_CACHE_PARTS.intersection(parts)) or path.endswith((".pyc", ".pyo"))
 
 
-def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
-    """The lines shown above the diff; empty when there is nothing beyond the diff to see."""
+def review_header(changed: Iterable[str], hidden: Iterable[str], built: Sequence[str] = ()) -> str:
+    """The lines shown above the diff; empty when there is nothing beyond the diff to see.
+
+    `built`: build output git does not ignore (`paths.build_output`), left out of the commit."""
     hidden = sorted(hidden)
     flagged = sorted({p for p in [*changed, *hidden] if is_config(p)})
     lines: list[str] = []
@@ -63,6 +65,11 @@ def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
         lines += [f"!!   {path}" for path in shown]
         if caches:
             lines.append(f"!!   and {caches} file(s) in caches (__pycache__, .pytest_cache …)")
+    if built:
+        lines.append(
+            f"build output left out of the diff and the commit (paths.build_output): "
+            f"{len(built)} file(s), e.g. {built[0]}"
+        )
     return "\n".join(lines) + "\n\n" if lines else ""
 
 

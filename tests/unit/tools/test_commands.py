@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import BuildChecked, Event, ToolOutput
-from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
+from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolPool
 from cardrunner.config.settings import Commands
+from cardrunner.processes.command import AppProcess, CommandError, CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.tools.commands import (
-    AppProcess,
-    CommandResult,
-    command_tools,
-    parse_problems,
-    run_command,
-    summarize_output,
-)
+from cardrunner.tools.commands import command_tools, parse_problems, summarize_output
 
 PY = sys.executable
 GROUPS = ProcessGroups()
@@ -190,12 +184,12 @@ async def test_app_start_output_stop(tmp_path: Path) -> None:
 async def test_app_that_dies_at_once(tmp_path: Path) -> None:
     app = AppProcess(GROUPS, startup_seconds=30)  # returns as the process exits
     code = "import sys; print('port already in use'); sys.exit(3)"
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(CommandError) as info:  # the tool turns it into what the model reads
         await app.start([PY, "-c", code], tmp_path)
     assert "exited at once with exit code 3" in str(info.value)
     assert "port already in use" in str(info.value)
     assert not app.running
-    with pytest.raises(ToolError, match="no such program"):
+    with pytest.raises(CommandError, match="no such program"):
         await app.start(["no-such-app-xyz"], tmp_path)
 
 
