@@ -10,13 +10,20 @@ accepts it knowingly.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import re
+import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from cardrunner.agent.events import CheckRun, ChecksRan
+from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.settings import Commands
+from cardrunner.git.repo import GitRepo
 from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
@@ -111,8 +118,27 @@ class RunnerChecks:
             phase="baseline", tree=tree, checks=[check], ok=check.ok, tests_ran=self.baseline
         )
 
-    async def run(self, phase: Phase, tree: str) -> ChecksRan:
-        """Build, then test (if the build passed) the write area as it is now, known as `tree`."""
+    async def run_exact(self, phase: Phase, tree: str, git: GitRepo) -> ChecksRan:
+        """Build and test `tree` itself, checked out on its own: what a commit of that tree
+        holds, whatever the working tree holds beside it (files the commit leaves out)."""
+        async with self._checkout(tree, git) as folder:
+            return await self.run(phase, tree, folder)
+
+    @contextlib.asynccontextmanager
+    async def _checkout(self, tree: str, git: GitRepo) -> AsyncIterator[Path]:
+        """A fresh checkout of `tree`, where the sandbox lets checks write (the run's folder);
+        what git ignores at the top of the workspace (`.venv`, `node_modules`) is linked in."""
+        parent = self.sandbox.run_dir if self.sandbox else None
+        if parent:
+            parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="exact-tree-", dir=parent) as tmp:
+            folder = await git.checkout_tree(tree, Path(tmp) / "tree")
+            await asyncio.to_thread(_link, self.root, folder, await git.ignored_tops())
+            yield folder
+
+    async def run(self, phase: Phase, tree: str, cwd: Path | None = None) -> ChecksRan:
+        """Build, then test (if the build passed) the write area as it is now, known as `tree`
+        (or the checkout of it in `cwd`)."""
         checks: list[CheckRun] = []
         for kind, argv in (("build", self.commands.build), ("test", self.commands.test)):
             if not argv or (checks and not checks[-1].ok):
@@ -120,7 +146,7 @@ class RunnerChecks:
             env = self._env(phase)
             result = await run_command(
                 argv,
-                self.root,
+                cwd or self.root,
                 self.commands.timeout_seconds,
                 env,
                 groups=self.groups,
@@ -214,6 +240,15 @@ class RunnerChecks:
         if drop := self.drop(ran):
             lines.append(drop + ".")
         return "\n".join(lines)
+
+
+def _link(root: Path, folder: Path, names: list[str]) -> None:
+    """Link what git ignores at the top of `root` into the checkout `folder` (the state folder
+    aside): a project's `.venv` or `node_modules` is needed to build it, never committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if name != STATE_DIR and not os.path.lexists(folder / name):
+            os.symlink(root / name, folder / name)
 
 
 def _last_line(check: CheckRun) -> str:
