@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
 
 _REPO_LOCATION_VARS = frozenset(
@@ -266,14 +267,25 @@ class GitRepo:
         parent_tree = (await self._git("rev-parse", f"{head}^{{tree}}")).text if head else None
         if tree == parent_tree or (head is None and not await self._tree_has_files(tree)):
             raise GitError(f"nothing to commit: no changes under {', '.join(paths)}")
+        sha = await self._commit_object(tree, head, message)
+        await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
+        return sha
+
+    async def _commit_object(self, tree: str, head: str | None, message: str) -> str:
+        """Write the commit of `tree` on `head` and move HEAD there; the sha.
+
+        The message goes in on stdin with every control character but newline and tab written
+        out (`config.display.visible`): quoted evidence may hold a NUL, which can be neither an
+        argument nor part of a commit message a person reads safely.
+        """
+        message = visible(message)
         parents = ["-p", head] if head else []
         ident = await self._identity()
         data = message.encode("utf-8", errors="surrogateescape")
         sha = (await self._git(*ident, "commit-tree", tree, *parents, "-F", "-", data=data)).text
-        subject = message.strip().split("\n", 1)[0].replace("\0", "")
+        subject = message.strip().split("\n", 1)[0]
         kind = "commit" if head else "commit (initial)"
         await self._git("update-ref", "-m", f"{kind}: {subject}", "HEAD", sha, head or "")
-        await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
         return sha
 
     async def commit_content(self, path: str, content: bytes, message: str) -> str:
@@ -297,10 +309,7 @@ class GitRepo:
             entry = f"{mode},{blob},{prefix}{path}"
             await self._git("update-index", "--add", "--cacheinfo", entry, env=env)
             tree = (await self._git("write-tree", env=env)).text
-        ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, "-p", head, "-m", message)).text
-        subject = message.strip().splitlines()[0] if message.strip() else ""
-        await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
+        sha = await self._commit_object(tree, head, message)
         await self._git("reset", "-q", sha, "--", *_specs([path]), check=False)
         return sha
 
