@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
 
 _REPO_LOCATION_VARS = frozenset(
@@ -79,14 +80,17 @@ class GitRepo:
     def _specs(self, paths: Sequence[str]) -> list[str]:
         return _specs(paths, self.build_output)
 
-    async def _git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> _Out:
+    async def _git(
+        self, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        data: bytes | None = None,
+    ) -> _Out:  # fmt: skip
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
         full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
         full_env.update(GIT_EDITOR="true", **(env or {}))
         try:
             proc = await asyncio.create_subprocess_exec(
                 "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=full_env,
@@ -94,7 +98,7 @@ class GitRepo:
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
         try:
-            stdout, stderr = await proc.communicate()
+            stdout, stderr = await proc.communicate(data)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
@@ -186,6 +190,13 @@ class GitRepo:
         )  # fmt: skip
         return frozenset(out.items())
 
+    async def ignored_tops(self) -> list[str]:
+        """Top-level names under `root` that git ignores (`.venv`, `node_modules` …)."""
+        out = await self._git(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
+        return sorted({item.split("/", 1)[0] for item in out.items()})
+
     async def remove_files(self, files: list[str], paths: list[str]) -> None:
         """Delete `files` (root-relative) and the folders below `paths` they leave empty."""
         await asyncio.to_thread(_remove_created, self.root, files, paths)
@@ -232,11 +243,34 @@ class GitRepo:
         """Unified diff from the snapshot `base_tree` to the working tree now, and the files."""
         if not paths:
             return "", []
-        now = await self.snapshot(paths)
-        common = ["--no-renames", "--relative", base_tree, now, "--", *self._specs(paths)]
+        raw, names = await self.diff_trees(base_tree, await self.snapshot(paths), paths)
+        return raw.decode("utf-8", errors="replace"), names
+
+    async def diff_trees(self, old: str, new: str, paths: list[str]) -> tuple[bytes, list[str]]:
+        """The diff from tree `old` to tree `new` under `paths` as git wrote it, byte for byte
+        (`git apply` takes it back), and the files it names, unquoted."""
+        common = ["--no-renames", "--relative", old, new, "--", *self._specs(paths)]
         names = await self._git("diff", "--name-only", "-z", *common)
         text = await self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *common)
-        return text.stdout.decode("utf-8", errors="replace"), names.items()
+        return text.stdout, names.items()
+
+    async def tree_without(self, tree: str, base_tree: str, files: list[str], patch: bytes) -> str:
+        """`tree` with `files` put back as in `base_tree` and the hunks of `patch` undone: the
+        tree a review's drops leave, built in an index of our own (nothing on disk changes)."""
+        async with self._temp_index(tree) as env:
+            if files:
+                await self._git("reset", "-q", base_tree, "--", *self._specs(files), env=env)
+            if patch:
+                apply = ["apply", "--cached", "-R", "--whitespace=nowarn", "-"]
+                await self._git(*apply, env=env, data=patch)
+            return (await self._git("write-tree", env=env)).text
+
+    async def checkout_tree(self, tree: str, dest: Path) -> Path:
+        """Write every file of `tree` under `dest` (the user's index and files untouched); the
+        folder there that stands for the workspace."""
+        async with self._temp_index(tree) as env:
+            await self._git("checkout-index", "-a", "-f", f"--prefix={dest}/", env=env)
+        return dest / await self._prefix()
 
     async def _identity(self) -> list[str]:
         """`-c user.name=… -c user.email=…` for whatever the repository has no value for."""
@@ -254,17 +288,36 @@ class GitRepo:
         Built with plumbing, so commit hooks do not run. The user's index is then brought in
         line for `paths` only, so `git status` shows what it would after a normal commit.
         """
-        tree, head = await self._tree_with(paths)
+        return await self.commit_tree((await self._tree_with(paths))[0], paths, message)
+
+    async def commit_tree(self, tree: str, paths: list[str], message: str) -> str:
+        """Commit `tree` (HEAD's tree with `paths` as they should be) on HEAD; the sha.
+
+        The message goes in on stdin: it may hold any character (a NUL cannot be an argument).
+        """
+        head = await self.head()
         parent_tree = (await self._git("rev-parse", f"{head}^{{tree}}")).text if head else None
         if tree == parent_tree or (head is None and not await self._tree_has_files(tree)):
             raise GitError(f"nothing to commit: no changes under {', '.join(paths)}")
+        sha = await self._commit_object(tree, head, message)
+        await self._git("reset", "-q", sha, "--", *self._specs(paths), check=False)
+        return sha
+
+    async def _commit_object(self, tree: str, head: str | None, message: str) -> str:
+        """Write the commit of `tree` on `head` and move HEAD there; the sha.
+
+        The message goes in on stdin with every control character but newline and tab written
+        out (`config.display.visible`): quoted evidence may hold a NUL, which can be neither an
+        argument nor part of a commit message a person reads safely.
+        """
+        message = visible(message)
         parents = ["-p", head] if head else []
         ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, *parents, "-m", message)).text
-        subject = message.strip().splitlines()[0] if message.strip() else ""
+        data = message.encode("utf-8", errors="surrogateescape")
+        sha = (await self._git(*ident, "commit-tree", tree, *parents, "-F", "-", data=data)).text
+        subject = message.strip().split("\n", 1)[0]
         kind = "commit" if head else "commit (initial)"
         await self._git("update-ref", "-m", f"{kind}: {subject}", "HEAD", sha, head or "")
-        await self._git("reset", "-q", sha, "--", *self._specs(paths), check=False)
         return sha
 
     async def commit_content(self, path: str, content: bytes, message: str) -> str:
@@ -288,10 +341,7 @@ class GitRepo:
             entry = f"{mode},{blob},{prefix}{path}"
             await self._git("update-index", "--add", "--cacheinfo", entry, env=env)
             tree = (await self._git("write-tree", env=env)).text
-        ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, "-p", head, "-m", message)).text
-        subject = message.strip().splitlines()[0] if message.strip() else ""
-        await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
+        sha = await self._commit_object(tree, head, message)
         await self._git("reset", "-q", sha, "--", *self._specs([path]), check=False)
         return sha
 
@@ -311,14 +361,6 @@ class GitRepo:
         if restored:
             async with self._temp_index(base_tree) as env:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
-
-    async def unapply(self, patch: str) -> None:
-        """Undo the hunks of `patch` (root-relative paths) in the working tree, index untouched:
-        how a review drops single hunks and keeps the rest of their files."""
-        with tempfile.TemporaryDirectory(prefix="cardrunner-patch-") as tmp:
-            patch_file = Path(tmp) / "drop.patch"
-            await asyncio.to_thread(patch_file.write_text, patch, encoding="utf-8")
-            await self._git("apply", "-R", "--whitespace=nowarn", str(patch_file))
 
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""

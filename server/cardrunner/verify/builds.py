@@ -12,13 +12,20 @@ counted at all is named as such in the review and the commit: the guard is never
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from cardrunner.agent.events import CheckRun, ChecksRan
+from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.settings import Commands
+from cardrunner.git.repo import GitRepo
 from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
@@ -104,13 +111,32 @@ class RunnerChecks:
             sees=sees,
         )
 
-    async def run(self, phase: Phase, tree: str) -> ChecksRan:
-        """Build, then test (if the build passed) the write area as it is now, known as `tree`."""
+    async def run_exact(self, phase: Phase, tree: str, git: GitRepo) -> ChecksRan:
+        """Build and test `tree` itself, checked out on its own: what a commit of that tree
+        holds, whatever the working tree holds beside it (files the commit leaves out)."""
+        async with self._checkout(tree, git) as folder:
+            return await self.run(phase, tree, folder)
+
+    @contextlib.asynccontextmanager
+    async def _checkout(self, tree: str, git: GitRepo) -> AsyncIterator[Path]:
+        """A fresh checkout of `tree`, where the sandbox lets checks write (the run's folder);
+        what git ignores at the top of the workspace (`.venv`, `node_modules`) is linked in."""
+        parent = self.sandbox.run_dir if self.sandbox else None
+        if parent:
+            parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="exact-tree-", dir=parent) as tmp:
+            folder = await git.checkout_tree(tree, Path(tmp) / "tree")
+            await asyncio.to_thread(_link, self.root, folder, await git.ignored_tops())
+            yield folder
+
+    async def run(self, phase: Phase, tree: str, cwd: Path | None = None) -> ChecksRan:
+        """Build, then test (if the build passed) the write area as it is now, known as `tree`
+        (or the checkout of it in `cwd`)."""
         checks: list[CheckRun] = []
         for kind, argv in (("build", self.commands.build), ("test", self.commands.test)):
             if not argv or (checks and not checks[-1].ok):
                 continue
-            checks.append(await self._run_one(kind, argv, phase))  # type: ignore[arg-type]
+            checks.append(await self._run_one(kind, argv, phase, cwd))  # type: ignore[arg-type]
         counted = next((c.tests_ran for c in checks if c.kind == "test"), None)
         self.last = ChecksRan(
             phase=phase,
@@ -123,23 +149,25 @@ class RunnerChecks:
         return self.last
 
     async def _run_one(
-        self, kind: Literal["build", "test"], argv: list[str], phase: Phase
+        self, kind: Literal["build", "test"], argv: list[str], phase: Phase, cwd: Path | None = None
     ) -> CheckRun:
         started = time.time()
+        folder = cwd or self.root
         result = await run_command(
             argv,
-            self.root,
+            folder,
             self.commands.timeout_seconds,
             self._env(phase),
             groups=self.groups,
             sandbox=self.sandbox,
         )
-        return _check(kind, result, self._reading(result, started) if kind == "test" else NONE)
+        reading = self._reading(result, started, folder) if kind == "test" else NONE
+        return _check(kind, result, reading)
 
-    def _reading(self, result: CommandResult, started: float) -> Reading:
+    def _reading(self, result: CommandResult, started: float, folder: Path) -> Reading:
         """The JUnit report the test command wrote during this run, else its output."""
         if self.commands.test_report:
-            report = self.root / self.commands.test_report
+            report = folder / self.commands.test_report
             fresh = report.is_file() and report.stat().st_mtime >= started - 1
             cases = read_report(report) if fresh else None
             if cases is not None:
@@ -251,6 +279,15 @@ class RunnerChecks:
 
 def _test_check(ran: ChecksRan | None) -> CheckRun | None:
     return next((c for c in ran.checks if c.kind == "test"), None) if ran else None
+
+
+def _link(root: Path, folder: Path, names: list[str]) -> None:
+    """Link what git ignores at the top of `root` into the checkout `folder` (the state folder
+    aside): a project's `.venv` or `node_modules` is needed to build it, never committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if name != STATE_DIR and not os.path.lexists(folder / name):
+            os.symlink(root / name, folder / name)
 
 
 def _last_line(check: CheckRun) -> str:

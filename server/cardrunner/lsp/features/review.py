@@ -25,6 +25,7 @@ from pygls.uris import from_fs_path
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
+from cardrunner.git.quoting import quote
 from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
@@ -99,7 +100,8 @@ class ReviewHub:
                 text = pending.diff_path.read_text(encoding="utf-8")
             except OSError:
                 text = pending.request.diff
-        seen, own = parse_diff(text), parse_diff(pending.request.diff)
+        own = parse_diff(pending.request.diff, original=pending.request.diff)
+        seen = parse_diff(text, original=pending.request.diff)  # comments: typed lines only
         same = [(h.ref, h.lines) for h in seen.hunks()] == [(h.ref, h.lines) for h in own.hunks()]
         return seen if same else own
 
@@ -229,7 +231,7 @@ it is the harmless one; Accept, the one that cannot be taken back, comes last.""
 def question(request: ReviewRequest, diff_path: Path) -> str:
     """The review question: what changed, where the diff is, and how else to answer — a client
     without `window/showDocument` shows only this text."""
-    files = ", ".join(request.files[:8]) + (" …" if len(request.files) > 8 else "")
+    files = ", ".join(map(quote, request.files[:8])) + (" …" if len(request.files) > 8 else "")
     subject = request.message.strip().splitlines()[0] if request.message.strip() else ""
     warnings = "".join(f"⚠ {w} — accepting accepts this\n" for w in request.warnings)
     checks = f"runner's checks: {request.checks}\n" if request.checks else ""
