@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import Event, Notice, RunFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
-from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.card.card import Card, CardError, card_slug, load_card
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.branches import BranchRepo, StartPoint
@@ -139,7 +139,7 @@ class CardBranchRun:
         repo = BranchRepo(self.options.root)
         try:
             card = await asyncio.to_thread(load_card, self.options.card_path)
-            branch = f"cards/{card.slug}"
+            branch = f"cards/{card_slug(card.path, self.options.root)}"
             start = await self._check(repo, branch)
             await repo.switch_new(branch)
         except (CardError, GitError) as exc:
@@ -204,7 +204,7 @@ class CardBranchRun:
         else:
             message = (
                 f"card: {card.title}\n\nThe run changed no files.\n\n"
-                f"Card: {card.slug}\nRun: {view.run_id}\n"
+                f"Card: {card_slug(card.path, self.options.root)}\nRun: {view.run_id}\n"
             )
         try:  # the record the run wrote, as trailers: the card's history is in git
             written = await asyncio.to_thread(load_card, card.path)

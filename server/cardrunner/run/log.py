@@ -32,7 +32,7 @@ def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
     part keeps two processes that start a run in the same second apart (neither sees the
     other's log yet), so they never share an id and write one interleaved log."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{card_slug(card_path)}"[:67]
+    base = f"{stamp}-{card_slug(card_path, root)}"[:67]
     paths = StatePaths(root)
     while True:  # 48 random bits: a clash among thousands of ids in one second is ~1e-8
         run_id = f"{base}-{secrets.token_hex(6)}"
