@@ -32,8 +32,8 @@ from cardrunner.agent.review import (
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.run.log import RunLog, log_record, read_log
 from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.log import RunLog, log_record, read_log
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.project import (
