@@ -99,8 +99,9 @@ export class CardsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const item = api.treeItem(card.title, "none");
     item.id = card.uri;
     item.description = cardDetail(card);
+    const md = (text: string): string => text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&"); // the card's text is data, never markup
     item.tooltip = api.markdown(
-      [`**${card.title}** — ${card.state}`, card.path, ...card.problems.map((p) => `- ${p}`)].join("\n\n"),
+      [`**${md(card.title)}** — ${card.state}`, md(card.path), ...card.problems.map((p) => `- ${md(p)}`)].join("\n\n"),
     );
     item.iconPath = api.themeIcon(card.review ? "eye" : ICONS[card.state]);
     item.contextValue = contextValue(card);
