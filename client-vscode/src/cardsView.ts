@@ -99,7 +99,8 @@ export class CardsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const item = api.treeItem(card.title, "none");
     item.id = card.uri;
     item.description = cardDetail(card);
-    const md = (text: string): string => text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&"); // the card's text is data, never markup
+    // the card's text is data, never markup: no remote image, no link, no theme icon renders
+    const md = (text: string): string => text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&");
     item.tooltip = api.markdown(
       [`**${md(card.title)}** — ${card.state}`, md(card.path), ...card.problems.map((p) => `- ${md(p)}`)].join("\n\n"),
     );
