@@ -101,9 +101,8 @@ export class CardsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     item.description = cardDetail(card);
     // the card's text is data, never markup: no remote image, no link, no theme icon renders
     const md = (text: string): string => text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&");
-    item.tooltip = api.markdown(
-      [`**${md(card.title)}** — ${card.state}`, md(card.path), ...card.problems.map((p) => "- " + md(p))].join("\n\n"),
-    );
+    const lines = [`**${md(card.title)}** — ${card.state}`, md(card.path), ...card.problems.map((p) => `- ${md(p)}`)];
+    item.tooltip = api.markdown(lines.join("\n\n"));
     item.iconPath = api.themeIcon(card.review ? "eye" : ICONS[card.state]);
     item.contextValue = contextValue(card);
     item.resourceUri = api.parseUri(card.uri);
