@@ -96,10 +96,11 @@ class Card:
 def card_key(path: Path, root: Path) -> str:
     """The card's path relative to the workspace `root`, posix style (`cards/sub/x.md`);
     the absolute path for a card outside it. Symlinks are followed: two links to one file are
-    one card, with one lock and one history."""
-    full = (root / path).resolve()  # a relative `path` is relative to the root
+    one card, with one lock and one history. Never raises (`Path.resolve` does on a link that
+    points at itself, and one such link in `cards/` must not take a whole board down)."""
+    full = Path(os.path.realpath(root / path))  # relative to the root; a link loop stays as is
     try:
-        return full.relative_to(root.resolve()).as_posix()
+        return full.relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         return full.as_posix()
 

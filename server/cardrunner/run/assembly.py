@@ -25,7 +25,7 @@ from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
-from cardrunner.card.card import Card, CardError, card_slug, load_card
+from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
@@ -317,8 +317,5 @@ def _old_log_warning(prepared: PreparedRun) -> list[str]:
 
 
 def relative(path: Path, root: Path) -> str:
-    """`path` relative to the workspace root as the log and the card record it."""
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
+    """`path` relative to the workspace root as the log and the card record it (`card_key`)."""
+    return card_key(path, root)

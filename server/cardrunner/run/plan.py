@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from cardrunner.card.card import Card, CardError, card_slug, find_cards, load_card
+from cardrunner.card.card import Card, CardError, card_key, card_slug, find_cards, load_card
 from cardrunner.config.settings import Settings
 from cardrunner.git.branches import BranchRepo, CardHistory
 
@@ -177,7 +177,7 @@ def _select(root: Path, settings: Settings, sel: Selection) -> tuple[list[Card],
         try:
             card = load_card(path)
         except CardError as exc:
-            skipped.append(Skipped(card=_rel(path, root), why=f"not a valid card: {exc}"))
+            skipped.append(Skipped(card=card_key(path, root), why=f"not a valid card: {exc}"))
             continue
         if states and card.state.casefold() not in states:
             continue
@@ -251,18 +251,4 @@ def _conflicts(
 
 def _names(paths: list[Path], root: Path) -> dict[Path, str]:
     """Each card's path as the plan shows it: relative to the workspace, with slashes."""
-    top = root.resolve()
-    names: dict[Path, str] = {}
-    for path in paths:
-        try:
-            names[path] = path.resolve().relative_to(top).as_posix()
-        except ValueError:
-            names[path] = str(path)
-    return names
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return {path: card_key(path, root) for path in paths}
