@@ -246,3 +246,22 @@ def test_a_card_whose_branch_is_on_the_remote_already_is_refused(
     for flag, value in (("--pr-body", "x.md"), ("--remote", "origin")):
         wrong = cli(again, "run", "cards/fix-add.md", "--yes", flag, value)
         assert wrong.returncode == 2 and "only go with --ci" in wrong.stderr
+
+
+@pytest.mark.parametrize("change", ["edited", "new"])
+def test_uncommitted_work_on_the_card_is_refused_and_stays(
+    origin: Path, tmp_path: Path, change: str
+) -> None:
+    job = checkout(origin, tmp_path / "job")
+    card = job / "cards" / ("fix-add.md" if change == "edited" else "brand-new.md")
+    text = (job / "cards" / "fix-add.md").read_text() + "\nA note I have not committed.\n"
+    card.write_text(text)
+    with FakeMessagesAPI([]) as api:
+        proc = cli(job, "run", str(card.relative_to(job)), "--ci", env=api_env(api))
+        assert api.requests == []  # refused before any money is spent
+    assert proc.returncode == 2, proc.stderr
+    assert "has changes that are not committed" in proc.stderr and "Traceback" not in proc.stderr
+    assert card.read_text() == text  # the user's work is where it was
+    assert git(origin, "branch", "--list", "cards/*") == ""
+    assert git(job, "branch", "--list", "cards/*") == ""
+    assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
