@@ -136,8 +136,8 @@ class WorkArea:
         branch; the worktree goes either way."""
         assert self.worktree is not None and self.branch is not None and result.commit
         applied = await self.main.cherry_pick_clean(result.commit)
-        if applied:
-            await self._remove_isolation()
+        if applied:  # its commit is on the user's branch now (a copy): the branch is spent
+            await self._remove_isolation(keep_commits=False)
             head = await self.main.head()
             note = f"brought onto your branch from {self.branch} (worktree and branch removed)"
             return result.model_copy(update={"commit": head}), note
@@ -149,16 +149,16 @@ class WorkArea:
         note += "".join(f"; {k}" for k in kept if self.branch not in k)
         return result.model_copy(update={"unmerged_branch": self.branch, "detail": note}), note
 
-    async def _remove_isolation(self) -> list[str]:
+    async def _remove_isolation(self, keep_commits: bool = True) -> list[str]:
         """Remove the worktree (and its registration), and the branch unless it holds a commit
-        of its own; returns what was kept, for the user."""
+        of its own (`keep_commits`); returns what was kept, for the user."""
         assert self.worktree is not None and self.branch is not None
         repo = BranchRepo(self.main.root)
         await self.main.remove_worktree(self.worktree, force=True)
         await repo.prune_worktrees()
         if not await repo.has_branch(self.branch):
             return []
-        own = await repo.own_commits(self.branch)
+        own = await repo.own_commits(self.branch) if keep_commits else 0
         if own:
             return [f"the branch {self.branch} keeps {own} commit(s) (`git branch -D` deletes it)"]
         with contextlib.suppress(GitError):
