@@ -99,9 +99,10 @@ export class CardsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const item = api.treeItem(card.title, "none");
     item.id = card.uri;
     item.description = cardDetail(card);
-    item.tooltip = api.markdown(
-      [`**${card.title}** — ${card.state}`, card.path, ...card.problems.map((p) => `- ${p}`)].join("\n\n"),
-    );
+    // the card's text is data, never markup: no remote image, no link, no theme icon renders
+    const md = (text: string): string => text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&");
+    const lines = [`**${md(card.title)}** — ${card.state}`, md(card.path), ...card.problems.map((p) => `- ${md(p)}`)];
+    item.tooltip = api.markdown(lines.join("\n\n"));
     item.iconPath = api.themeIcon(card.review ? "eye" : ICONS[card.state]);
     item.contextValue = contextValue(card);
     item.resourceUri = api.parseUri(card.uri);

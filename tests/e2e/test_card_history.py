@@ -9,7 +9,15 @@ import yaml
 
 from cardrunner.card.card import parse_card
 from cardrunner.git.branches import BranchRepo
-from tests.support.project import cli, final, fix_transcript, git, make_project, write_transcript
+from tests.support.project import (
+    cli,
+    final,
+    fix_transcript,
+    git,
+    make_project,
+    slug_of,
+    write_transcript,
+)
 
 
 async def test_the_history_of_real_runs_reads_back_from_the_card_commits(tmp_path: Path) -> None:
@@ -22,7 +30,7 @@ async def test_the_history_of_real_runs_reads_back_from_the_card_commits(tmp_pat
         proc = cli(root, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
         assert proc.returncode in (0, 1), proc.stderr
 
-    history = await BranchRepo(root).card_runs("fix-add")
+    history = await BranchRepo(root).card_runs(slug_of("cards/fix-add.md"))
     assert [r.result for r in history] == ["done", "failed", "failed", "failed"]
     logs = sorted(p.stem for p in (root / ".cardrunner" / "runs").glob("*.jsonl"))
     assert sorted(r.id or "" for r in history) == logs

@@ -25,6 +25,7 @@ from tests.support.project import (
     git,
     make_project,
     report,
+    slug_of,
     turn,
     use,
 )
@@ -125,7 +126,9 @@ def test_plan_flags_cards_naming_the_same_file_and_keeps_the_board_budget(
     every = cli(job, "plan")
     assert every.returncode == 0, every.stderr
     plan = json.loads(every.stdout)
-    assert [e["slug"] for e in plan["include"]] == ["fix-add", "greet", "subtract"]
+    assert [e["slug"] for e in plan["include"]] == [
+        slug_of(f"cards/{n}.md") for n in ("fix-add", "greet", "subtract")
+    ]
     assert plan["conflicts"] == [
         {"cards": ["cards/fix-add.md", "cards/subtract.md"], "files": ["src/calc.py"]}
     ]
@@ -133,11 +136,14 @@ def test_plan_flags_cards_naming_the_same_file_and_keeps_the_board_budget(
     board = cli(job, "plan", "--budget-usd", "2", "--max-cost", "1")
     assert board.returncode == 0, board.stderr
     scheduled = json.loads(board.stdout)
-    assert [e["slug"] for e in scheduled["include"]] == ["fix-add", "greet"]
+    assert [e["slug"] for e in scheduled["include"]] == [
+        slug_of("cards/fix-add.md"),
+        slug_of("cards/greet.md"),
+    ]
     assert scheduled["include"][1] == {
         "card": "cards/greet.md",
-        "slug": "greet",
-        "branch": "cards/greet",
+        "slug": slug_of("cards/greet.md"),
+        "branch": f"cards/{slug_of('cards/greet.md')}",
         "title": "Greet in English",
         "budget": {"max_rounds": 30, "max_tokens": 400000, "max_cost_usd": 1.0},
     }
@@ -155,13 +161,13 @@ def test_each_planned_card_lands_as_one_pushed_commit_with_a_pr_body(
     plan = json.loads(
         cli(checkout(origin, tmp_path / "plan-job"), "plan", "--max-cost", "1").stdout
     )
-    jobs = [e for e in plan["include"] if e["slug"] in TRANSCRIPTS]
+    jobs = [e for e in plan["include"] if Path(e["card"]).stem in TRANSCRIPTS]
     assert len(jobs) == 2
     for entry in jobs:
-        slug = entry["slug"]
-        job = checkout(origin, tmp_path / f"job-{slug}")
-        body_file = tmp_path / f"pr-{slug}.md"
-        with FakeMessagesAPI(TRANSCRIPTS[slug]()) as api:
+        slug, name = entry["slug"], Path(entry["card"]).stem
+        job = checkout(origin, tmp_path / f"job-{name}")
+        body_file = tmp_path / f"pr-{name}.md"
+        with FakeMessagesAPI(TRANSCRIPTS[name]()) as api:
             proc = cli(
                 job, "run", entry["card"], "--ci", "--remote", "origin",
                 "--pr-body", str(body_file),
@@ -175,7 +181,7 @@ def test_each_planned_card_lands_as_one_pushed_commit_with_a_pr_body(
         # one commit on the remote's branch, holding the change and the card's new state
         assert git(origin, "rev-list", "--count", f"main..{branch}").strip() == "1"
         files = git(origin, "show", "--name-only", "--format=", branch).split()
-        source = "src/calc.py" if slug == "fix-add" else "src/greet.py"
+        source = "src/calc.py" if name == "fix-add" else "src/greet.py"
         assert sorted(files) == sorted([entry["card"], source])
         card = meta(git(origin, "show", f"{branch}:{entry['card']}"))
         assert card["state"] == "Done"
@@ -185,15 +191,15 @@ def test_each_planned_card_lands_as_one_pushed_commit_with_a_pr_body(
         assert f"Card: {slug}" in message and "Run: " in message
         [record] = asyncio.run(BranchRepo(origin).card_runs(slug, branch))
         assert record == RunRecord.read(card["last_run"])  # the history is in git too
-        for evidence in EVIDENCE[slug]:
+        for evidence in EVIDENCE[name]:
             assert evidence in message
         assert git(origin, "rev-parse", "main") == git(job, "rev-parse", "HEAD")
         assert git(job, "status", "--porcelain") == ""  # back on main, nothing left over
         body = body_file.read_text()
         assert body.startswith(f"## {entry['title']}\n")
-        for index, evidence in enumerate(EVIDENCE[slug]):
+        for index, evidence in enumerate(EVIDENCE[name]):
             assert f"✅ **{index}.**" in body and f"evidence: {evidence}" in body
-        rounds = 7 if slug == "fix-add" else 6
+        rounds = 7 if name == "fix-add" else 6
         assert f"| Done | {rounds} |" in body and "review happens on this pull request" in body
         log = body.split("Run log: `")[1].split("`")[0]
         assert (job / log).is_file()
@@ -234,9 +240,28 @@ def test_a_card_whose_branch_is_on_the_remote_already_is_refused(
         proc = cli(again, "run", "cards/fix-add.md", "--ci", env=api_env(api))
         assert api.requests == []  # refused before any money is spent
     assert proc.returncode == 2
-    assert "origin has a branch cards/fix-add already" in proc.stderr
+    assert f"origin has a branch cards/{slug_of('cards/fix-add.md')} already" in proc.stderr
     assert git(again, "status", "--porcelain") == ""  # the card untouched, as a refused run's
     assert not list((again / ".cardrunner").glob("runs/*.jsonl"))  # refused before any log
     for flag, value in (("--pr-body", "x.md"), ("--remote", "origin")):
         wrong = cli(again, "run", "cards/fix-add.md", "--yes", flag, value)
         assert wrong.returncode == 2 and "only go with --ci" in wrong.stderr
+
+
+@pytest.mark.parametrize("change", ["edited", "new"])
+def test_uncommitted_work_on_the_card_is_refused_and_stays(
+    origin: Path, tmp_path: Path, change: str
+) -> None:
+    job = checkout(origin, tmp_path / "job")
+    card = job / "cards" / ("fix-add.md" if change == "edited" else "brand-new.md")
+    text = (job / "cards" / "fix-add.md").read_text() + "\nA note I have not committed.\n"
+    card.write_text(text)
+    with FakeMessagesAPI([]) as api:
+        proc = cli(job, "run", str(card.relative_to(job)), "--ci", env=api_env(api))
+        assert api.requests == []  # refused before any money is spent
+    assert proc.returncode == 2, proc.stderr
+    assert "has changes that are not committed" in proc.stderr and "Traceback" not in proc.stderr
+    assert card.read_text() == text  # the user's work is where it was
+    assert git(origin, "branch", "--list", "cards/*") == ""
+    assert git(job, "branch", "--list", "cards/*") == ""
+    assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"

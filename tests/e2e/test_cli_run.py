@@ -18,6 +18,7 @@ from tests.support.project import (
     git,
     log_records,
     make_project,
+    slug_of,
     turn,
     use,
     write_transcript,
@@ -68,7 +69,7 @@ def test_a_card_run_end_to_end_through_the_real_sdk(tmp_path: Path) -> None:
     )
     message = git(tmp_path, "log", "-1", "--format=%B", "HEAD~1")
     assert message.startswith("card: Adding two numbers subtracts them")
-    for trailer in ("Card: fix-add", "Run: ", "Rounds: 6", "Cost: $"):
+    for trailer in (f"Card: {slug_of('cards/fix-add.md')}", "Run: ", "Rounds: 6", "Cost: $"):
         assert trailer in message
     assert (tmp_path / "src/calc.py").read_text() == FIXED
     # the log has every kind of line with the fields of DESIGN.md

@@ -133,7 +133,7 @@ async def test_a_cancelled_run_resumes_from_its_log_to_done(client: LanguageClie
     fields = front_matter(editor.text(uri))
     assert fields["state"] == "Done"
     assert fields["last_run"]["result"] == "done" and fields["last_run"]["id"] == first["runId"]
-    history = await BranchRepo(project.root).card_runs(card_slug(card))
+    history = await BranchRepo(project.root).card_runs(card_slug(card, project.root))
     assert [r.result for r in history] == ["done"]  # the cancelled run was undone: no commit
     await wait_for(lambda: not processes_with(project.marker), 10, "no sleep left")
 

@@ -134,6 +134,58 @@ async def test_a_spare_killed_before_use_is_replaced_and_the_run_still_works(
     assert (await command(client, "cardrunner.cancelRun", first))["cancelled"]
 
 
+async def test_a_stopped_spare_is_killed_and_replaced_and_the_run_still_works(
+    client: LanguageClient,
+) -> None:
+    """A SIGSTOPped spare would take the run and sit at round 0 for ever."""
+    project, editor = project_of(client), editor_of(client)
+    first, second = await start_two_cards(client)
+    await command(client, "cardrunner.runCard", first)
+    spare = await ready_spare(client)
+    os.kill(spare, signal.SIGSTOP)
+    try:
+        two = await command(client, "cardrunner.runCard", second)
+        pid = await wait_for(lambda: run_pid(project, two["runId"]), 30, "the second run's marker")
+        assert pid != spare and process_alive(pid)
+        await wait_for(lambda: len(processes_with(project.marker)) == 2, 30, "its test command")
+        await wait_for(lambda: not process_alive(spare), 10, "the stopped spare to be killed")
+        await ready_spare(client, other_than=spare)  # and replaced
+    finally:
+        if process_alive(spare):
+            os.kill(spare, signal.SIGKILL)
+    for uri in (first, second):
+        assert (await command(client, "cardrunner.cancelRun", uri))["cancelled"]
+        assert (await wait_for(partial(ended, editor, uri), what="the run to end"))["reason"] == (
+            "cancelled"
+        )
+
+
+async def test_cancel_ends_a_run_whose_worker_is_stopped_and_the_card_runs_again(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    first, _ = await start_two_cards(client)
+    one = await command(client, "cardrunner.runCard", first)
+    pid = await wait_for(lambda: run_pid(project, one["runId"]), what="the run's marker")
+    await wait_for(lambda: processes_with(project.marker), what="its test command")
+    os.kill(pid, signal.SIGSTOP)  # a wedged worker: it reads nothing, not even the cancel
+    try:
+        assert (await command(client, "cardrunner.cancelRun", first))["cancelled"]
+        status = await wait_for(partial(ended, editor, first), 60, "the wedged run to end")
+        assert status["reason"] == "interrupted", status  # killed: its own cleanup never ran
+        assert not process_alive(pid)
+    finally:
+        if process_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    again = await command(client, "cardrunner.runCard", first)  # not "already running"
+    assert again["runId"] != one["runId"]
+    await wait_for(lambda: run_pid(project, again["runId"]), 30, "the new run's marker")
+    assert (editor.last_status(first) or {}).get("state") == "running"
+    assert not any("already running" in m.message for m in client.messages)
+    assert (await command(client, "cardrunner.cancelRun", first))["cancelled"]
+    await wait_for(partial(ended, editor, first), what="the new run to end")
+
+
 async def serve(root: Path) -> LspProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     server = LspProcess([sys.executable, "-m", "cardrunner", "lsp"], root, clean)

@@ -216,7 +216,7 @@ async def test_the_language_server_killed_mid_run_leaves_it_interrupted_and_resu
     finally:
         await server.close()
     assert front_matter(card.read_text())["last_run"]["result"] == "done"
-    history = await BranchRepo(project.root).card_runs(card_slug(card))
+    history = await BranchRepo(project.root).card_runs(card_slug(card, project.root))
     assert [(r.result, r.reason) for r in history] == [("done", None), ("failed", "interrupted")]
 
 

@@ -171,7 +171,7 @@ def test_neovim_quits_mid_run_and_the_next_session_resumes_to_done(tmp_path: Pat
     fields = front_matter(card.read_text())
     assert fields["state"] == "Done"
     assert fields["last_run"]["result"] == "done"
-    history = asyncio.run(BranchRepo(project.root).card_runs(card_slug(card)))
+    history = asyncio.run(BranchRepo(project.root).card_runs(card_slug(card, project.root)))
     assert [(r.result, r.reason) for r in history] == [("done", None), ("failed", "interrupted")]
     changes = git(project.root, "log", "--format=%s", f"{start}..HEAD", "--", "src")
     assert changes == "card: greeting\n", "one commit of the card's change, on the user's branch"

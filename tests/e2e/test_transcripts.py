@@ -15,10 +15,12 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import TRANSCRIPTS, transcript_for
+from cardrunner.models.binding import SignatureBinder
 from cardrunner.models.scripted import ScriptedModel, load_transcript
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.run.transcript import Transcript, transcript_from_log, transcript_json
+from cardrunner.testing.fake_api import FakeMessagesAPI
 from tests.support.project import cli, fix_transcript, make_project, write_transcript
 
 
@@ -104,3 +106,33 @@ def test_the_documented_example_replays_to_done(tmp_path: Path) -> None:
     ran = cli(tmp_path / "p", "run", "cards/fix-add.md", "--yes", "--replay", "../example.json")
     assert ran.returncode == 0, ran.stderr
     assert yaml.safe_load(card.read_text().split("---")[1])["state"] == "Done"
+
+
+def test_a_transcript_of_a_run_against_another_endpoint_replays_with_its_signatures(
+    tmp_path: Path,
+) -> None:
+    """The thinking signatures of a real run are the API's, made with a key cardrunner does not
+    have: the replay keeps them as recorded instead of checking them with its own key."""
+    card = make_project(tmp_path / "a")
+    real_api = SignatureBinder(key=b"the real API's own key")
+    with FakeMessagesAPI(fix_transcript(), binder=real_api) as api:
+        env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test-real"}
+        ran = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", env=env)
+        assert ran.returncode == 0, ran.stderr
+    log = tmp_path / "a" / yaml.safe_load(card.read_text().split("---")[1])["last_run"]["log"]
+    made = cli(tmp_path, "transcript", str(log), "-o", "made.json")
+    assert made.returncode == 0, made.stderr
+    steps = json.loads((tmp_path / "made.json").read_text())["responses"]
+    recorded = [b["signature"] for s in steps for b in s["content"] if b["type"] == "thinking"]
+    assert recorded and all(r.startswith("sig_") for r in recorded)
+    ours = SignatureBinder()  # what cardrunner's own key makes of the same block: not these
+    first = [dict(b) for b in steps[0]["content"]]
+    for block in first:
+        block.pop("signature", None)
+    ours.sign_response(api.requests[0].body, first)
+    assert first[0]["signature"] != recorded[0]
+    make_project(tmp_path / "b")
+    again = cli(
+        tmp_path / "b", "run", "cards/fix-add.md", "--yes", "--replay", str(tmp_path / "made.json")
+    )
+    assert again.returncode == 0, again.stderr

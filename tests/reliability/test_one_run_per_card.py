@@ -19,7 +19,7 @@ HOLD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from cardrunner.run.cardlock import CardLock
-    lock = CardLock.acquire(Path(sys.argv[1]), "cards/fix-add.md", "run-elsewhere")
+    lock = CardLock.acquire(Path(sys.argv[1]), Path("cards/fix-add.md"), "run-elsewhere")
     print("held", flush=True)
     time.sleep(300)
     """
@@ -40,16 +40,16 @@ def test_a_lock_held_by_another_process_refuses_and_a_dead_owner_is_taken_over(
     other = holder(tmp_path)
     try:
         try:
-            CardLock.acquire(tmp_path, "cards/fix-add.md", "mine")
+            CardLock.acquire(tmp_path, Path("cards/fix-add.md"), "mine")
             raise AssertionError("a second holder got the lock")
         except CardBusy as exc:
             assert f"run run-elsewhere in process {other.pid}" in str(exc)
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait(10)
-    lock = CardLock.acquire(tmp_path, "cards/fix-add.md", "mine")  # the dead owner's is free
+    lock = CardLock.acquire(tmp_path, Path("cards/fix-add.md"), "mine")  # the dead owner's is free
     lock.release()
-    CardLock.acquire(tmp_path, "cards/fix-add.md", "again").release()
+    CardLock.acquire(tmp_path, Path("cards/fix-add.md"), "again").release()
 
 
 def test_run_ids_started_in_the_same_second_never_clash(tmp_path: Path) -> None:

@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
-from cardrunner.agent.events import Event, Notice, RunFinished, ToolFinished, ToolStarted
+from cardrunner.agent.events import (
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolStarted,
+)
 from cardrunner.agent.review import (
     Approver,
     AutoApprover,
@@ -25,6 +32,7 @@ from cardrunner.agent.review import (
 from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
+from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.log import RunLog, log_record, read_log
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
@@ -183,7 +191,7 @@ class Inspecting:
         self.seen: dict[str, Any] = {}
 
     async def review(self, request: ReviewRequest) -> ReviewDecision:
-        worktree = self.root / ".cardrunner/worktrees/fix-add"
+        [worktree] = (self.root / ".cardrunner/worktrees").iterdir()  # the run's own
         self.seen["user"] = (self.root / "src/calc.py").read_text()
         self.seen["worktree"] = (worktree / "src/calc.py").read_text()
         self.seen["branch"] = git(self.root, "branch", "--show-current").strip()
@@ -210,8 +218,8 @@ async def test_isolation_leaves_the_user_tree_alone_and_brings_a_clean_commit_ba
     assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
     assert not git(tmp_path, "status", "--porcelain").strip()
     # the branch's commit is on the user's branch now, so the branch itself is gone
-    assert not git(tmp_path, "branch", "--list", "cards/fix-add").strip()
-    assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
+    assert git(tmp_path, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
 
 
 async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Path) -> None:
@@ -227,11 +235,14 @@ async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Pat
         )
     )
     notes = [e.message for e in events if isinstance(e, Notice)]
-    assert any("stays on cards/fix-add" in n for n in notes), notes
+    branch = events[-1].unmerged_branch
+    run_id = next(e.run_id for e in events if isinstance(e, RunStarted))
+    assert branch == f"cardrunner/{run_id}", events[-1]
+    assert any(f"stays on {branch}" in n for n in notes), notes
     assert (tmp_path / "src/calc.py").read_text() == "def add(a, b):\n    return sum([a, b])\n"
     assert git(tmp_path, "log", "-1", "--format=%s", "HEAD~1").strip() == "my own fix"
     assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == ["cards/fix-add.md"]
-    assert git(tmp_path, "show", "cards/fix-add:src/calc.py") == FIXED
+    assert git(tmp_path, "show", f"{branch}:src/calc.py") == FIXED
     assert not git(tmp_path, "status", "--porcelain", "--", "src").strip()
 
 
@@ -241,7 +252,8 @@ async def test_isolated_cancel_removes_the_worktree(tmp_path: Path) -> None:
     steps = [*WRITE_TWO, turn(use("run_tests")), final()]
     events = await cancel_at(options(tmp_path, steps, isolation=True), "run_tests")
     assert events[-1].reason == "cancelled"
-    assert not (tmp_path / ".cardrunner/worktrees/fix-add").exists()
+    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert git(tmp_path, "branch", "--format=%(refname:short)").split() == ["main"]
     assert (tmp_path / "src/calc.py").read_text() == CALC
     assert not GROUPS.live()
 
@@ -279,6 +291,64 @@ async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Pa
     subjects = git(tmp_path, "log", "--format=%s").splitlines()
     assert len(subjects) == 6  # two runs' commits, each followed by its card's state
     assert sum(1 for s in subjects if s.endswith("→ Done")) == 2
+
+
+LEFTOVER = [
+    turn(use("write_file", path="src/leftover.py", content="LEFT = 1\n")),
+    turn(use("read_file", "toolu_leftover", path="src/leftover.py")),
+    final("RESULT: failed: enough"),
+]
+
+
+def branches(root: Path) -> list[str]:
+    return git(root, "branch", "--format=%(refname:short)").split()
+
+
+async def test_a_failed_isolated_run_leaves_no_worktree_and_a_new_run_sees_none_of_it(
+    tmp_path: Path,
+) -> None:
+    make_project(tmp_path)
+    failed = await collect(options(tmp_path, LEFTOVER, isolation=True, limits={"max_rounds": 1}))
+    assert failed[-1].reason == "max_rounds" and failed[-1].work_tree
+    notes = [e.message for e in failed if isinstance(e, Notice)]
+    assert any(f"kept as the tree {failed[-1].work_tree[:10]}" in n for n in notes), notes
+    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert branches(tmp_path) == ["main"]  # its branch held no commit: gone, worktree pruned
+    assert not git(tmp_path, "worktree", "list", "--porcelain").count("worktree ") - 1
+
+    fresh = [turn(use("read_file", "toolu_look", path="src/leftover.py")), LEFTOVER[2]]
+    second = await collect(options(tmp_path, fresh, isolation=True))
+    [look] = [e for e in second if isinstance(e, ToolFinished) and e.name == "read_file"]
+    assert look.is_error and "LEFT" not in look.result  # another run's file is not here
+    assert branches(tmp_path) == ["main"]
+
+
+async def test_a_resumed_isolated_run_gets_its_own_files_back(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    await collect(options(tmp_path, LEFTOVER, isolation=True, limits={"max_rounds": 1}))
+    resumed = options(tmp_path, LEFTOVER, isolation=True)
+    resumed.resume = ResumeGrant(rounds=5)
+    events = await collect(resumed)
+    [look] = [e for e in events if isinstance(e, ToolFinished) and e.name == "read_file"]
+    assert not look.is_error and "LEFT = 1" in look.result
+    assert not (tmp_path / "src/leftover.py").exists()  # the user's tree never had it
+    assert branches(tmp_path) == ["main"]
+
+
+async def test_a_kept_branch_is_a_plain_branch_git_can_delete(tmp_path: Path) -> None:
+    make_project(tmp_path)
+
+    def user_commits_meanwhile() -> None:
+        (tmp_path / "src/calc.py").write_text("def add(a, b):\n    return sum([a, b])\n")
+        git(tmp_path, "commit", "-qam", "my own fix")
+
+    approver = Inspecting(tmp_path, user_commits_meanwhile)
+    events = await collect(options(tmp_path, fix_transcript(), approver, isolation=True))
+    branch = events[-1].unmerged_branch
+    assert branch and branch in branches(tmp_path)
+    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    git(tmp_path, "branch", "-D", branch)  # no worktree holds it
+    assert branches(tmp_path) == ["main"]
 
 
 async def test_a_full_disk_stops_the_run_with_a_clear_reason_and_keeps_the_work(

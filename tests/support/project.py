@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cardrunner.card.card import card_slug
+
 CALC = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 TEST = "from src.calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -44,6 +46,11 @@ timeout_seconds = {timeout}
 [limits]
 max_rounds = 30
 """
+
+
+def slug_of(card: str) -> str:
+    """The identity (`card_slug`) of the card at the workspace-relative path `card`."""
+    return card_slug(Path(card), Path("/"))
 
 
 def git(root: Path, *args: str) -> str:

@@ -14,6 +14,7 @@ git: every committed run's card commit carries the record as trailers (`run/card
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -21,7 +22,7 @@ import tempfile
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cardrunner.card.parse import CardProblem, read_card
@@ -29,7 +30,16 @@ from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.writeback import update_card_text
 from cardrunner.config.readfile import read_regular
 
-__all__ = ["Card", "CardError", "card_slug", "find_cards", "load_card", "parse_card", "write_card"]
+__all__ = [
+    "Card",
+    "CardError",
+    "card_key",
+    "card_slug",
+    "find_cards",
+    "load_card",
+    "parse_card",
+    "write_card",
+]
 
 
 @dataclass(frozen=True)
@@ -68,11 +78,6 @@ class Card:
             records.insert(0, self.last_run)
         return list(dict.fromkeys(r.commit for r in records if r.commit))
 
-    @property
-    def slug(self) -> str:
-        """The card's slug (`card_slug`), for run ids and branches."""
-        return card_slug(self.path)
-
     def prompt(self) -> str:
         """The user message that hands this card to the model."""
         parts = [f"THE CARD\n--------\nTitle: {self.title}"]
@@ -88,12 +93,40 @@ class Card:
         return "\n\n".join(parts) + "\n"
 
 
-def card_slug(path: Path) -> str:
-    """The file stem as lowercase ASCII words joined by dashes (for run ids and branches).
+def card_key(path: Path, root: Path) -> str:
+    """The card's path relative to the workspace `root`, posix style (`cards/sub/x.md`);
+    the absolute path for a card outside it. Symlinks are followed: two links to one file are
+    one card, with one lock and one history. Never raises (`Path.resolve` does on a link that
+    points at itself, and one such link in `cards/` must not take a whole board down)."""
+    full = Path(os.path.realpath(root / path))  # relative to the root; a link loop stays as is
+    try:
+        return full.relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        return full.as_posix()
 
-    It needs only the path, so a front end can name a run before the card is read."""
-    ascii_stem = unicodedata.normalize("NFKD", path.stem).encode("ascii", "ignore")
-    return re.sub(r"[^a-z0-9]+", "-", ascii_stem.decode().lower()).strip("-") or "card"
+
+SLUG_WORDS = 40
+"""At most this many characters of the readable part; the hash keeps shortened ones apart."""
+
+
+def card_slug(path: Path, root: Path) -> str:
+    """The card's identity: `<readable words>-<8 hex of the exact path>` (`fix-add-1a2b3c4d`).
+
+    It names the card's branch, its lock, its run ids, its `Card:` trailers and so its history
+    and plan footprint, so two cards must never share one. The readable part alone cannot
+    promise that: `cards/Addition Adds.md` and `cards/sub/addition-adds.md` read alike, titles
+    in scripts without ASCII letters (`修复`, `добавить`) have none, and `ｍａｉｎ` folds to
+    `main`. So it is only for people (NFKC, casefolded, ASCII words joined by dashes, `card`
+    when nothing is left), and a short hash of the exact workspace-relative path (`card_key`,
+    byte for byte, no folding) keeps every file apart. It needs only paths, so a front end can
+    name a run before the card is read.
+    """
+    key = card_key(path, root)
+    folded = unicodedata.normalize("NFKC", PurePosixPath(key).stem).casefold()
+    ascii_stem = unicodedata.normalize("NFKD", folded).encode("ascii", "ignore").decode()
+    words = re.sub(r"[^a-z0-9]+", "-", ascii_stem)[:SLUG_WORDS].strip("-") or "card"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{words}-{digest[:8]}"
 
 
 class CardError(Exception):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from cardrunner.card.card import MAX_CARD_BYTES, find_cards, parse_card
+from cardrunner.card.card import MAX_CARD_BYTES, card_key, find_cards, parse_card
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
 from cardrunner.config.readfile import read_regular
@@ -21,16 +22,12 @@ def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
         return [f"{shown}: cannot read: {exc}"]
     card, problems = parse_card(text, path)
     out = [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
-    if card is not None and card.state == "In Work":
-        try:
-            rel = str(path.resolve().relative_to(root.resolve()))
-        except ValueError:
-            rel = str(path)
-        if rel not in live_cards(root):
-            out.append(
-                f"{shown}:1: warning: interrupted — the card is In Work but no run is going on; "
-                f"resume with `cardrunner run {shown} --resume` or set its state back"
-            )
+    in_work = card is not None and card.state == "In Work"
+    if in_work and card_key(path, root) not in live_cards(root):
+        out.append(
+            f"{shown}:1: warning: interrupted — the card is In Work but no run is going on; "
+            f"resume with `cardrunner run {shown} --resume` or set its state back"
+        )
     return out
 
 
@@ -85,10 +82,10 @@ def check_paths(paths: list[Path]) -> list[str]:
         else:
             cards = find_cards(path, ".")
         for card in cards:
-            try:
-                shown = str(card.resolve().relative_to(Path.cwd()))
-            except ValueError:
-                shown = str(card)
+            real = Path(os.path.realpath(card))  # a link loop stays as it is, never raises
+            shown = (
+                str(real.relative_to(Path.cwd())) if real.is_relative_to(Path.cwd()) else str(card)
+            )
             out += _card_problems(card, shown, root)
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cardrunner.card.card import load_card
+from cardrunner.card.card import card_slug, load_card
 from cardrunner.card.record import RunRecord
 from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError
@@ -40,7 +40,7 @@ async def card_history(card_path: Path, root: Path) -> list[str]:
     """The lines `cardrunner log CARD.md` prints; raises CardError for a card it cannot read."""
     card = await asyncio.to_thread(load_card, card_path)
     try:
-        runs = await BranchRepo(root).card_runs(card.slug)
+        runs = await BranchRepo(root).card_runs(card_slug(card.path, root))
     except GitError:
         runs = []  # not a repository: the card's own record is all there is
     lines = [run_line(r) for r in runs]

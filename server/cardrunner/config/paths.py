@@ -49,9 +49,14 @@ class StatePaths:
         """One ledger per cardrunner process of the process groups it started (run/sweep.py)."""
         return self.state / "processes"
 
-    def worktree(self, slug: str) -> Path:
-        """The git worktree an isolated run of the card `slug` works in."""
-        return self.state / "worktrees" / slug
+    def worktree(self, run_id: str) -> Path:
+        """The git worktree the isolated run `run_id` works in: one per run, never shared by
+        two cards or two runs of one card (only a resume of that run comes back to it)."""
+        return self.state / "worktrees" / run_id
+
+    def lock(self, card_slug: str) -> Path:
+        """The lock file of the card whose identity is `card_slug` (run/cardlock.py)."""
+        return self.state / "locks" / f"{card_slug}.lock"
 
     def ensure(self) -> StatePaths:
         """Make the state folder (ignoring itself, so git never sees it) and return self."""

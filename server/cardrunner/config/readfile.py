@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 
 class NotRegularFile(OSError):
@@ -33,11 +34,10 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file at `path`; NotRegularFile or FileTooLarge otherwise.
-
-    FileNotFoundError and the other OSErrors of `open` pass through unchanged.
-    """
+def open_regular(path: Path) -> BinaryIO:
+    """The regular file at `path` open for binary reading (blocking reads, as any file);
+    NotRegularFile for anything else, decided on the open descriptor. For readers that stream
+    a file (a run log) and count what they read themselves."""
     mode = os.stat(path).st_mode  # a socket cannot even be opened: say what it is
     if not stat.S_ISREG(mode):
         raise NotRegularFile(f"{path} is {_kind(mode)}")
@@ -46,13 +46,23 @@ def read_regular(path: Path, limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(f"{path} is {_kind(info.st_mode)}")
-        if info.st_size > limit:
-            raise FileTooLarge(f"{path} has {info.st_size:,} bytes (the limit is {limit:,})")
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`; NotRegularFile or FileTooLarge otherwise.
+
+    FileNotFoundError and the other OSErrors of `open` pass through unchanged.
+    """
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise FileTooLarge(f"{path} has {size:,} bytes (the limit is {limit:,})")
+        data = handle.read(limit + 1)
     if len(data) > limit:
         raise FileTooLarge(f"{path} grew past {limit:,} bytes while being read")
     return data

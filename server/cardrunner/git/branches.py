@@ -163,6 +163,18 @@ class BranchRepo(GitRepo):
     async def delete_branch(self, branch: str) -> None:
         await self._git("branch", "-q", "-D", branch)
 
+    async def own_commits(self, branch: str) -> int:
+        """How many commits of `branch` no other branch has: what deleting it would lose."""
+        out = await self._git(
+            "rev-list", "--count", f"refs/heads/{branch}",
+            "--not", f"--exclude={branch}", "--branches",  # (--branches matches short names)
+        )  # fmt: skip
+        return int(out.text or "0")
+
+    async def prune_worktrees(self) -> None:
+        """Forget worktrees whose folder is gone, so their branches can be deleted plainly."""
+        await self._git("worktree", "prune", check=False)
+
     async def commits_since(self, base: str) -> list[str]:
         """Commits on HEAD after `base`, oldest first."""
         return (await self._git("rev-list", "--reverse", f"{base}..HEAD")).text.split()

@@ -10,7 +10,9 @@ The fakes (the scripted model and the fake HTTP server) must fail the same way, 
 rewrites its history passes every test and breaks every real run. `SignatureBinder` issues each
 thinking block's signature as an HMAC of its canonical prefix and checks it on the way back; the
 key is fixed by default so a second fake (a resumed run) verifies what the first one issued, as
-the one real API does. The documented escape hatch (`drop_block`, behind its beta header) drops
+the one real API does. A transcript made from a real run (`cardrunner transcript`) carries the
+API's own signatures, which no fake can issue: its replay keeps them as recorded and checks the
+prefix each was handed out with instead (`keep_recorded`). The documented escape hatch (`drop_block`, behind its beta header) drops
 the failing blocks instead and reports each in `input_transformations`.
 """
 
@@ -87,8 +89,15 @@ class BindingOutcome:
 class SignatureBinder:
     """Issues and checks thinking signatures bound to their prefix."""
 
-    def __init__(self, key: bytes = DEFAULT_KEY) -> None:
+    def __init__(self, key: bytes = DEFAULT_KEY, *, keep_recorded: bool = False) -> None:
+        """`keep_recorded`: a block handed out with a signature of its own (a transcript's,
+        recorded from the real API, whose key no fake has) is checked as if this binder had
+        signed it for the prefix it was handed out with: the recorded signature stays as it
+        was, and a client that changes that prefix still fails."""
         self._key = key
+        self._keep_recorded = keep_recorded
+        self._recorded: dict[str, str] = {}
+        """A recorded signature → the one this binder would have issued in its place."""
 
     def _start(self, body: Mapping[str, Any]) -> Any:
         h = hmac.new(self._key, digestmod=hashlib.sha256)
@@ -116,8 +125,13 @@ class SignatureBinder:
                 h.update(b"block:" + _canonical(block))
         h.update(b'role:"assistant"')
         for block in content:
-            if block.get("type") == "thinking" and not block.get("signature"):
-                block["signature"] = self._signature(h, block.get("thinking", ""))
+            if block.get("type") == "thinking":
+                ours = self._signature(h, block.get("thinking", ""))
+                recorded = block.get("signature")
+                if not recorded:
+                    block["signature"] = ours
+                elif self._keep_recorded:
+                    self._recorded[str(recorded)] = ours
             h.update(b"block:" + _canonical(block))
 
     def failures(self, body: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -134,7 +148,8 @@ class SignatureBinder:
                 is_thinking = isinstance(block, dict) and block.get("type") == "thinking"
                 if is_thinking and role == "assistant":
                     expected = self._signature(h, block.get("thinking", ""))
-                    if not hmac.compare_digest(str(block.get("signature", "")), expected):
+                    given = str(block.get("signature", ""))
+                    if not hmac.compare_digest(self._recorded.get(given, given), expected):
                         failed.append((i, j))
                 h.update(b"block:" + _canonical(block))
         return failed

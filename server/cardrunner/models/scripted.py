@@ -150,7 +150,7 @@ class ScriptedModel:
         self._steps = list(steps)
         self._name = name
         self._api_model = api_model or name
-        self._binder = SignatureBinder()
+        self._binder = SignatureBinder(keep_recorded=True)  # a real run's transcript: as is
         self._ids = itertools.count(1)
         self.requests: list[dict[str, Any]] = []
         self._handed_out: set[str] = set()

@@ -25,7 +25,7 @@ from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
-from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
@@ -70,12 +70,13 @@ def command_env(run_dir: Path) -> dict[str, str]:
 async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     """Build every part of the run; raises RunRefused when the card or the work area cannot do."""
     o, resume = prepared.options, prepared.resume
+    run_id = resume.run_id if resume else (o.run_id or new_run_id(o.root, o.card_path))
     try:
         card = await asyncio.to_thread(load_card, o.card_path)
         area = await WorkArea.open(
             o.root,
             o.settings.paths.write,
-            card.slug,
+            run_id,
             isolation=bool(o.settings.isolation),
             resume_base=resume.base_tree if resume else None,
             resume_work=resume.work_tree if resume else None,
@@ -83,7 +84,6 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         )
     except (CardError, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc
-    run_id = resume.run_id if resume else (o.run_id or new_run_id(o.root, o.card_path))
     paths = StatePaths(o.root).ensure()
     await asyncio.to_thread(paths.run_dir(run_id).mkdir, parents=True, exist_ok=True)
     limits = resume.limits if resume else o.settings.limits
@@ -160,6 +160,7 @@ def _commit_tool(
     prepared: PreparedRun, card: Card, area: WorkArea, run_id: str, guards: Guards
 ) -> CommitTool:
     """`git_commit` for this run; its trailers name the card, the run and what it cost so far."""
+    slug = card_slug(card.path, prepared.options.root)
     return CommitTool(
         git=area.git,
         approver=prepared.options.approver,
@@ -168,10 +169,10 @@ def _commit_tool(
         run_id=run_id,
         card_title=card.title,
         card_path=card.path,
-        card_slug=card.slug,
+        card_slug=slug,
         ignored_at_start=area.ignored_at_start,
         trailers=lambda: {
-            "Card": card.slug,
+            "Card": slug,
             "Run": run_id,
             "Rounds": str(guards.rounds),
             "Cost": f"${guards.cost_usd:.2f}",
@@ -340,8 +341,5 @@ def _old_log_warning(prepared: PreparedRun) -> list[str]:
 
 
 def relative(path: Path, root: Path) -> str:
-    """`path` relative to the workspace root as the log and the card record it."""
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
+    """`path` relative to the workspace root as the log and the card record it (`card_key`)."""
+    return card_key(path, root)

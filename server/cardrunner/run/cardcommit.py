@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from cardrunner.card.card import Card
+from cardrunner.card.card import Card, card_slug
 from cardrunner.card.record import CardUpdate, RunRecord, record_trailers
 from cardrunner.card.writeback import update_card_text
 from cardrunner.git.repo import GitError, GitRepo
@@ -35,13 +35,13 @@ def should_commit(update: CardUpdate) -> bool:
     return not (isinstance(update.reason, str) and update.reason in UNDO_REASONS)
 
 
-def commit_message(card: Card, update: CardUpdate) -> str:
-    """`card: <title> → Done` (or `→ Failed (reason)`), with the card and the run's record as
-    trailers."""
+def commit_message(card: Card, update: CardUpdate, slug: str) -> str:
+    """`card: <title> → Done` (or `→ Failed (reason)`), with the card (`slug`, its identity)
+    and the run's record as trailers."""
     reason = update.reason if isinstance(update.reason, str) else ""
     outcome = f"{update.state}" + (f" ({reason})" if reason else "")
     run_id = update.run.id if update.run is not None else None
-    trailers = [("Card", card.slug), *(record_trailers(update.run) if update.run else [])]
+    trailers = [("Card", slug), *(record_trailers(update.run) if update.run else [])]
     return (
         f"card: {card.title} → {outcome}\n\n"
         f"The card's state and run record after run {run_id}.\n\n"
@@ -74,7 +74,9 @@ async def commit_card_state(repo: GitRepo, rel: str, card: Card, update: CardUpd
     except ValueError as exc:
         return f"the card cannot be updated ({exc}); its state was not committed"
     try:
-        await repo.commit_content(rel, new.encode("utf-8"), commit_message(card, update))
+        await repo.commit_content(
+            rel, new.encode("utf-8"), commit_message(card, update, card_slug(card.path, repo.root))
+        )
     except GitError as exc:
         return f"the card's state was written but not committed: {exc}"
     return ""

@@ -1,4 +1,4 @@
-"""One run per card, across processes: a lock file under `.cardrunner/locks/`.
+"""One run per card, across processes: a lock file `.cardrunner/locks/<card identity>.lock`.
 
 Two runs of one card (a CLI and the editor, two terminals) would write the same files, move the
 same card and restore each other's work. So a run holds an exclusive `flock` on the card's lock
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cardrunner.card.card import card_key, card_slug
 from cardrunner.config.paths import StatePaths
 
 
@@ -49,13 +49,6 @@ def _owner_alive(owner: dict[str, object]) -> bool:
     return started is None or started == owner.get("pid_start")
 
 
-def lock_path(root: Path, card: str) -> Path:
-    """The lock file of the card at `card` (workspace-relative): one per card, never shared."""
-    digest = hashlib.sha256(card.encode("utf-8")).hexdigest()[:16]
-    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(card).stem)[:40]
-    return StatePaths(root).state / "locks" / f"{name}-{digest}.lock"
-
-
 @dataclass
 class CardLock:
     """An exclusive hold on one card; `release` (or the owner's death) lets the next run in."""
@@ -65,9 +58,13 @@ class CardLock:
     card: str
 
     @classmethod
-    def acquire(cls, root: Path, card: str, run_id: str | None = None) -> CardLock:
-        """Hold the card or raise `CardBusy` naming the run that does."""
-        path = lock_path(StatePaths(root).ensure().root, card)
+    def acquire(cls, root: Path, card_path: Path, run_id: str | None = None) -> CardLock:
+        """Hold the card or raise `CardBusy` naming the run that does.
+
+        The lock is the card's identity (`card_slug`), from whatever path names it: the editor's
+        absolute path, the CLI's relative one and CI's all take the same lock."""
+        card = card_key(card_path, root)
+        path = StatePaths(root).ensure().lock(card_slug(card_path, root))
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:

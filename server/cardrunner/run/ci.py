@@ -2,8 +2,10 @@
 
 On CI the human review moves to the pull request, so the run is the ordinary lifecycle
 (`run_card`) with three things around it. Before, as the session's preflight: a branch
-`cards/<slug>` is made from the current commit — refused, before any money is spent, if the
-remote has that branch already or something is staged; the session ends a refusal like any
+`cards/<slug>` (the card's identity, `card_slug`) is made from the current commit — refused,
+before any money is spent, if the remote has that branch already, something is staged or the
+card itself has uncommitted changes (the run's one commit holds the card, so they would be
+pushed and then vanish from this checkout); the session ends a refusal like any
 other (one `RunFinished`, `config_error`, the card untouched). After a Done run: the run's
 commit and the card's new state become one commit (a reviewer sees the change and the card
 moving to Done together, and a squash or rebase merge keeps them together), which is pushed as
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import Event, Notice, RunFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
-from cardrunner.card.card import Card, CardError, load_card
+from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.branches import BranchRepo, StartPoint
@@ -139,7 +141,7 @@ class CardBranchRun:
         repo = BranchRepo(self.options.root)
         try:
             card = await asyncio.to_thread(load_card, self.options.card_path)
-            branch = f"cards/{card.slug}"
+            branch = f"cards/{card_slug(card.path, self.options.root)}"
             start = await self._check(repo, branch)
             await repo.switch_new(branch)
         except (CardError, GitError) as exc:
@@ -154,6 +156,12 @@ class CardBranchRun:
         start = await repo.start_point()
         if not await repo.index_matches_head():
             raise RunRefused("something is staged; a CI run's commit must hold only the run's work")
+        card = card_key(self.options.card_path, self.options.root)
+        if await repo.dirty_files([card]):  # it would be pushed, then gone from this checkout
+            raise RunRefused(
+                f"{card} has changes that are not committed; a CI run commits the card's new "
+                "state, which would take them along: commit or stash them first"
+            )
         if await repo.has_branch(branch):
             raise RunRefused(f"the branch {branch} exists already here; delete it or run elsewhere")
         if await repo.remote_has_branch(self.target.remote, branch):
@@ -204,7 +212,7 @@ class CardBranchRun:
         else:
             message = (
                 f"card: {card.title}\n\nThe run changed no files.\n\n"
-                f"Card: {card.slug}\nRun: {view.run_id}\n"
+                f"Card: {card_slug(card.path, self.options.root)}\nRun: {view.run_id}\n"
             )
         try:  # the record the run wrote, as trailers: the card's history is in git
             written = await asyncio.to_thread(load_card, card.path)

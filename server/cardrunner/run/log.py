@@ -14,13 +14,14 @@ import secrets
 from collections.abc import Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 
 from cardrunner.agent import events as ev
 from cardrunner.card.card import card_slug
 from cardrunner.config.paths import StatePaths
+from cardrunner.config.readfile import FileTooLarge, open_regular
 from cardrunner.config.secrets import redact
 
 
@@ -32,7 +33,7 @@ def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
     part keeps two processes that start a run in the same second apart (neither sees the
     other's log yet), so they never share an id and write one interleaved log."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{card_slug(card_path)}"[:67]
+    base = f"{stamp}-{card_slug(card_path, root)}"[:67]
     paths = StatePaths(root)
     while True:  # 48 random bits: a clash among thousands of ids in one second is ~1e-8
         run_id = f"{base}-{secrets.token_hex(6)}"
@@ -100,18 +101,42 @@ class RunLog:
             self._file = None
 
 
+MAX_LOG_BYTES = 1 << 30
+"""No run log is read past this: a reader handed `/dev/zero`'s like (a file that never ends,
+or a planted giant) stops with FileTooLarge instead of filling the memory."""
+
+
+def _records(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The records among complete lines: JSON objects with a `type` and a `data` object; a
+    damaged or edited line (not JSON, not UTF-8, another shape) is skipped."""
+    for raw in lines:
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError too
+            continue
+        shaped = isinstance(record, dict) and isinstance(record.get("type"), str)
+        if shaped and isinstance(record.get("data", {}), dict):
+            yield record
+
+
 def read_log(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete line of a log; a torn last line (a crash mid-write) is skipped."""
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                return
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and "type" in record:
-                yield record
+    """Every complete line of a log; a torn last line (a crash mid-write) is skipped.
+
+    Only a regular file is read (a FIFO or a device raises NotRegularFile, an OSError, at
+    once), and at most MAX_LOG_BYTES of it (FileTooLarge)."""
+    with open_regular(path) as f:
+        yield from _records(_complete_lines(f, path))
+
+
+def _complete_lines(f: BinaryIO, path: Path) -> Iterator[bytes]:
+    read = 0
+    while line := f.readline(MAX_LOG_BYTES + 1 - read):
+        read += len(line)
+        if read > MAX_LOG_BYTES:
+            raise FileTooLarge(f"{path} is larger than {MAX_LOG_BYTES:,} bytes: not a run log")
+        if not line.endswith(b"\n"):
+            return
+        yield line
 
 
 class NotARunLog(ValueError):
@@ -120,8 +145,8 @@ class NotARunLog(ValueError):
 
 def checked_records(path: Path) -> list[dict[str, Any]]:
     """The log's records; raises NotARunLog unless the first line is a run's `start`."""
-    with path.open("rb") as f:
-        _check_head(path, f.readline())
+    with open_regular(path) as f:
+        _check_head(path, f.readline(MAX_LOG_BYTES))
     return list(read_log(path))
 
 
@@ -140,22 +165,25 @@ class EventReader:
         self._total, self._cost, self._max_rounds = ev.Usage(), 0.0, 0
 
     def event(self, record: dict[str, Any]) -> ev.Event | None:
+        """The record's event, or None for a line of an unknown kind or a damaged one (an
+        edited log: values of the wrong type are skipped with their line, never raised)."""
         data: dict[str, Any] = record.get("data") or {}
         fields = {**data, "type": record.get("type"), "time": record.get("time")}
-        if record.get("type") == "round":
-            usage = ev.Usage.model_validate(data)
-            self._total = self._total + usage
-            self._cost += float(data.get("cost_usd") or 0.0)
-            fields |= {"usage": usage, "total_usage": self._total, "total_cost_usd": self._cost}
-            fields |= {"max_rounds": self._max_rounds, "response": data.get("content")}
-        elif record.get("type") == "result":
-            fields["usage"] = ev.Usage.model_validate(data)
         try:
+            if record.get("type") == "round":
+                usage = ev.Usage.model_validate(data)
+                total, cost = self._total + usage, self._cost + float(data.get("cost_usd") or 0)
+                fields |= {"usage": usage, "total_usage": total, "total_cost_usd": cost}
+                fields |= {"max_rounds": self._max_rounds, "response": data.get("content")}
+            elif record.get("type") == "result":
+                fields["usage"] = ev.Usage.model_validate(data)
             event = _EVENT.validate_python(fields)
-        except ValidationError:
+            if isinstance(event, ev.RunStarted):
+                self._max_rounds = int(event.limits.get("max_rounds") or 0)
+        except (ValidationError, ValueError, TypeError):
             return None
-        if isinstance(event, ev.RunStarted):
-            self._max_rounds = int(event.limits.get("max_rounds") or 0)
+        if isinstance(event, ev.RoundFinished):
+            self._total, self._cost = event.total_usage, event.total_cost_usd
         return event
 
 
@@ -186,22 +214,16 @@ class LogTail:
 
     def read(self) -> list[dict[str, Any]]:
         """Raises OSError when the file cannot be read and NotARunLog when it is no run log."""
-        with self.path.open("rb") as f:
+        if self._offset >= MAX_LOG_BYTES:
+            raise FileTooLarge(f"{self.path} is larger than {MAX_LOG_BYTES:,} bytes")
+        with open_regular(self.path) as f:
             f.seek(self._offset)
-            chunk = f.read()
+            chunk = f.read(MAX_LOG_BYTES - self._offset)
         if self._offset == 0:
             _check_head(self.path, chunk.split(b"\n", 1)[0])
         end = chunk.rfind(b"\n") + 1
         self._offset += end
-        records = []
-        for raw in chunk[:end].split(b"\n")[:-1]:
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except ValueError:  # UnicodeDecodeError too: a damaged line, as read_log skips it
-                continue
-            if isinstance(record, dict) and "type" in record:
-                records.append(record)
-        return records
+        return list(_records(chunk[:end].split(b"\n")[:-1]))
 
 
 def _check_head(path: Path, first: bytes) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from cardrunner.card.card import Card, CardError, find_cards, load_card
+from cardrunner.card.card import Card, CardError, card_key, card_slug, find_cards, load_card
 from cardrunner.config.settings import Settings
 from cardrunner.git.branches import BranchRepo, CardHistory
 
@@ -109,7 +109,7 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
         c.path: await _footprint(repo, c, history, tracked, settings.cards) for c in cards
     }
     names = _names([c.path for c in cards], root)
-    schedule = _Schedule(names, selection, budget)
+    schedule = _Schedule(names, selection, budget, root)
     for card in cards:
         schedule.offer(card, footprints[card.path])
     skipped += schedule.skipped
@@ -129,6 +129,7 @@ class _Schedule:
     names: dict[Path, str]
     selection: Selection
     budget: Budget
+    root: Path
     include: list[PlannedCard] = field(default_factory=list)
     kept: list[Card] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -153,12 +154,12 @@ class _Schedule:
         for path in footprint:
             self.claimed.setdefault(path, name)
         self.kept.append(card)
-        self.include.append(_entry(card, name, self.budget))
+        self.include.append(_entry(card, name, self.budget, card_slug(card.path, self.root)))
 
 
-def _entry(card: Card, name: str, budget: Budget) -> PlannedCard:
+def _entry(card: Card, name: str, budget: Budget, slug: str) -> PlannedCard:
     return PlannedCard(
-        card=name, slug=card.slug, branch=f"cards/{card.slug}", title=card.title, budget=budget
+        card=name, slug=slug, branch=f"cards/{slug}", title=card.title, budget=budget
     )
 
 
@@ -176,7 +177,7 @@ def _select(root: Path, settings: Settings, sel: Selection) -> tuple[list[Card],
         try:
             card = load_card(path)
         except CardError as exc:
-            skipped.append(Skipped(card=_rel(path, root), why=f"not a valid card: {exc}"))
+            skipped.append(Skipped(card=card_key(path, root), why=f"not a valid card: {exc}"))
             continue
         if states and card.state.casefold() not in states:
             continue
@@ -203,9 +204,10 @@ async def _footprint(
 ) -> set[str]:
     """The files a card is likely to touch: its history and the paths its text names."""
     files = named_files(card.text, tracked)
-    for sha in history.commits.get(card.slug, []):
+    slug = card_slug(card.path, repo.root)
+    for sha in history.commits.get(slug, []):
         files |= history.files[sha]
-    recorded = [*card.recorded_commits, *history.recorded.get(card.slug, [])]
+    recorded = [*card.recorded_commits, *history.recorded.get(slug, [])]
     files |= await repo.files_of([c for c in recorded if c not in history.files])
     folder = cards.strip("/") + "/"
     return {f for f in files if not f.startswith(folder)}
@@ -249,18 +251,4 @@ def _conflicts(
 
 def _names(paths: list[Path], root: Path) -> dict[Path, str]:
     """Each card's path as the plan shows it: relative to the workspace, with slashes."""
-    top = root.resolve()
-    names: dict[Path, str] = {}
-    for path in paths:
-        try:
-            names[path] = path.resolve().relative_to(top).as_posix()
-        except ValueError:
-            names[path] = str(path)
-    return names
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return {path: card_key(path, root) for path in paths}

@@ -5,10 +5,17 @@ run did: the card, every acceptance criterion with the evidence the model report
 rounds, tokens, cost and where the run log is. The same text is written when a run fails, so
 the job's summary says why nothing was pushed. Evidence is model-written and the pull request
 may be public: it is redacted like every other tool output.
+
+Every text in the body that a model or a file wrote is data, never markup (`inert`), as
+Renovate and Dependabot treat the release notes they quote: a mention (`@octocat`) would
+notify someone, a closing keyword (`Fixes #1`) would close an issue on merge, HTML (`<img>`)
+and Markdown links or images would render or load a remote image. A zero-width space breaks
+mentions and issue references; HTML and brackets are escaped; names go in code spans.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from cardrunner.card.card import Card
@@ -20,6 +27,27 @@ REVIEW_ON_PR = (
     "pull request. Nothing is merged by cardrunner."
 )
 _MARK = {"verified": "✅", "failed": "❌", "pending": "⏳"}
+_ZWSP = "\u200b"
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_ISSUE_REF = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
+_CLOSING = re.compile(
+    r"\b(clos|fix|resolv)(e[sd]?)?(?=:?\s+(#|GH-|https?://|[\w.-]+/[\w.-]+#))", re.IGNORECASE
+)
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"})
+
+
+def inert(text: str) -> str:
+    """`text` as Markdown that shows it and does nothing else: no mention, no issue closed or
+    linked, no HTML, no link or image (the characters all stay visible)."""
+    text = text.translate(_HTML)
+    text = _CLOSING.sub(lambda m: m.group(1)[0] + _ZWSP + m.group(0)[1:], text)
+    return _ISSUE_REF.sub(lambda m: m.group(1) + _ZWSP, _MENTION.sub("@" + _ZWSP, text))
+
+
+def code(text: str) -> str:
+    """`text` as one inline code span, whatever backticks it holds."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
 
 
 @dataclass(frozen=True)
@@ -40,16 +68,17 @@ class RunReport:
 def pr_body(report: RunReport) -> str:
     """The Markdown body of the card's pull request (or of the job summary of a failed run)."""
     view = report.view
-    title = f"## {report.card.title}"
+    title = f"## {inert(report.card.title)}"
     lines = [title if report.pushed_to else f"{title} — not pushed", ""]
     lines.append(
-        f"Card `{report.card_path}` · branch `{report.branch}` · run `{view.run_id}` · "
-        f"model `{report.model}`"
+        f"Card {code(report.card_path)} · branch {code(report.branch)} · run {code(view.run_id)}"
+        f" · model {code(report.model)}"
     )
     if not report.pushed_to:
-        lines += ["", f"**Nothing was pushed:** {report.why_not_pushed}"]
+        lines += ["", f"**Nothing was pushed:** {inert(_one_line(report.why_not_pushed))}"]
     if report.card.description:
-        lines += ["", *(f"> {line}".rstrip() for line in report.card.description.splitlines())]
+        quoted = report.card.description.splitlines()
+        lines += ["", *(f"> {inert(line)}".rstrip() for line in quoted)]
     lines += ["", "### Acceptance criteria", ""]
     lines += [_criterion(i, c) for i, c in enumerate(view.criteria)]
     lines += [
@@ -60,7 +89,7 @@ def pr_body(report: RunReport) -> str:
         "|---|---|---|---|",
         f"| {_result(view)} | {view.round} | {view.tokens:,} | ${view.cost_usd:.4f} |",
         "",
-        f"Run log: `{report.log_path}` (uploaded with the job as an artifact).",
+        f"Run log: {code(report.log_path)} (uploaded with the job as an artifact).",
     ]
     if report.pushed_to:
         lines += ["", REVIEW_ON_PR]
@@ -93,9 +122,9 @@ def with_ledger(message: str, view: RunView) -> str:
 
 
 def _criterion(index: int, criterion: Criterion) -> str:
-    line = f"- {_MARK[criterion.status]} **{index}.** {_one_line(criterion.text)}"
+    line = f"- {_MARK[criterion.status]} **{index}.** {inert(_one_line(criterion.text))}"
     if criterion.evidence:
-        line += f"\n  - evidence: {_one_line(criterion.evidence)}"
+        line += f"\n  - evidence: {inert(_one_line(criterion.evidence))}"
     elif criterion.status == "pending":
         line += "\n  - evidence: none reported"
     return line

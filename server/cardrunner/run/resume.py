@@ -18,6 +18,7 @@ from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
+from cardrunner.card.card import card_key
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
@@ -97,11 +98,11 @@ def reviewed_tree(state: ResumeState) -> str | None:
     return state.trees.get(commits[-1], ("", ""))[1] or None if commits else None
 
 
-def _card_rel(card: Path, root: Path) -> str:
+def _mtime(path: Path) -> float:
     try:
-        return str(card.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(card)
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def find_resumable(root: Path, card: Path) -> Path | None:
@@ -109,9 +110,12 @@ def find_resumable(root: Path, card: Path) -> Path | None:
     folder = StatePaths(root).ensure().runs
     if not folder.is_dir():
         return None
-    rel = _card_rel(card, root)
-    for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
-        events = list(read_events(read_log(log)))
+    rel = card_key(card, root)  # as the log's `start` names it (`relative`)
+    for log in sorted(folder.glob("*.jsonl"), key=_mtime, reverse=True):
+        try:
+            events = list(read_events(read_log(log)))
+        except OSError:  # a FIFO, a looping link, a giant: no run's log
+            continue
         start = next((e for e in events if isinstance(e, ev.RunStarted)), None)
         if start is None or start.card != rel:
             continue

@@ -78,9 +78,7 @@ class RunSession:
         o = self.options
         prepared = await prepare_run(o)
         try:  # one run per card, across processes: held until the card says how it ended
-            self._lock = await asyncio.to_thread(
-                CardLock.acquire, o.root, relative(o.card_path, o.root), o.run_id
-            )
+            self._lock = await asyncio.to_thread(CardLock.acquire, o.root, o.card_path, o.run_id)
         except CardBusy as exc:
             raise RunRefused(str(exc)) from exc
         notes = await o.preflight() if o.preflight is not None else []  # may refuse

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cardrunner.agent.events import Usage
 from cardrunner.run.log import NotARunLog, checked_records
@@ -54,14 +54,26 @@ def transcript_from_log(path: Path, usage: UsageMode = "recorded") -> Transcript
     start = records[0]["data"]
     rounds: dict[int, dict[str, Any]] = {}
     for record in records:
-        data = record["data"]
+        data = record.get("data") or {}
+        number = data.get("round")
         if record["type"] == "round" and isinstance(data.get("content"), list):
-            rounds[int(data["round"])] = data
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise NotARunLog(f"{path} is damaged: a `round` line without a round number")
+            rounds[number] = data
     if not rounds:
         raise NotARunLog(f"{path} holds no model responses (the run ended before round 1)")
-    steps = [_step(rounds[n], usage) for n in sorted(rounds)]
+    try:
+        steps = [_step(rounds[n], usage) for n in sorted(rounds)]
+    except ValidationError as exc:  # an edited log: say which round, in one line
+        raise NotARunLog(f"{path} is damaged: {_first_error(exc)}") from None
     source = f"run {start.get('run_id')} · card {start.get('card')} · model {start.get('model')}"
     return Transcript(responses=steps, source=source)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 def _step(data: dict[str, Any], usage: UsageMode) -> Step:

@@ -3,9 +3,16 @@
 Without isolation the run works in the user's checkout, inside the write area only: the start
 state is recorded as a git tree, and a cancelled or rejected run puts the write area back byte for
 byte (its own changes are saved as a tree first, so a resume can bring them back). With isolation
-the run works in its own git worktree on a branch `cards/<slug>`: the user's working tree is
-untouched, an accepted commit is brought onto the user's branch only if it applies cleanly, and
-nothing is ever forced.
+every run works in its own git worktree `.cardrunner/worktrees/<run-id>` on its own branch
+`cardrunner/<run-id>`, named by the run, never by the card's slug: two cards, or a new run of a
+card whose last run failed, never see each other's files; only a resume of that very run comes
+back to its worktree. The user's working tree is untouched, an accepted commit is brought onto
+the user's branch only if it applies cleanly, and nothing is ever forced.
+
+When an isolated run ends its worktree is removed, and nothing goes without a word: the
+result's note says what was kept and where. The run's files are kept as a tree in the result
+(`work_tree`, what a resume brings back into a fresh worktree); its branch is kept only if it
+holds a commit no other branch has (it is a plain branch then: `git branch -D` deletes it).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import RunFinished
 from cardrunner.config.paths import StatePaths
+from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError, GitRepo
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
@@ -46,7 +54,7 @@ class WorkArea:
         cls,
         root: Path,
         paths: list[str],
-        slug: str,
+        run_id: str,
         *,
         isolation: bool,
         resume_base: str | None = None,
@@ -60,7 +68,7 @@ class WorkArea:
                 f"{root} is not a git repository; cardrunner commits its work with git"
             )
         if isolation:
-            return await cls._isolated(main, paths, slug, resume_base, resume_work)
+            return await cls._isolated(main, paths, run_id, resume_base, resume_work)
         if resume_base is None:
             dirty = await main.dirty_files(paths)
             if dirty:
@@ -85,16 +93,17 @@ class WorkArea:
         cls,
         main: GitRepo,
         paths: list[str],
-        slug: str,
+        run_id: str,
         resume_base: str | None,
         resume_work: str | None,
     ) -> WorkArea:
-        worktree = StatePaths(main.root).ensure().worktree(slug)  # ignored before it exists
-        branch = f"cards/{slug}"
+        worktree = StatePaths(main.root).ensure().worktree(run_id)  # ignored before it exists
+        branch = f"cardrunner/{run_id}"
         if not worktree.exists():
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
-            await main.add_worktree(worktree, branch)
+            await BranchRepo(main.root).prune_worktrees()  # a folder deleted by hand
+            await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
         git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
             await git.restore(resume_work, paths)
@@ -116,23 +125,45 @@ class WorkArea:
             note = "the write area was restored to its state at run start"
             return result.model_copy(update={"work_tree": work}), note
         if result.status == "done" and result.commit:
-            applied = await self.main.cherry_pick_clean(result.commit)
-            await self.main.remove_worktree(self.worktree, force=True)
-            if applied:
-                head = await self.main.head()
-                if self.branch:  # its commit is on the user's branch now: nothing to keep
-                    with contextlib.suppress(GitError):
-                        await self.main.delete_branch(self.branch)
-                return result.model_copy(
-                    update={"commit": head}
-                ), f"brought onto your branch from {self.branch} (branch deleted)"
-            note = (
-                f"the commit {result.commit[:10]} does not apply cleanly to your branch; it "
-                f"stays on {self.branch} — merge or rebase it yourself (the card waits in Review)"
-            )
-            return result.model_copy(update={"unmerged_branch": self.branch, "detail": note}), note
-        if result.reason in UNDO_REASONS:
-            work = await self.git.snapshot(self.paths)
-            await self.main.remove_worktree(self.worktree, force=True)
-            return result.model_copy(update={"work_tree": work}), "the run's worktree was removed"
-        return result, f"the run's worktree stays at {self.worktree} for a resume"
+            return await self._land(result)
+        work = await self.git.snapshot(self.paths)
+        kept = await self._remove_isolation()
+        changed = work != self.base_tree
+        if changed:
+            kept.insert(0, f"the run's files are kept as the tree {work[:10]} for a resume")
+        note = "the run's worktree was removed; " + ("; ".join(kept) or "it had changed nothing")
+        return result.model_copy(update={"work_tree": work if changed else None}), note
+
+    async def _land(self, result: RunFinished) -> tuple[RunFinished, str]:
+        """A Done run's commit onto the user's branch if it applies cleanly, else kept on its
+        branch; the worktree goes either way."""
+        assert self.worktree is not None and self.branch is not None and result.commit
+        applied = await self.main.cherry_pick_clean(result.commit)
+        if applied:  # its commit is on the user's branch now (a copy): the branch is spent
+            await self._remove_isolation(keep_commits=False)
+            head = await self.main.head()
+            note = f"brought onto your branch from {self.branch} (worktree and branch removed)"
+            return result.model_copy(update={"commit": head}), note
+        kept = await self._remove_isolation()
+        note = (
+            f"the commit {result.commit[:10]} does not apply cleanly to your branch; it "
+            f"stays on {self.branch} — merge or rebase it yourself (the card waits in Review)"
+        )
+        note += "".join(f"; {k}" for k in kept if self.branch not in k)
+        return result.model_copy(update={"unmerged_branch": self.branch, "detail": note}), note
+
+    async def _remove_isolation(self, keep_commits: bool = True) -> list[str]:
+        """Remove the worktree (and its registration), and the branch unless it holds a commit
+        of its own (`keep_commits`); returns what was kept, for the user."""
+        assert self.worktree is not None and self.branch is not None
+        repo = BranchRepo(self.main.root)
+        await self.main.remove_worktree(self.worktree, force=True)
+        await repo.prune_worktrees()
+        if not await repo.has_branch(self.branch):
+            return []
+        own = await repo.own_commits(self.branch) if keep_commits else 0
+        if own:
+            return [f"the branch {self.branch} keeps {own} commit(s) (`git branch -D` deletes it)"]
+        with contextlib.suppress(GitError):
+            await repo.delete_branch(self.branch)
+        return []

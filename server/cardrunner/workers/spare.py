@@ -15,7 +15,8 @@ What it costs, and when it ends:
   if the server itself is killed, the spare's stdin reaches its end and the worker exits
   without doing anything (`workers/program.py` returns on an empty first line).
 - **Never handed to a run when it cannot serve one**: a spare that died on its own (SIGKILL, the
-  OOM killer) is dropped when its pipe closes or at `take`; one for another root, or started
+  OOM killer) is dropped when its pipe closes or at `take`; one that is stopped (SIGSTOP) is
+  killed at `take` (and one wedged some other way by the run's bounded wait for `started`); one for another root, or started
   under an environment the server has changed since, is discarded (the SDK, the commands and
   the MCP servers read the worker's own `os.environ`, inherited at its start). The one race
   left — a spare that dies between `take` and reading its start — is caught by the run's
@@ -129,6 +130,7 @@ class SpareWorker:
         usable = (
             not spare.gone
             and spare.proc.returncode is None
+            and not stopped(spare.proc.pid)
             and spare.root == root
             and spare.environ == dict(os.environ)
         )
@@ -198,6 +200,15 @@ class SpareWorker:
         task = asyncio.create_task(_reap(spare.proc))
         self._reaping.add(task)
         task.add_done_callback(self._reaping.discard)
+
+
+def stopped(pid: int) -> bool:
+    """True when `pid` is stopped (SIGSTOP, a debugger): it would take a run and never play it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -11,8 +12,19 @@ from typing import Any, Literal
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cardrunner.card.card import Card, CardError, find_cards, load_card, parse_card, write_card
+from cardrunner.card.card import (
+    Card,
+    CardError,
+    card_key,
+    card_slug,
+    find_cards,
+    load_card,
+    parse_card,
+    write_card,
+)
 from cardrunner.card.parse import CardProblem
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.text import CARD_STATES, split_lines
@@ -223,12 +235,59 @@ def test_prompt_numbers_criteria_from_zero_and_says_so() -> None:
 
 
 @pytest.mark.parametrize(
-    ("stem", "slug"),
+    ("stem", "words"),
     [("Delete Ä item (v2)", "delete-a-item-v2"), ("Ünïcödé", "unicode"), ("中文", "card")],
 )
-def test_slug_is_lowercase_ascii_with_dashes(stem: str, slug: str) -> None:
-    card, _ = parse_card("---\ntitle: t\n---\n" + BODY, Path(f"cards/{stem}.md"))
-    assert card is not None and card.slug == slug
+def test_slug_reads_as_lowercase_ascii_words_then_a_hash(
+    tmp_path: Path, stem: str, words: str
+) -> None:
+    slug = card_slug(tmp_path / "cards" / f"{stem}.md", tmp_path)
+    assert re.fullmatch(re.escape(words) + "-[0-9a-f]{8}", slug), slug
+
+
+def test_look_alike_cards_have_distinct_identities(tmp_path: Path) -> None:
+    """The issue's collisions: path vs title, scripts without ASCII, width and case forms."""
+    names = [
+        "cards/Addition Adds.md",
+        "cards/sub/addition-adds.md",
+        "cards/修复.md",
+        "cards/добавить.md",
+        "cards/ｍａｉｎ.md",
+        "cards/main.md",
+        "cards/Main.md",
+    ]
+    slugs = [card_slug(tmp_path / n, tmp_path) for n in names]
+    assert len(set(slugs)) == len(names), slugs
+    assert slugs[4].startswith("main-") and slugs[5].startswith("main-")
+
+
+def test_identity_is_the_same_from_any_spelling_of_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards/x.md").write_text("")
+    (tmp_path / "link.md").symlink_to(tmp_path / "cards/x.md")
+    monkeypatch.chdir(tmp_path / "cards")
+    spellings = [
+        tmp_path / "cards/x.md",
+        Path("cards/x.md"),
+        tmp_path / "cards/../cards/x.md",
+        tmp_path / "link.md",
+    ]
+    assert {card_slug(p, tmp_path) for p in spellings} == {card_slug(spellings[0], tmp_path)}
+    assert card_key(Path("cards/x.md"), tmp_path) == "cards/x.md"
+
+
+def _is_name(name: str) -> bool:
+    return "/" not in name and "\0" not in name and name not in (".", "..")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12).filter(_is_name), min_size=2, unique=True))
+def test_distinct_card_paths_never_share_an_identity(names: list[str]) -> None:
+    root = Path("/nonexistent-root")
+    slugs = {card_slug(root / "cards" / f"{n}.md", root) for n in names}
+    assert len(slugs) == len(names)
 
 
 # --- problems, each on its exact line ---------------------------------------------------------

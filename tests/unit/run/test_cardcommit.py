@@ -8,7 +8,7 @@ from cardrunner.card.card import load_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.git.repo import GitRepo
 from cardrunner.run.cardcommit import commit_card_state
-from tests.support.project import git, make_project
+from tests.support.project import git, make_project, slug_of
 
 ENTRY = RunRecord(id="20261201-090000-fix-add", result="done", rounds=3, commit="abc")
 
@@ -32,14 +32,17 @@ async def test_only_the_cards_new_state_is_committed(tmp_path: Path) -> None:
     assert sorted(status) == [" M cards/fix-add.md", "A  src/other.py"]
     message = git(tmp_path, "log", "-1", "--format=%B")
     assert message.startswith("card: Adding two numbers subtracts them → Done\n")
-    assert "Card: fix-add" in message and "Run: 20261201-090000-fix-add" in message
+    assert (
+        f"Card: {slug_of('cards/fix-add.md')}" in message
+        and "Run: 20261201-090000-fix-add" in message
+    )
     fmt = "%(trailers:only,unfold,separator=%x1f)"
     trailers = [
         t.split(": ", 1)
         for t in git(tmp_path, "log", "-1", f"--format={fmt}").strip().split("\x1f")
     ]
     assert [tuple(t) for t in trailers] == [
-        ("Card", "fix-add"),
+        ("Card", slug_of("cards/fix-add.md")),
         ("Run", "20261201-090000-fix-add"),
         ("Result", "done"),
         ("Rounds", "3"),

@@ -21,7 +21,9 @@ from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.cardlock import CardLock
 from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
 from cardrunner.run.options import RunOptions
-from tests.support.project import fix_transcript, git, make_project
+from tests.support.project import fix_transcript, git, make_project, slug_of
+
+BRANCH = f"cards/{slug_of('cards/fix-add.md')}"
 
 
 @pytest.fixture
@@ -98,10 +100,10 @@ async def test_a_push_the_remote_rejects_keeps_the_branch_here_and_says_why(
     assert run.outcome is not None and not run.outcome.pushed
     assert "the card is Done but its branch was not pushed" in run.outcome.why_not_pushed
     assert "pushes are closed" in run.outcome.why_not_pushed
-    assert "the branch cards/fix-add keeps the run's commit here" in notices(events)
+    assert f"the branch {BRANCH} keeps the run's commit here" in notices(events)
     assert git(origin, "branch", "--list", "cards/*") == ""
-    assert git(work, "rev-list", "--count", "main..cards/fix-add").strip() == "1"
-    assert state_at(work, "cards/fix-add") == "Done"
+    assert git(work, "rev-list", "--count", f"main..{BRANCH}").strip() == "1"
+    assert state_at(work, BRANCH) == "Done"
     assert git(work, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
 
@@ -120,8 +122,8 @@ async def test_isolation_is_off_and_a_detached_checkout_is_returned_to(
     events, result = await play(run)
     assert result.status == "done", result.detail
     assert run.outcome is not None and run.outcome.pushed
-    assert result.commit == run.outcome.commit == git(origin, "rev-parse", "cards/fix-add").strip()
-    assert git(origin, "rev-parse", "cards/fix-add~1").strip() == start
+    assert result.commit == run.outcome.commit == git(origin, "rev-parse", BRANCH).strip()
+    assert git(origin, "rev-parse", f"{BRANCH}~1").strip() == start
     assert not (work / ".cardrunner" / "worktrees").exists()  # ran on the branch, not beside it
     assert git(work, "rev-parse", "HEAD").strip() == start
     assert git(work, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"  # detached again
@@ -131,7 +133,7 @@ async def test_isolation_is_off_and_a_detached_checkout_is_returned_to(
     assert isinstance(started, RunStarted)
     log = StatePaths(work).log(started.run_id).read_text().splitlines()
     noted = [json.loads(line)["data"]["message"] for line in log if '"notice"' in line]
-    assert f"working on the new branch cards/fix-add from {start[:10]}" in noted
+    assert f"working on the new branch {BRANCH} from {start[:10]}" in noted
 
 
 async def test_something_staged_is_refused_before_any_model_call(
@@ -166,7 +168,7 @@ async def test_a_card_another_run_holds_is_refused_before_its_branch_is_made(
 ) -> None:
     work, _ = project
     body = tmp_path / "body.md"
-    held = CardLock.acquire(work, "cards/fix-add.md", "20261201-other-run")
+    held = CardLock.acquire(work, Path("cards/fix-add.md"), "20261201-other-run")
     try:
         run = branch_run(work, fix_transcript(), body)
         events, result = await play(run)
@@ -188,7 +190,7 @@ async def test_a_refusal_on_the_branch_goes_back_and_deletes_it(
     events, result = await play(run)
     assert result.reason == "config_error" and "src/calc.py" in result.detail
     assert [type(e) for e in events].count(RunFinished) == 1
-    assert run.outcome is not None and run.outcome.branch == "cards/fix-add"
+    assert run.outcome is not None and run.outcome.branch == BRANCH
     assert not run.outcome.pushed
     assert any(n.startswith("nothing was pushed: ") for n in notices(events))
     assert git(work, "branch", "--list", "cards/*") == ""  # the empty branch is gone

@@ -8,7 +8,7 @@ import pytest
 
 from cardrunner.config.settings import Settings
 from cardrunner.run.plan import PlanError, Selection, TrackedFiles, make_plan, named_files
-from tests.support.project import git
+from tests.support.project import git, slug_of
 
 
 def card(title: str, body: str, state: str = "New", category: str = "Bug") -> str:
@@ -47,8 +47,8 @@ async def test_new_cards_become_matrix_entries_with_branch_and_budget(repo: Path
     settings = Settings.model_validate({"limits": {"max_rounds": 9, "max_cost_usd": 1.5}})
     plan = await make_plan(repo, settings, Selection())
     assert [(e.card, e.slug, e.branch) for e in plan.include] == [
-        ("cards/add.md", "add", "cards/add"),
-        ("cards/feature.md", "feature", "cards/feature"),
+        ("cards/add.md", slug_of("cards/add.md"), f"cards/{slug_of('cards/add.md')}"),
+        ("cards/feature.md", slug_of("cards/feature.md"), f"cards/{slug_of('cards/feature.md')}"),
     ]
     assert plan.include[0].budget.model_dump() == {
         "max_rounds": 9,
@@ -57,11 +57,11 @@ async def test_new_cards_become_matrix_entries_with_branch_and_budget(repo: Path
     }
     assert plan.conflicts == [] and plan.skipped == []
     only_bugs = await make_plan(repo, settings, Selection(categories=["bug"]))
-    assert [e.slug for e in only_bugs.include] == ["add"]
+    assert [e.slug for e in only_bugs.include] == [slug_of("cards/add.md")]
     done = await make_plan(repo, settings, Selection(states=["Done"]))
-    assert [e.slug for e in done.include] == ["done"]
+    assert [e.slug for e in done.include] == [slug_of("cards/done.md")]
     by_path = await make_plan(repo, settings, Selection(paths=[repo / "cards" / "feature.md"]))
-    assert [e.slug for e in by_path.include] == ["feature"]
+    assert [e.slug for e in by_path.include] == [slug_of("cards/feature.md")]
 
 
 async def test_cards_naming_the_same_file_are_a_conflict(repo: Path) -> None:
@@ -82,13 +82,15 @@ async def test_cards_naming_the_same_file_are_a_conflict(repo: Path) -> None:
 async def test_history_of_past_runs_counts_as_what_a_card_touches(repo: Path) -> None:
     add_cards(repo, a=card("A", "Make it faster."), b=card("B", "Fix src/ui/view.py please."))
     (repo / "src" / "ui" / "view.py").write_text("x = 2\n")
-    git(repo, "commit", "-qam", "card: A\n\nFaster.\n\nCard: a\nRun: r1\n")
+    git(repo, "commit", "-qam", f"card: A\n\nFaster.\n\nCard: {slug_of('cards/a.md')}\nRun: r1\n")
     plan = await make_plan(repo, Settings(), Selection())
     assert [(c.cards, c.files) for c in plan.conflicts] == [
         (("cards/a.md", "cards/b.md"), ["src/ui/view.py"])
     ]
     deferred = await make_plan(repo, Settings(), Selection(defer_conflicts=True))
-    assert [e.slug for e in deferred.include] == ["a"] and deferred.conflicts == []
+    assert [e.slug for e in deferred.include] == [
+        slug_of("cards/a.md")
+    ] and deferred.conflicts == []
     assert deferred.skipped[0].card == "cards/b.md"
     assert "cards/a.md" in deferred.skipped[0].why
 
@@ -118,12 +120,14 @@ async def test_a_commit_named_in_an_older_card_commit_counts_too(repo: Path) -> 
     add_cards(repo, a=card("A", "Greeting."), b=card("B", "`src/greet.py` says Hallo."))
     git(repo, "switch", "-qc", "cards/a")
     (repo / "src" / "greet.py").write_text("x = 3\n")
-    git(repo, "commit", "-qam", "greet\n\nCard: a\nRun: r1\n")
+    git(repo, "commit", "-qam", f"greet\n\nCard: {slug_of('cards/a.md')}\nRun: r1\n")
     sha = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "switch", "-q", "main")
     reviewed = card("A", "Greeting.", state="Review")
     (repo / "cards" / "a.md").write_text(reviewed.replace("Bug\n", "Bug\nlast_run: {id: r1}\n"))
-    trailers = f"Card: a\nRun: r1\nResult: done\nCommit: {sha}\nBranch: cards/a\n"
+    trailers = (
+        f"Card: {slug_of('cards/a.md')}\nRun: r1\nResult: done\nCommit: {sha}\nBranch: cards/a\n"
+    )
     git(repo, "commit", "-qam", f"card: A → Review\n\nThe card's state.\n\n{trailers}")
     later = card("A", "Greeting.").replace("Bug\n", "Bug\nlast_run: {id: r2}\n")
     add_cards(repo, a=later)
@@ -135,13 +139,31 @@ async def test_the_board_budget_stops_scheduling(repo: Path) -> None:
     add_cards(repo, **{name: card(name, "Work.") for name in ("a", "b", "c")})
     settings = Settings.model_validate({"limits": {"max_cost_usd": 2.0}})
     plan = await make_plan(repo, settings, Selection(budget_usd=5.0))
-    assert [e.slug for e in plan.include] == ["a", "b"]
+    assert [e.slug for e in plan.include] == [slug_of("cards/a.md"), slug_of("cards/b.md")]
     assert plan.scheduled_usd == 4.0 and plan.budget_usd == 5.0
     assert [(s.card, s.why) for s in plan.skipped] == [
         ("cards/c.md", "the board budget of $5.00 is reached")
     ]
     cheaper = await make_plan(repo, settings, Selection(budget_usd=5.0, max_cost_usd=1.0))
     assert len(cheaper.include) == 3 and cheaper.include[0].budget.max_cost_usd == 1.0
+
+
+async def test_another_cards_history_is_never_this_cards(repo: Path) -> None:
+    """`cards/a.md` and `cards/sub/A.md` read alike; only the first one's run touched view.py,
+    and a trailer from before identities had a hash (`Card: a`) names neither of them."""
+    add_cards(repo, a=card("A", "Make it faster."), b=card("B", "Fix src/ui/view.py please."))
+    (repo / "cards" / "sub").mkdir()
+    (repo / "cards" / "sub" / "A.md").write_text(card("A too", "Speed."))
+    (repo / "src" / "calc.py").write_text("x = 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "card: A\n\nOld.\n\nCard: a\nRun: r0\n")
+    (repo / "src" / "ui" / "view.py").write_text("x = 2\n")
+    git(repo, "commit", "-qam", f"card: A\n\nFaster.\n\nCard: {slug_of('cards/a.md')}\nRun: r1\n")
+    plan = await make_plan(repo, Settings(), Selection())
+    assert [(c.cards, c.files) for c in plan.conflicts] == [
+        (("cards/a.md", "cards/b.md"), ["src/ui/view.py"])
+    ]
+    assert len({e.slug for e in plan.include}) == 3
 
 
 async def test_a_board_budget_without_a_card_budget_is_refused(repo: Path) -> None:
@@ -153,7 +175,7 @@ async def test_a_board_budget_without_a_card_budget_is_refused(repo: Path) -> No
 async def test_an_invalid_card_is_skipped_and_says_why(repo: Path) -> None:
     add_cards(repo, a=card("A", "Work."), broken="---\ntitle: [\n---\n")
     plan = await make_plan(repo, Settings(), Selection())
-    assert [e.slug for e in plan.include] == ["a"]
+    assert [e.slug for e in plan.include] == [slug_of("cards/a.md")]
     assert plan.skipped[0].card == "cards/broken.md"
     assert plan.skipped[0].why.startswith("not a valid card")
 

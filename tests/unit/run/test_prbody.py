@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cardrunner.card.card import parse_card
-from cardrunner.run.prbody import RunReport, pr_body, with_ledger
+from cardrunner.run.prbody import RunReport, inert, pr_body, with_ledger
 from cardrunner.run.view import Criterion, RunView
 
 CARD = """---
@@ -89,3 +92,33 @@ def test_the_ledger_goes_before_the_trailers_once() -> None:
     )
     assert with_ledger(out, v) == out  # a message that carries the evidence stays as it is
     assert with_ledger("card: x\n", v).endswith('— dialog shown\n- [ ] 1. "No" keeps the row.\n')
+
+
+HOSTILE = (
+    "@octocat Fixes #1, closes: owner/repo#2, resolved https://github.com/o/r/issues/3 "
+    '<img src="https://evil.example/x.png"> ![t](https://evil.example/y.png) [l](https://x.y)'
+)
+
+
+def test_model_evidence_reaches_the_body_as_inert_text() -> None:
+    v = view(Criterion("A dialog names the item.", "verified", HOSTILE))
+    body = pr_body(report(v))
+    evidence = body.split("evidence: ", 1)[1].split("\n", 1)[0]
+    assert "@octocat" not in evidence and "@\u200boctocat" in evidence
+    assert "#1" not in evidence and "#\u200b1" in evidence and "repo#\u200b2" in evidence
+    assert "Fixes" not in evidence and "F\u200bixes" in evidence
+    assert "<img" not in evidence and "&lt;img" in evidence
+    assert "![t](" not in evidence and "!\\[t\\](" in evidence and "\\[l\\]" in evidence
+    # nothing is lost: without the zero-width spaces and escapes it reads as the model wrote it
+    shown = evidence.replace("\u200b", "").replace("\\[", "[").replace("\\]", "]")
+    assert shown.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == HOSTILE
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("@#<>&[]!()fixesclo GH-12ab:/\n`")))
+def test_inert_text_has_no_mention_reference_tag_or_link(text: str) -> None:
+    out = inert(text)
+    assert "<" not in out and ">" not in out
+    assert not re.search(r"@[A-Za-z0-9]", out) and not re.search(r"(#|GH-)\d", out, re.I)
+    assert not re.search(r"(?<!\\)[\[\]]", out)
+    assert not re.search(r"\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+\S", out, re.I)

@@ -87,7 +87,7 @@ class Preflight:
 
     async def __call__(self) -> list[str]:
         try:
-            CardLock.acquire(self.root, "cards/fix-add.md").release()
+            CardLock.acquire(self.root, Path("cards/fix-add.md")).release()
             self.card_was_held.append(False)
         except CardBusy:
             self.card_was_held.append(True)
@@ -112,7 +112,7 @@ async def test_a_preflight_refusal_ends_like_a_refusal_while_preparing(tmp_path:
     assert preflight.card_was_held == [True]  # under the card's lock, as every run's start
     assert model.requests == [] and run_logs(tmp_path) == []  # nothing opened, nothing spent
     assert card.read_text() == before
-    CardLock.acquire(tmp_path, "cards/fix-add.md").release()  # and the lock is let go
+    CardLock.acquire(tmp_path, Path("cards/fix-add.md")).release()  # and the lock is let go
 
 
 async def test_a_preflight_comes_after_the_preparation(tmp_path: Path) -> None:
