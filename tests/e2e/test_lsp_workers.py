@@ -22,6 +22,7 @@ from pytest_lsp import LanguageClient
 
 from cardrunner.card.card import card_slug
 from cardrunner.git.branches import BranchRepo
+from cardrunner.processes.autogroup import autogroup_nice
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from tests.support.lsp import (
     ACCEPT,
@@ -268,8 +269,12 @@ BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)
 
 @pytest.mark.parametrize(
     ("setting", "nice", "policy"),
-    [(None, min(BASE_NICE + 10, 19), os.SCHED_OTHER), ("idle", 19, os.SCHED_IDLE)],
-    ids=["default", "idle"],
+    [
+        (None, min(BASE_NICE + 10, 19), os.SCHED_OTHER),
+        ("lowest", 19, os.SCHED_OTHER),
+        ("idle", 19, os.SCHED_IDLE),
+    ],
+    ids=["default", "lowest", "idle"],
 )
 async def test_the_run_priority_schedules_the_worker_and_its_test_command(
     tmp_path: Path, setting: str | None, nice: int, policy: int
@@ -297,6 +302,8 @@ async def test_the_run_priority_schedules_the_worker_and_its_test_command(
         for pid in [worker, *sleepers]:
             scheduled = (os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid))
             assert scheduled == (nice, policy), (pid, scheduled)
+        for pid in sleepers:  # in a session of its own, so its autogroup must rank as low
+            assert autogroup_nice(pid) in (None, nice), (pid, autogroup_nice(pid))
         assert server.proc is not None
         own = (
             os.getpriority(os.PRIO_PROCESS, server.proc.pid),

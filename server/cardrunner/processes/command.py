@@ -15,15 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import signal
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cardrunner.processes.autogroup import follow_priority
 from cardrunner.processes.groups import ProcessGroups, group_alive
 from cardrunner.processes.sandbox import filter_env
 
@@ -125,6 +124,7 @@ async def spawn(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=follow_priority(),
     )
     child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, groups)
     groups.note(child.pid)
@@ -238,7 +238,7 @@ class CommandResult:
         return self.exit_code == 0 and not self.timed_out and self.spawn_error is None
 
 
-def _spawn_failure(argv: list[str], exc: OSError) -> tuple[int, str]:
+def spawn_failure(argv: list[str], exc: OSError) -> tuple[int, str]:
     program = argv[0] if argv else ""
     if isinstance(exc, FileNotFoundError):
         return 127, f"cannot run {program!r}: no such program (is it installed and on PATH?)"
@@ -274,7 +274,7 @@ async def run_command(
     except OSError as exc:
         if not await asyncio.to_thread(cwd.is_dir):
             return failed(127, f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
-        return failed(*_spawn_failure(argv, exc))
+        return failed(*spawn_failure(argv, exc))
     pump = OutputPump(proc.stdout, on_text=on_output)
     reader = asyncio.create_task(pump.run())
     timed_out = False
@@ -302,101 +302,3 @@ async def run_command(
         timed_out=timed_out,
         ms=int((time.monotonic() - started) * 1000),
     )
-
-
-@dataclass
-class AppProcess:
-    """The app under test: at most one instance, in its own process group, output in a ring."""
-
-    groups: ProcessGroups
-    max_lines: int = 2000
-    startup_seconds: float = 1.0
-    """How long `start` watches a fresh process for dying at once."""
-    _proc: Child | None = field(default=None, init=False)
-    _reader: asyncio.Task[None] | None = field(default=None, init=False)
-    _lines: deque[str] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._lines = deque(maxlen=self.max_lines)
-
-    @property
-    def running(self) -> bool:
-        """True while the process we started has not exited."""
-        return self._proc is not None and self._proc.returncode is None
-
-    def output(self, last: int = 40) -> str:
-        """The newest `last` lines the app wrote (stdout and stderr interleaved)."""
-        lines = list(self._lines)[-last:]
-        return "\n".join(lines) if lines else "(no output)"
-
-    async def _pump(self, stream: asyncio.StreamReader) -> None:
-        partial = b""
-        while chunk := await stream.read(65536):
-            *complete, partial = (partial + chunk).split(b"\n")
-            if len(partial) > 65536:  # a "line" without end: show it in pieces
-                complete, partial = [*complete, partial], b""
-            for raw in complete:
-                self._lines.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
-        if partial:
-            self._lines.append(partial.decode("utf-8", errors="replace").rstrip("\r"))
-
-    async def _finish(self) -> None:
-        """Kill what is left of the group, let the reader drain, forget the process."""
-        proc, reader = self._proc, self._reader
-        self._proc = self._reader = None
-        if proc is not None:
-            await kill_group(proc)
-        if reader is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
-            reader.cancel()
-
-    async def start(
-        self,
-        argv: list[str],
-        cwd: Path,
-        env: dict[str, str] | None = None,
-        sandbox: Sandbox | None = None,
-    ) -> str:
-        """Start the app; report its first output, or raise `CommandError` if it fails at once."""
-        if self.running:
-            assert self._proc is not None
-            return f"The app is already running (pid {self._proc.pid}). Call stop_app first."
-        await self._finish()
-        self._lines.clear()
-        try:
-            extra = {"PYTHONUNBUFFERED": "1", **(env or {})}
-            proc = await spawn(argv, cwd, extra, groups=self.groups, sandbox=sandbox)
-        except OSError as exc:
-            raise CommandError(_spawn_failure(argv, exc)[1]) from exc
-        self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=self.startup_seconds)
-        except TimeoutError:
-            first = list(self._lines)[:30]
-            shown = "\n".join(first) if first else "(no output yet)"
-            return f"Started the app (pid {proc.pid}): {shlex.join(argv)}\nFirst output:\n{shown}"
-        code = proc.returncode
-        await self._finish()
-        text = f"The app exited at once with exit code {code}. Its output:\n{self.output()}"
-        if code != 0:
-            raise CommandError(text)
-        return text
-
-    async def stop(self) -> str:
-        """Stop the app's whole process group; report how it ended and its last output."""
-        proc = self._proc
-        if proc is None:
-            return "The app is not running."
-        if proc.returncode is not None:
-            await self._finish()
-            return (
-                f"The app had already exited by itself with exit code {proc.returncode}. "
-                f"Its last output:\n{self.output()}"
-            )
-        await self._finish()
-        return f"Stopped the app (pid {proc.pid}). Its last output:\n{self.output()}"
-
-    async def aclose(self) -> None:
-        """Kill the app's group if it is running; safe to call any number of times."""
-        await self._finish()

@@ -28,7 +28,7 @@ from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.binding import binds_thinking
-from cardrunner.processes.command import AppProcess
+from cardrunner.processes.app import AppProcess
 from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
 from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
 from cardrunner.run.log import RunLog, new_run_id

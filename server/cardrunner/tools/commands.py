@@ -19,7 +19,8 @@ from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
-from cardrunner.processes.command import AppProcess, CommandResult, run_command
+from cardrunner.processes.app import AppProcess
+from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.sandbox import Sandbox
 from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler

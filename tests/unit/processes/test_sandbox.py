@@ -16,7 +16,8 @@ import pytest
 
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
-from cardrunner.processes.command import AppProcess, run_command
+from cardrunner.processes.app import AppProcess
+from cardrunner.processes.command import run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe, probe
 from cardrunner.tools.commands import command_tools

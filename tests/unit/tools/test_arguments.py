@@ -10,7 +10,7 @@ import pytest
 from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.config.confinement import TestArgs
 from cardrunner.config.settings import Commands
-from cardrunner.processes.command import AppProcess
+from cardrunner.processes.app import AppProcess
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.commands import command_tools
 from cardrunner.tools.guard import PathGuard

@@ -14,7 +14,8 @@ import pytest
 from cardrunner.agent.events import BuildChecked, Event, ToolOutput
 from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolPool
 from cardrunner.config.settings import Commands
-from cardrunner.processes.command import AppProcess, CommandError, CommandResult, run_command
+from cardrunner.processes.app import AppProcess
+from cardrunner.processes.command import CommandError, CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.commands import command_tools, parse_problems, summarize_output
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from cardrunner.processes.autogroup import follow_priority_of
 from cardrunner.processes.groups import ProcessGroups
 
 if TYPE_CHECKING:
@@ -135,9 +136,14 @@ class StdioProcess:
         with self.stderr_path.open("ab") as err:
             self._stderr_start = err.tell()
             self._process = await anyio.open_process(
-                self.argv, env=self.env, cwd=self.cwd, stderr=err, start_new_session=True
+                self.argv,
+                env=self.env,
+                cwd=self.cwd,
+                stderr=err,
+                start_new_session=True,
             )
         self.groups.note(self._process.pid)  # so a sweep finds it if this process dies
+        follow_priority_of(self._process.pid)  # its session must not outrank the editor
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
