@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, overrides, safe_env
 
 _REPO_LOCATION_VARS = frozenset(
     {
@@ -73,16 +74,26 @@ class GitRepo:
         self.root = root
 
     async def _git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> _Out:
+        """Run `git args` in `root` with none of the repository's own commands (git/safety.py)."""
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
-        full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-        full_env.update(GIT_EDITOR="true", **(env or {}))
+        full_env.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", **(env or {}))
+        full_env = safe_env(full_env)
+        listing = await self._spawn([*BASE_CONFIG, *LIST_CONFIG], full_env)
+        argv = [*BASE_CONFIG, *overrides(listing.stdout), *command_args(args)]
+        out = await self._spawn(argv, full_env)
+        if check and out.code != 0:
+            command = next(a for a in args if not a.startswith("-") and "=" not in a)
+            raise GitError(f"git {command} failed: {out.stderr or out.text}")
+        return out
+
+    async def _spawn(self, args: list[str], env: dict[str, str]) -> _Out:
         try:
             proc = await asyncio.create_subprocess_exec(
-                "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
+                "git", "-C", str(self.root), *args,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=full_env,
+                env=env,
             )  # fmt: skip
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
@@ -92,11 +103,7 @@ class GitRepo:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             raise
-        out = _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
-        if check and out.code != 0:
-            command = next(a for a in args if not a.startswith("-") and "=" not in a)
-            raise GitError(f"git {command} failed: {out.stderr or out.text}")
-        return out
+        return _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
 
     @contextlib.asynccontextmanager
     async def _temp_index(self, tree: str | None) -> AsyncIterator[dict[str, str]]:
@@ -203,7 +210,7 @@ class GitRepo:
         now = await self.snapshot(paths)
         common = ["--no-renames", "--relative", base_tree, now, "--", *_specs(paths)]
         names = await self._git("diff", "--name-only", "-z", *common)
-        text = await self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *common)
+        text = await self._git("diff", "--no-color", *common)
         return text.stdout.decode("utf-8", errors="replace"), names.items()
 
     async def _identity(self) -> list[str]:
@@ -287,6 +294,19 @@ class GitRepo:
             patch_file = Path(tmp) / "drop.patch"
             await asyncio.to_thread(patch_file.write_text, patch, encoding="utf-8")
             await self._git("apply", "-R", "--whitespace=nowarn", str(patch_file))
+
+    async def file_at(self, tree: str, path: str) -> bytes | None:
+        """The bytes of `path` in `tree` as stored (no filter, no textconv); None if absent."""
+        out = await self._git("cat-file", "blob", f"{tree}:{path}", check=False)
+        return out.stdout if out.code == 0 else None
+
+    async def worktrees(self) -> frozenset[Path]:
+        """The worktrees git itself knows of (git keeps real paths), the main one included."""
+        out = await self._git("worktree", "list", "--porcelain", "-z")
+        items = out.items()
+        return frozenset(
+            Path(i.removeprefix("worktree ")) for i in items if i.startswith("worktree ")
+        )
 
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""

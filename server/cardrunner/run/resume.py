@@ -21,6 +21,7 @@ from cardrunner.agent.model import Block, Message, Model
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.liveness import own_files
 from cardrunner.run.log import read_events, read_log
 from cardrunner.verify.calls import ObservedCall
 
@@ -108,7 +109,8 @@ def find_resumable(root: Path, card: Path) -> Path | None:
     if not folder.is_dir():
         return None
     rel = _card_rel(card, root)
-    for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+    logs = own_files(root, folder.glob("*.jsonl"))
+    for log in sorted(logs, key=lambda p: p.stat().st_mtime, reverse=True):
         events = list(read_events(read_log(log)))
         start = next((e for e in events if isinstance(e, ev.RunStarted)), None)
         if start is None or start.card != rel:

@@ -10,6 +10,7 @@ nothing is ever forced.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +89,13 @@ class WorkArea:
     ) -> WorkArea:
         worktree = StatePaths(main.root).ensure().worktree(slug)  # ignored before it exists
         branch = f"cards/{slug}"
-        if not worktree.exists():
+        if worktree.exists() or worktree.is_symlink():
+            if await asyncio.to_thread(worktree.resolve) not in await main.worktrees():
+                raise WorkAreaError(
+                    f"{worktree} is not a worktree git knows of (it may have come with the "
+                    "repository's files); cardrunner will not work in it. Remove it to run."
+                )
+        else:
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
             await main.add_worktree(worktree, branch)

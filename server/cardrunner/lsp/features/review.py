@@ -23,6 +23,7 @@ from pygls.uris import from_fs_path
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
+from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
@@ -252,17 +253,7 @@ class EditorApprover:
 
 async def _before(root: Path, tree: str, path: str) -> bytes | None:
     """The file's content in `tree` (the write area at run start), None when it did not exist."""
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "show",
-        f"{tree}:{path}",
-        cwd=root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    out, _ = await proc.communicate()
-    return out if proc.returncode == 0 else None
+    return await GitRepo(root).file_at(tree, path)
 
 
 async def write_review_files(
