@@ -308,6 +308,29 @@ class GitRepo:
             Path(i.removeprefix("worktree ")) for i in items if i.startswith("worktree ")
         )
 
+    async def write_index(self, index: Path, tree: str) -> None:
+        """Fill the index file `index` (not the user's) with `tree`."""
+        await self._git("read-tree", tree, env={"GIT_INDEX_FILE": str(index)})
+
+    async def toplevel(self) -> Path:
+        """The top folder of the working tree (where git runs hooks)."""
+        return Path((await self._git("rev-parse", "--show-toplevel")).text)
+
+    async def hooks_folder(self) -> Path:
+        """Where the repository's hooks are: its own `core.hooksPath` (relative to the top of
+        the working tree, as husky sets it) or the common git folder's `hooks/`.
+
+        Read past the `core.hooksPath` this module sets on every call to keep git from running
+        them: cardrunner runs the commit hooks itself, in the sandbox (verify/hooks.py)."""
+        out = await self._git("config", "--show-scope", "--get-all", "core.hooksPath", check=False)
+        pairs = [line.split("\t", 1) for line in out.text.splitlines() if "\t" in line]
+        configured = [value for scope, value in pairs if scope != "command"]
+        if configured and configured[-1]:
+            folder = await asyncio.to_thread(os.path.expanduser, configured[-1])
+            return await self.toplevel() / folder
+        common = await self._git("rev-parse", "--path-format=absolute", "--git-common-dir")
+        return Path(common.text) / "hooks"
+
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""
         exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)

@@ -41,6 +41,7 @@ from cardrunner.tools.evidence import Evidence
 from cardrunner.tools.files import PathGuard, file_tools
 from cardrunner.verify.builds import RunnerChecks
 from cardrunner.verify.calls import CallLog, GitAreaState
+from cardrunner.verify.hooks import CommitHooks
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
 
@@ -102,6 +103,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     )
     commit = _commit_tool(prepared, card, area, run_id, guards)
     commit.calls, commit.checks, commit.evidence = calls, checks, evidence
+    commit.hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
     if resume:
         guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
         guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed

@@ -25,6 +25,7 @@ from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
 from cardrunner.verify.builds import RunnerChecks
 from cardrunner.verify.calls import CallLog
+from cardrunner.verify.hooks import CommitHooks
 from cardrunner.verify.scope import is_config, review_header, secrets_in_diff
 
 _HAND_DIFF_CHARS = 1500
@@ -47,6 +48,8 @@ class CommitTool:
     """Ignored files in the write area at run start: any others the run created are listed."""
     calls: CallLog = field(default_factory=CallLog)
     checks: RunnerChecks | None = None
+    hooks: CommitHooks | None = None
+    """The repository's commit hooks, run after the checks (None: `[git] hooks = false`)."""
     evidence: Evidence | None = None
     committed: str | None = None
     last_decision: str | None = None
@@ -98,6 +101,11 @@ class CommitTool:
             if not ran.ok:
                 known = ", ".join(self.checks.known_failures or [])
                 warnings.append(f"tests that already failed at the start still fail: {known}")
+        if self.hooks is not None:
+            hooked = await self.hooks.run(message, tree)
+            if not hooked.ok:
+                return ToolResult(hooked.report, is_error=True)
+            message = hooked.message
         self.reviewed_tree = tree
         diff = shown(review_header(files, hidden) + raw)
         request = ReviewRequest(
