@@ -13,6 +13,6 @@ import sys
 if not sys.flags.safe_path and sys.path and os.path.abspath(sys.path[0] or ".") == os.getcwd():
     del sys.path[0]
 
-from cardrunner.cli.entry import main  # noqa: E402 - after the path is made safe
+from cardrunner.cli.entry import main  # after the path is made safe
 
 sys.exit(main())

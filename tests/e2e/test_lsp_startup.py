@@ -8,6 +8,7 @@ must stay complete although no feature module is loaded yet.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -163,5 +164,6 @@ async def test_no_module_the_workspace_ships_is_imported_however_the_server_star
         finally:
             await server.close()
         assert not marker.exists(), f"{argv} imported {marker.read_text()!r} from the workspace"
-    subprocess.run([sys.executable, "-c", "import yaml"], cwd=lsp_project.root, check=True)
+    control = [sys.executable, "-c", "import yaml"]
+    await asyncio.to_thread(subprocess.run, control, cwd=lsp_project.root, check=True)
     assert marker.read_text() == "yaml\n"  # the control: a plain interpreter there takes it

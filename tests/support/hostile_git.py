@@ -84,6 +84,8 @@ def fire_plain_git(root: Path, folder: Path) -> list[str]:
     """Plain git in the armed `root`: the markers in `folder` it touched (the control)."""
     target = next(root.rglob("*.py"))
     target.write_text(target.read_text() + "# changed\n")
+    card = next(root.rglob("*.md"))  # through the process filter
+    card.write_text(card.read_text() + "changed\n")
     commands = (
         ["status"],
         ["diff"],
