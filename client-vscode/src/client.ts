@@ -155,7 +155,9 @@ export class ServerClient implements vscode.Disposable {
 
   private async resolve(): Promise<Resolution> {
     const argv = settingArgv(api.readSetting("server.command"));
-    return resolveServerLaunch(nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter));
+    const workspaceEnvironments = api.readSetting("server.workspaceEnvironments") === true;
+    const probe = nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter, workspaceEnvironments);
+    return resolveServerLaunch(probe);
   }
 
   private async doStart(): Promise<void> {

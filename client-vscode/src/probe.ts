@@ -56,7 +56,7 @@ export async function pathExists(file: string): Promise<boolean> {
 export function pythonHasModule(python: string, module = "cardrunner", timeoutMs = 10_000): Promise<boolean> {
   const code = `import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(${JSON.stringify(module)}) else 1)`;
   return new Promise((resolve) => {
-    execFile(python, ["-c", code], { timeout: timeoutMs, windowsHide: true }, (error) => {
+    execFile(python, ["-P", "-c", code], { timeout: timeoutMs, windowsHide: true }, (error) => {
       resolve(error === null);
     });
   });
@@ -67,6 +67,7 @@ export function nodeProbe(
   setting: readonly string[],
   workspaceFolder: string | undefined,
   pythonInterpreter: () => Promise<string | undefined>,
+  workspaceEnvironments = false,
 ): Probe {
   return {
     setting,
@@ -77,5 +78,6 @@ export function nodeProbe(
     exists: pathExists,
     pythonInterpreter,
     hasCardrunner: (python) => pythonHasModule(python),
+    workspaceEnvironments,
   };
 }

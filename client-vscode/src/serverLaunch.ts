@@ -8,7 +8,15 @@
  * workspace's `.venv` (when cardrunner is installed in it), then `uv run cardrunner lsp` where a
  * `uv.lock` exists (uv makes the locked environment itself), then `cardrunner` on PATH as the
  * extension host has it. Every candidate looked at is recorded, so a failed start can say what
- * was tried and how to fix it. The file system and the Python extension sit behind `Probe`, so
+ * was tried and how to fix it.
+ *
+ * Why the workspace's own programs need the user's word: a trusted folder is still a stranger's
+ * files. Its `.venv/bin/python` (even only asked "is cardrunner installed?") runs the `.pth` files
+ * of its site-packages, and `uv run` builds the project; so the `.venv`, `uv` and an interpreter
+ * that lies inside the workspace are used only with `cardrunner.server.workspaceEnvironments`,
+ * a machine-scoped setting a workspace's `.vscode/settings.json` cannot set. And every Python
+ * launch gets `-P`: `python -m` would otherwise put the workspace first on `sys.path`, so a
+ * `yaml.py` the repository ships would be imported by the server (the workers already use `-P`). The file system and the Python extension sit behind `Probe`, so
  * this module is pure and unit-tested without VS Code.
  */
 
@@ -35,6 +43,8 @@ export interface Probe {
   pythonInterpreter(): Promise<string | undefined>;
   /** Whether `python` can import cardrunner. */
   hasCardrunner(python: string): Promise<boolean>;
+  /** The user's explicit yes (machine-scoped setting) to programs inside the workspace. */
+  workspaceEnvironments?: boolean;
 }
 
 export interface Resolution {
@@ -60,12 +70,33 @@ export function venvPython(folder: string, platform: string): string {
     : joinPath(platform, folder, ".venv", "bin", "python");
 }
 
+/** `python` started so that nothing in the working folder shadows a module (`-P`, Python 3.11+). */
+export function pythonServer(python: string): string[] {
+  return [python, "-P", "-m", "cardrunner", "lsp"];
+}
+
+/** Whether `file` lies inside `folder` (by path text: nothing is resolved or run). */
+export function isInside(file: string, folder: string, platform: string): boolean {
+  const sep = platform === "win32" ? "\\" : "/";
+  const norm = (p: string) => (platform === "win32" ? p.replace(/\//g, "\\").toLowerCase() : p);
+  const base = norm(folder).replace(/[\\/]+$/, "");
+  return norm(file).startsWith(base + sep);
+}
+
+const ASK_FIRST =
+  "not used: programs inside the workspace run only with cardrunner.server.workspaceEnvironments " +
+  "set in your user settings";
+
 function command(argv: readonly string[], source: string): ServerLaunch {
   const [head, ...args] = argv;
   return { command: head ?? "", args, source };
 }
 
 async function fromUv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
+  if (!p.workspaceEnvironments) {
+    tried.push(`uv run cardrunner lsp: ${ASK_FIRST}`);
+    return undefined;
+  }
   const locked = await p.exists(joinPath(p.platform, folder, "uv.lock"));
   const uv = locked ? await p.which("uv") : undefined;
   if (uv) {
@@ -77,12 +108,16 @@ async function fromUv(p: Probe, folder: string, tried: string[]): Promise<Server
 
 async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
   const python = venvPython(folder, p.platform);
+  if (!p.workspaceEnvironments) {
+    tried.push(`${python}: ${ASK_FIRST}`);
+    return undefined;
+  }
   if (!(await p.exists(python))) {
     tried.push(`${python} -m cardrunner lsp: no such file`);
     return undefined;
   }
   if (await p.hasCardrunner(python)) {
-    return command([python, "-m", "cardrunner", "lsp"], "the workspace's .venv");
+    return command(pythonServer(python), "the workspace's .venv");
   }
   tried.push(`${python} -m cardrunner lsp: cardrunner is not installed in the workspace's .venv`);
   return undefined;
@@ -94,8 +129,13 @@ async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerLau
     tried.push("the Python extension's interpreter: none selected (or extension not installed)");
     return undefined;
   }
+  const folder = p.workspaceFolder;
+  if (!p.workspaceEnvironments && folder && isInside(python, folder, p.platform)) {
+    tried.push(`the Python extension's interpreter ${python} lies in the workspace, ${ASK_FIRST}`);
+    return undefined;
+  }
   if (await p.hasCardrunner(python)) {
-    return command([python, "-m", "cardrunner", "lsp"], "the Python extension's interpreter");
+    return command(pythonServer(python), "the Python extension's interpreter");
   }
   tried.push(`${python} -m cardrunner lsp: cardrunner is not installed in that interpreter`);
   return undefined;
@@ -205,8 +245,9 @@ export function startFailureMessage(res: Resolution, error?: string): string {
   }
   lines.push(
     "Fix: install cardrunner into the workspace's .venv (`python3 -m venv .venv && " +
-      ".venv/bin/pip install /path/to/cardrunner`, a checkout or its wheel) or select an " +
-      "interpreter that has it, or set " +
+      ".venv/bin/pip install /path/to/cardrunner`, a checkout or its wheel) and allow " +
+      "cardrunner.server.workspaceEnvironments in your user settings, or select an interpreter " +
+      "outside the workspace that has it, or set " +
       '"cardrunner.server.command" to the command that starts it, e.g. ' +
       '"/path/to/.venv/bin/cardrunner lsp".',
   );

@@ -8,7 +8,9 @@ must stay complete although no feature module is loaded yet.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,38 @@ async def test_a_request_right_after_the_answer_finds_the_features(
         assert [lens["command"]["title"] for lens in lenses] == ["▶ Run card"]
     finally:
         await server.close()
+
+
+SHADOWS = ("yaml", "pydantic", "watchfiles", "lsprotocol")
+"""Libraries the server imports once it runs: a workspace could ship a module of each name."""
+
+
+async def test_no_module_the_workspace_ships_is_imported_however_the_server_starts(
+    lsp_project: Project, tmp_path: Path
+) -> None:
+    marker = tmp_path / "imported"
+    for name in SHADOWS:
+        (lsp_project.root / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n"
+        )
+    lsp_project.write_card("greeting")
+    console = Path(sys.executable).parent / "cardrunner"
+    launches = [
+        [sys.executable, "-P", "-m", "cardrunner", "lsp"],  # the VS Code client, docs/editors.md
+        [sys.executable, "-m", "cardrunner", "lsp"],  # an editor config without -P
+        [str(console), "lsp"],  # the console script
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    for argv in launches:
+        server = LspProcess(argv, cwd=lsp_project.root, env=env)
+        await server.spawn()
+        try:
+            await server.initialize(lsp_project.root)
+            assert await server.settled(), argv
+            assert (await debug_modules(server))["loaded"] is True, argv
+        finally:
+            await server.close()
+        assert not marker.exists(), f"{argv} imported {marker.read_text()!r} from the workspace"
+    control = [sys.executable, "-c", "import yaml"]
+    await asyncio.to_thread(subprocess.run, control, cwd=lsp_project.root, check=True)
+    assert marker.read_text() == "yaml\n"  # the control: a plain interpreter there takes it

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -7,6 +7,7 @@ import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
 import {
   describeStartError,
   formatArgv,
+  isInside,
   resolveServerLaunch,
   settingArgv,
   startFailureMessage,
@@ -21,6 +22,7 @@ function fakeProbe(over: {
   interpreter?: string;
   withCardrunner?: string[];
   folder?: string | undefined;
+  workspaceEnvironments?: boolean;
 }): Probe {
   const files = new Set(over.files ?? []);
   return {
@@ -31,6 +33,7 @@ function fakeProbe(over: {
     exists: async (p) => files.has(p),
     pythonInterpreter: async () => over.interpreter,
     hasCardrunner: async (py) => (over.withCardrunner ?? []).includes(py),
+    workspaceEnvironments: over.workspaceEnvironments ?? true,
   };
 }
 
@@ -64,7 +67,7 @@ describe("resolveServerLaunch", () => {
       fakeProbe({ files: ["/ws/uv.lock", "/ws/.venv/bin/python"], withCardrunner: ["/ws/.venv/bin/python"] }),
     );
     assert.deepEqual(res.found?.command, "/ws/.venv/bin/python");
-    assert.deepEqual(res.found?.args, ["-m", "cardrunner", "lsp"]);
+    assert.deepEqual(res.found?.args, ["-P", "-m", "cardrunner", "lsp"]);
     const noUv = await resolveServerLaunch(fakeProbe({ files: ["/ws/uv.lock"] }));
     assert.match(noUv.tried.join("\n"), /uv not on PATH/);
   });
@@ -234,7 +237,7 @@ describe("the real probe", () => {
   });
 
   it("resolves the workspace's .venv on a real file system", async () => {
-    const probe = nodeProbe([], path.join(dir, "ws"), async () => undefined);
+    const probe = nodeProbe([], path.join(dir, "ws"), async () => undefined, true);
     const res = await resolveServerLaunch({ ...probe, which: async () => undefined });
     assert.equal(res.found?.command, path.join(dir, "ws", ".venv", "bin", "python"));
   });
@@ -245,5 +248,85 @@ describe("the real probe", () => {
     assert.equal(await pythonHasModule(python, "json"), true);
     assert.equal(await pythonHasModule(python, "no_such_module_cardrunner_test"), false);
     assert.equal(await pythonHasModule(path.join(dir, "bin", "notexec"), "json"), false);
+  });
+});
+
+describe("a stranger's workspace", () => {
+  let dir = "";
+  let ws = "";
+  let markers = "";
+  const payload = (name: string) => `#!/bin/sh\ntouch "${markers}/${name}"\nexit 0\n`;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "cardrunner-hostile-"));
+    ws = path.join(dir, "ws");
+    markers = path.join(dir, "markers");
+    await mkdir(markers);
+    await mkdir(path.join(ws, ".venv", "bin"), { recursive: true });
+    await mkdir(path.join(dir, "bin"));
+    // Every program the workspace brings, or that would build it, touches a marker when run.
+    await writeFile(path.join(ws, ".venv", "bin", "python"), payload("venv-python"));
+    await writeFile(path.join(ws, "uv.lock"), "");
+    await writeFile(path.join(dir, "bin", "uv"), payload("uv"));
+    await writeFile(path.join(dir, "bin", "cardrunner"), "#!/bin/sh\n");
+    for (const file of [
+      path.join(ws, ".venv", "bin", "python"),
+      path.join(dir, "bin", "uv"),
+      path.join(dir, "bin", "cardrunner"),
+    ]) {
+      await chmod(file, 0o755);
+    }
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function probe(workspaceEnvironments: boolean): Probe {
+    const interpreter = async () => path.join(ws, ".venv", "bin", "python"); // auto-selected
+    const real = nodeProbe([], ws, interpreter, workspaceEnvironments);
+    return { ...real, which: (name) => findOnPath(name, path.join(dir, "bin"), "linux") };
+  }
+
+  it("runs none of the workspace's programs until the user allows them", async () => {
+    const res = await resolveServerLaunch(probe(false));
+    assert.deepEqual(res.found, {
+      command: path.join(dir, "bin", "cardrunner"),
+      args: ["lsp"],
+      source: "cardrunner on PATH",
+    });
+    assert.deepEqual(await readdir(markers), []);
+    const tried = res.tried.join("\n");
+    assert.match(tried, /interpreter .* lies in the workspace, not used/);
+    assert.match(tried, /\.venv\/bin\/python: not used: .*cardrunner\.server\.workspaceEnvironments/);
+    assert.match(tried, /uv run cardrunner lsp: not used/);
+  });
+
+  it("with the user's yes, uses the workspace's interpreter, safe-path", async () => {
+    const res = await resolveServerLaunch(probe(true));
+    assert.deepEqual(await readdir(markers), ["venv-python"]); // the control: asking runs it
+    assert.deepEqual(res.found?.args, ["-P", "-m", "cardrunner", "lsp"]);
+  });
+
+  it("lets no workspace choose the program or loosen a limit (machine scope)", async () => {
+    const manifest = JSON.parse(await readFile(path.join(__dirname, "..", "..", "..", "package.json"), "utf8"));
+    const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
+    for (const key of [
+      "cardrunner.server.command",
+      "cardrunner.server.workspaceEnvironments",
+      "cardrunner.limits.maxRounds",
+      "cardrunner.limits.maxTokens",
+      "cardrunner.limits.maxCostUsd",
+      "cardrunner.limits.maxWallSeconds",
+    ]) {
+      assert.equal(properties[key]?.scope, "machine", key);
+    }
+  });
+});
+
+describe("isInside", () => {
+  it("compares by path text, on Windows without case", () => {
+    assert.equal(isInside("/ws/.venv/bin/python", "/ws", "linux"), true);
+    assert.equal(isInside("/ws/.venv/bin/python", "/ws/", "linux"), true);
+    assert.equal(isInside("/wsx/bin/python", "/ws", "linux"), false);
+    assert.equal(isInside("c:/WS/.venv/Scripts/python.exe", "C:\\ws", "win32"), true);
   });
 });

@@ -92,3 +92,14 @@ class Sandbox(_Strict):
     def _shorthand(cls, value: Any) -> Any:
         """`sandbox = "off"` is short for `[sandbox] mode = "off"`."""
         return {"mode": value} if isinstance(value, str) else value
+
+
+class GitHooks(_Strict):
+    """Whether the repository's own commit hooks run before a run's commit is reviewed."""
+
+    hooks: bool = Field(
+        True,
+        description="Run the repository's pre-commit and commit-msg hooks (in the sandbox, on "
+        "the tree to be committed) before the review; a failing hook goes back to the model. "
+        "False skips them. They are the repository's code: trusting the repository covers them.",
+    )

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cardrunner.config.confinement import Sandbox, TestArgs
+from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -188,6 +188,7 @@ class Settings(_Strict):
         "(nice 19 + SCHED_IDLE: CPU only when nothing else wants it). The CLI ignores it.",
     )
     sandbox: Sandbox = Field(default_factory=Sandbox)
+    git: GitHooks = Field(default_factory=GitHooks)
     replay: str | None = Field(
         None,
         description="A transcript file, or a folder of <card-stem>.json transcripts, played by the "

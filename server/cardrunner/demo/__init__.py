@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.git.safety import safe_argv, safe_env
 
 WORKSPACE = Path(__file__).parent / "workspace"
 """The template folder; it becomes the root of the demo repository."""
@@ -68,8 +69,9 @@ def reset_write_area(root: Path, paths: list[str]) -> None:
 def _git(cwd: Path, *args: str) -> None:
     try:
         subprocess.run(
-            ["git", *_GIT_IDENTITY, *args],
+            safe_argv(cwd, *_GIT_IDENTITY, *args),
             cwd=cwd,
+            env=safe_env(),
             check=True,
             capture_output=True,
             text=True,

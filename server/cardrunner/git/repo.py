@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, overrides, safe_env
 
 _REPO_LOCATION_VARS = frozenset(
     {
@@ -84,16 +85,28 @@ class GitRepo:
         self, *args: str, env: dict[str, str] | None = None, check: bool = True,
         data: bytes | None = None,
     ) -> _Out:  # fmt: skip
+        """Run `git args` in `root` with none of the repository's own commands (git/safety.py)."""
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
         full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
         full_env.update(GIT_EDITOR="true", **(env or {}))
+        full_env = safe_env(full_env)
+        listing = await self._spawn([*BASE_CONFIG, *LIST_CONFIG], full_env)
+        quoting = ["-c", "core.quotePath=false"]  # names as bytes; git/quoting.py shows them
+        argv = [*BASE_CONFIG, *quoting, *overrides(listing.stdout), *command_args(args)]
+        out = await self._spawn(argv, full_env, data)
+        if check and out.code != 0:
+            command = next(a for a in args if not a.startswith("-") and "=" not in a)
+            raise GitError(f"git {command} failed: {out.stderr or out.text}")
+        return out
+
+    async def _spawn(self, args: list[str], env: dict[str, str], data: bytes | None = None) -> _Out:
         try:
             proc = await asyncio.create_subprocess_exec(
-                "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
+                "git", "-C", str(self.root), *args,
                 stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=full_env,
+                env=env,
             )  # fmt: skip
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
@@ -103,11 +116,7 @@ class GitRepo:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             raise
-        out = _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
-        if check and out.code != 0:
-            command = next(a for a in args if not a.startswith("-") and "=" not in a)
-            raise GitError(f"git {command} failed: {out.stderr or out.text}")
-        return out
+        return _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
 
     @contextlib.asynccontextmanager
     async def _temp_index(self, tree: str | None) -> AsyncIterator[dict[str, str]]:
@@ -138,7 +147,7 @@ class GitRepo:
     async def show_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
         stored; None when it is not there. The review's before-copies are read this way."""
-        out = await self._git("show", f"{rev}:./{path}", check=False)
+        out = await self._git("cat-file", "blob", f"{rev}:./{path}", check=False)  # no filter
         return out.stdout if out.code == 0 else None
 
     async def _prefix(self) -> str:
@@ -361,6 +370,37 @@ class GitRepo:
         if restored:
             async with self._temp_index(base_tree) as env:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
+
+    async def worktrees(self) -> frozenset[Path]:
+        """The worktrees git itself knows of (git keeps real paths), the main one included."""
+        out = await self._git("worktree", "list", "--porcelain", "-z")
+        items = out.items()
+        return frozenset(
+            Path(i.removeprefix("worktree ")) for i in items if i.startswith("worktree ")
+        )
+
+    async def write_index(self, index: Path, tree: str) -> None:
+        """Fill the index file `index` (not the user's) with `tree`."""
+        await self._git("read-tree", tree, env={"GIT_INDEX_FILE": str(index)})
+
+    async def toplevel(self) -> Path:
+        """The top folder of the working tree (where git runs hooks)."""
+        return Path((await self._git("rev-parse", "--show-toplevel")).text)
+
+    async def hooks_folder(self) -> Path:
+        """Where the repository's hooks are: its own `core.hooksPath` (relative to the top of
+        the working tree, as husky sets it) or the common git folder's `hooks/`.
+
+        Read past the `core.hooksPath` this module sets on every call to keep git from running
+        them: cardrunner runs the commit hooks itself, in the sandbox (verify/hooks.py)."""
+        out = await self._git("config", "--show-scope", "--get-all", "core.hooksPath", check=False)
+        pairs = [line.split("\t", 1) for line in out.text.splitlines() if "\t" in line]
+        configured = [value for scope, value in pairs if scope != "command"]
+        if configured and configured[-1]:
+            folder = await asyncio.to_thread(os.path.expanduser, configured[-1])
+            return await self.toplevel() / folder
+        common = await self._git("rev-parse", "--path-format=absolute", "--git-common-dir")
+        return Path(common.text) / "hooks"
 
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""

@@ -57,6 +57,17 @@ def start_time(pid: int) -> str | None:
     return None if fields is None or fields[0] == "Z" else fields[19]
 
 
+def boot_id() -> str | None:
+    """This boot's random id (Linux), which no other machine or boot shares; None elsewhere.
+
+    A start time alone is guessable (processes started at boot have small ones); a recorded
+    process must also belong to this boot of this machine."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
 def _stat_fields(path: Path) -> list[str] | None:
     """`state ppid pgrp …` of a /proc stat file: comm may hold spaces, so split after its ')'."""
     try:

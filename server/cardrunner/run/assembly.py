@@ -43,6 +43,7 @@ from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.builds import RunnerChecks
 from cardrunner.verify.calls import CallLog, GitAreaState
+from cardrunner.verify.hooks import CommitHooks
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
 
@@ -105,6 +106,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     )
     commit = _commit_tool(prepared, card, area, run_id, guards)
     commit.calls, commit.checks, commit.evidence = calls, checks, evidence
+    commit.hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
     if resume:
         guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
         guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed

@@ -16,9 +16,11 @@ import asyncio
 import contextlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
-from cardrunner.config.paths import StatePaths
+from cardrunner.config.paths import STATE_DIR, StatePaths
+from cardrunner.git.safety import tracked
 from cardrunner.processes.groups import process_alive
 
 
@@ -40,7 +42,7 @@ def live_cards(root: Path) -> dict[str, str]:
     folder = StatePaths(root).ensure().runs
     if not folder.is_dir():
         return out
-    for path in folder.glob("*.pid"):
+    for path in own_files(root, folder.glob("*.pid")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -48,6 +50,19 @@ def live_cards(root: Path) -> dict[str, str]:
         if isinstance(data, dict) and process_alive(int(data.get("pid", 0))):
             out[str(data.get("card"))] = path.stem
     return out
+
+
+def own_files(root: Path, paths: Iterable[Path]) -> list[Path]:
+    """`paths` (under `root`'s state folder) without those git tracks.
+
+    The state folder ignores itself, so a tracked log, live marker or ledger came with the
+    repository's files (a clone, a zip): it is not cardrunner's and must not offer a Resume or
+    steer the sweep."""
+    candidates = list(paths)
+    if not candidates:
+        return []
+    foreign = tracked(root, STATE_DIR)
+    return [p for p in candidates if not foreign or p.resolve() not in foreign]
 
 
 INTERRUPTION = "interrupted: "
@@ -99,7 +114,7 @@ def interrupted_runs(root: Path) -> dict[str, str]:
         return {}
     live = set(live_cards(root).values())
     newest: dict[str, tuple[float, Path, dict[str, object]]] = {}
-    for log in folder.glob("*.jsonl"):
+    for log in own_files(root, folder.glob("*.jsonl")):
         ends = _first_and_last(log)
         if ends is None or ends[0].get("type") != "start":
             continue

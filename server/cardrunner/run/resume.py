@@ -22,6 +22,7 @@ from cardrunner.card.card import card_key
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.liveness import own_files
 from cardrunner.run.log import read_events, read_log
 from cardrunner.verify.calls import ObservedCall
 
@@ -111,7 +112,8 @@ def find_resumable(root: Path, card: Path) -> Path | None:
     if not folder.is_dir():
         return None
     rel = card_key(card, root)  # as the log's `start` names it (`relative`)
-    for log in sorted(folder.glob("*.jsonl"), key=_mtime, reverse=True):
+    logs = own_files(root, folder.glob("*.jsonl"))  # a log git tracks came with a clone
+    for log in sorted(logs, key=_mtime, reverse=True):
         try:
             events = list(read_events(read_log(log)))
         except OSError:  # a FIFO, a looping link, a giant: no run's log

@@ -17,6 +17,7 @@ holds a commit no other branch has (it is a plain branch then: `git branch -D` d
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -99,7 +100,13 @@ class WorkArea:
     ) -> WorkArea:
         worktree = StatePaths(main.root).ensure().worktree(run_id)  # ignored before it exists
         branch = f"cardrunner/{run_id}"
-        if not worktree.exists():
+        if worktree.exists() or worktree.is_symlink():
+            if await asyncio.to_thread(worktree.resolve) not in await main.worktrees():
+                raise WorkAreaError(
+                    f"{worktree} is not a worktree git knows of (it may have come with the "
+                    "repository's files); cardrunner will not work in it. Remove it to run."
+                )
+        else:
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
             await BranchRepo(main.root).prune_worktrees()  # a folder deleted by hand

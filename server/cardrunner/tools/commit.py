@@ -31,6 +31,7 @@ from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
 from cardrunner.verify.builds import RunnerChecks
 from cardrunner.verify.calls import CallLog
+from cardrunner.verify.hooks import CommitHooks
 from cardrunner.verify.scope import is_config, review_header, secrets_in_diff
 
 _HAND_DIFF_CHARS = 1500
@@ -58,6 +59,8 @@ class CommitTool:
     """Ignored files in the write area at run start: any others the run created are listed."""
     calls: CallLog = field(default_factory=CallLog)
     checks: RunnerChecks | None = None
+    hooks: CommitHooks | None = None
+    """The repository's commit hooks, run after the checks (None: `[git] hooks = false`)."""
     evidence: Evidence | None = None
     committed: str | None = None
     last_decision: str | None = None
@@ -98,6 +101,11 @@ class CommitTool:
         warnings = await self._first_checks(tree, ctx)
         if isinstance(warnings, ToolResult):
             return warnings
+        if self.hooks is not None:
+            hooked = await self.hooks.run(message, tree)
+            if not hooked.ok:
+                return ToolResult(hooked.report, is_error=True)
+            message = hooked.message
         self.reviewed_tree = tree
         request = await self._request(message, files, text, warnings)
         ctx.emit(
