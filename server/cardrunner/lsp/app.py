@@ -37,6 +37,7 @@ from cardrunner.lsp.features.codelens import CardSituation
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
+from cardrunner.lsp.features.trust import TrustPrompt
 from cardrunner.lsp.views import Views
 from cardrunner.processes.sandbox import describe
 from cardrunner.run.grant import ResumeGrant
@@ -85,6 +86,7 @@ class CardApp:
             self,
             self.reviews.approver,
             self.card_store,
+            trust=TrustPrompt(self.client),
         )
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
