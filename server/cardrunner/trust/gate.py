@@ -48,8 +48,9 @@ class TrustQuestion:
     def refusal(self) -> str:
         """Why the run does not start, with the same list and how to trust."""
         lines = "; ".join(self.items)
+        why = "its config changed since you trusted it" if self.changed else "it is not trusted"
         return (
-            f"{self.root} is not trusted with what its config asks for: {lines}. Review and "
+            f"{self.root}: {why}, and its config asks for: {lines}. Review and "
             f"trust it with `cardrunner trust {self.root}` (or answer the question on a "
             "terminal or in the editor); CI passes --trust-repository or CARDRUNNER_TRUST=1"
         )
