@@ -73,6 +73,11 @@ async def untrusted(lsp_client: LanguageClient, lsp_project: Project) -> Any:
     await lsp_client.shutdown_session()
 
 
+def real(path: Path) -> str:
+    """The key a grant is stored under: the repository's real path."""
+    return os.path.realpath(path)
+
+
 def grants() -> dict[str, Any]:
     path = USER / "cardrunner" / "trusted.json"
     return json.loads(path.read_text()) if path.exists() else {}
@@ -113,7 +118,7 @@ async def test_a_no_in_the_editor_runs_nothing_and_leaves_the_card(untrusted: An
     assert ran(project.root.parent / "marker") == set()
     assert front_matter(editor.text(uri))["state"] == "New"
     assert git(project.root, "status", "--porcelain") == ""
-    assert str(os.path.realpath(project.root)) not in grants()
+    assert real(project.root) not in grants()
 
 
 async def test_trust_in_the_editor_runs_is_remembered_and_a_change_asks_again(
@@ -126,7 +131,7 @@ async def test_trust_in_the_editor_runs_is_remembered_and_a_change_asks_again(
     uri = await run_card(client, "first")
     assert (await ended(client, uri))["state"] == "done"
     assert "test" in ran(marker) and ran(marker) <= {"build", "test"}
-    assert list(grants()) == [os.path.realpath(project.root)]
+    assert list(grants()) == [real(project.root)]
     assert "Trust this repository" in editor.questions[0].message
 
     editor.answers = [ACCEPT]  # trusted: no question (the change is in, nothing to review)
