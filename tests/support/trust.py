@@ -15,6 +15,10 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+TRUSTED = {"CARDRUNNER_TRUST": "1"}
+"""A run's environment with no API key, in a repository the test built itself (trusted as CI
+trusts one: tests/conftest.py)."""
+
 
 def untrusted_env(user: Path) -> dict[str, str]:
     """The environment of a user who has trusted nothing yet, their folder at `user`."""

@@ -3,7 +3,7 @@
 "The user" is everything the repository did not write: the user's own config.toml, the CLI's
 flags and the editor's settings (the loader's overrides). For the settings that bound what a run
 may do or cost — the limits, the sandbox's mode, network and passed variables, the read paths —
-a value the user set is combined with the repository's by `tighter`: the repository may lower a
+a value the user set is combined with the repository's by its rule in `GUARDED`: it may lower a
 limit, never raise or switch it off; it may turn the sandbox on, never off. Prices work the same
 way against the built-in price table: a repository may raise a model's price (its cost limit
 then stops earlier), never lower it. Settings the user left at their defaults may be widened by a

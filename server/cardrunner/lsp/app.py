@@ -31,13 +31,12 @@ from cardrunner.lsp.core.diagnostics import DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.core.watcher import CardWatcher
-from cardrunner.lsp.features import commands
+from cardrunner.lsp.features import commands, trust
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
 from cardrunner.lsp.features.codelens import CardSituation
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
-from cardrunner.lsp.features.trust import TrustPrompt
 from cardrunner.lsp.views import Views
 from cardrunner.processes.sandbox import describe
 from cardrunner.run.grant import ResumeGrant
@@ -86,7 +85,7 @@ class CardApp:
             self,
             self.reviews.approver,
             self.card_store,
-            trust=TrustPrompt(self.client),
+            trust=trust.TrustPrompt(self.client),
         )
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
