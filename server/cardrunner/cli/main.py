@@ -1,4 +1,4 @@
-"""`cardrunner`: run a card headless, serve the language server, check cards, run the demo.
+"""`cardrunner`: run a card headless, serve the language server, check cards, trust, run the demo.
 
 Each verb is a module of its own with its parser beside its command (cli/run.py, cli/check.py,
 ...); this one only lists them.
@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cardrunner.cli import check, demo, log, lsp, plan, run, transcript
+from cardrunner.cli import check, demo, log, lsp, plan, run, transcript, trust
 from cardrunner.cli.exiting import EXIT_FAILED
 
-VERBS = (run, lsp, check, demo, log, plan, transcript)
+VERBS = (run, lsp, check, trust, demo, log, plan, transcript)
 """Every verb module, in the order `cardrunner --help` lists them."""
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cardrunner.agent.events import RunFinished
     from cardrunner.agent.review import Approver
     from cardrunner.run.options import RunOptions
+    from cardrunner.trust.gate import TrustAsker
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -67,6 +68,12 @@ def add_parser(sub: Subparsers) -> None:
         "(exit 3, the card goes to Review), never Done",
     )
     add_ci_arguments(run, mode)
+    run.add_argument(
+        "--trust-repository",
+        action="store_true",
+        help="trust this repository's config without asking (CI; also CARDRUNNER_TRUST=1); "
+        "on a terminal cardrunner asks once, see `cardrunner trust` and docs/security.md",
+    )
     limits = (
         ("--max-rounds", int, "N", "model calls in this run"),
         ("--max-tokens", int, "N", "tokens in this run, cache reads and writes included"),
@@ -122,6 +129,14 @@ def _ask(question: str) -> str:
     return input()
 
 
+def _trust(args: argparse.Namespace) -> TrustAsker | None:
+    """The terminal asks the trust question; without one nobody can (`--yes` accepts reviews,
+    never trust)."""
+    from cardrunner.terminal.trust import TerminalTrust
+
+    return TerminalTrust(sys.stderr.write, _ask) if sys.stdin.isatty() else None
+
+
 def _approver(args: argparse.Namespace) -> Approver:
     """`--ci` reviews on the pull request, `--yes` accepts, `--no-commit` reviews without
     committing, else the terminal asks."""
@@ -172,6 +187,8 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
         approver=_approver(args),
         resume=grant,
         commit_card_state=not args.no_commit,  # --no-commit: nothing at all is committed
+        trust=_trust(args),
+        trusted=args.trust_repository,
     )
 
 

@@ -1,7 +1,10 @@
 """One typed settings model, read once, shared by the CLI and the language server.
 
-Sources, later wins: defaults, `[tool.cardrunner]` in `pyproject.toml`, `cardrunner.toml`, then
-overrides (CLI flags, LSP `initializationOptions` / `workspace/configuration`) in the same shape.
+Sources, later wins: defaults, the user's own `config.toml` (config/user.py), `[tool.cardrunner]`
+in `pyproject.toml`, `cardrunner.toml`, `.mcp.json` (config/sources.py), then overrides (CLI flags,
+LSP `initializationOptions` / `workspace/configuration`) in the same shape — except that what the
+user set of the limits, the sandbox and the read paths a repository can only tighten
+(config/precedence.py).
 Invalid settings never crash a front end: `load_settings` returns defaults for the broken part and
 a list of problems, each naming the file, the key and what was expected.
 """
@@ -9,14 +12,17 @@ a list of problems, each naming the file, the key and what was expected.
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
+from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
+from cardrunner.config.precedence import user_wins
+from cardrunner.config.sources import SettingsProblem, deep_merge, repository_data, user_data
+from cardrunner.config.user import user_config_path
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -78,29 +84,6 @@ class Commands(_Strict):
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )
-
-
-class McpServer(_Strict):
-    """One MCP server: a stdio command, or a Streamable HTTP url."""
-
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    url: str | None = None
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
-    )
-    required: bool = False
-    timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
-    source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
-
-    @model_validator(mode="after")
-    def _command_or_url(self) -> McpServer:
-        if bool(self.command) == bool(self.url):
-            raise ValueError("set exactly one of 'command' or 'url'")
-        if self.headers and not self.url:
-            raise ValueError("'headers' only applies to a 'url' server")
-        return self
 
 
 class ModelOptions(_Strict):
@@ -250,102 +233,6 @@ class Settings(_Strict):
         )
 
 
-class SettingsProblem(BaseModel):
-    """One thing wrong with the configuration, worded for the user."""
-
-    file: str
-    key: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}: {self.key}" if self.key else self.file
-        return f"{where}: {self.message}"
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "env":
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _read_toml(path: Path, problems: list[SettingsProblem]) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(SettingsProblem(file=path.name, key="", message=f"cannot read: {exc}"))
-    except tomllib.TOMLDecodeError as exc:
-        problems.append(SettingsProblem(file=path.name, key="", message=f"invalid TOML: {exc}"))
-    return {}
-
-
-def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any]:
-    """Servers from `.mcp.json` in the format other agent tools use."""
-    path = root / ".mcp.json"
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        problems.append(SettingsProblem(file=".mcp.json", key="", message=f"invalid JSON: {exc}"))
-        return {}
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        problems.append(
-            SettingsProblem(
-                file=".mcp.json", key="mcpServers", message="expected an object of servers"
-            )
-        )
-        return {}
-    out: dict[str, Any] = {}
-    for name, spec in servers.items():
-        if not isinstance(spec, dict):
-            problems.append(
-                SettingsProblem(
-                    file=".mcp.json", key=f"mcpServers.{name}", message="expected an object"
-                )
-            )
-            continue
-        entry = _mcp_json_entry(name, spec, problems)
-        if entry is not None:
-            out[name] = entry
-    return out
-
-
-_MCP_JSON_KEYS = {"command", "args", "env", "url", "headers", "required", "timeout"}
-
-
-def _mcp_json_entry(
-    name: str, spec: dict[str, Any], problems: list[SettingsProblem]
-) -> dict[str, Any] | None:
-    """One `.mcp.json` server, validated here so its problems name `.mcp.json`, not the TOML."""
-    key = f"mcpServers.{name}"
-    kind = spec.get("type", "stdio" if "command" in spec else "http")
-    if kind not in {"stdio", "http", "streamable-http"}:
-        message = (
-            f"transport type {kind!r} is not supported; use a command or a Streamable HTTP url"
-        )
-        problems.append(SettingsProblem(file=".mcp.json", key=f"{key}.type", message=message))
-        return None
-    ignored = sorted(set(spec) - _MCP_JSON_KEYS - {"type"})
-    if ignored:
-        message = f"ignored unknown key(s): {', '.join(ignored)}"
-        problems.append(SettingsProblem(file=".mcp.json", key=key, message=message))
-    entry = {k: v for k, v in spec.items() if k in _MCP_JSON_KEYS}
-    entry["source"] = ".mcp.json"
-    try:
-        McpServer.model_validate(entry)
-    except ValidationError as exc:
-        for err in exc.errors():
-            where = ".".join([key, *(str(p) for p in err["loc"])])
-            problems.append(SettingsProblem(file=".mcp.json", key=where, message=err["msg"]))
-        return None
-    return entry
-
-
 def _loc_key(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
@@ -384,47 +271,38 @@ def _drop(data: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any]:
 def load_settings(
     root: Path, overrides: dict[str, Any] | None = None
 ) -> tuple[Settings, list[SettingsProblem]]:
-    """Read the workspace's settings. Never raises: problems are returned, defaults fill in."""
+    """Read the workspace's settings. Never raises: problems are returned, defaults fill in.
+
+    Later wins: the user's config.toml, the repository's files, the overrides; then every
+    guarded value the user set (config.toml or overrides) is tightened by the repository's
+    only (config/precedence.py)."""
     problems: list[SettingsProblem] = []
-    data: dict[str, Any] = {}
-    sources: list[str] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        tool = _read_toml(pyproject, problems).get("tool", {})
-        if isinstance(tool, dict) and isinstance(tool.get("cardrunner"), dict):
-            data = _deep_merge(data, tool["cardrunner"])
-            sources.append("pyproject.toml [tool.cardrunner]")
-    own = root / "cardrunner.toml"
-    if own.is_file():
-        data = _deep_merge(data, _read_toml(own, problems))
-        sources.append("cardrunner.toml")
-    file = " + ".join(sources) or "settings"
-    raw_mcp = data.get("mcp")
-    mcp: dict[str, Any] = raw_mcp if isinstance(raw_mcp, dict) else {}  # else validation says so
-    for server in mcp.values():
-        if isinstance(server, dict):
-            server.setdefault("source", sources[-1] if sources else "settings")
-    for name, spec in _read_mcp_json(root, problems).items():
-        if name in mcp:
-            existing = mcp[name]
-            where = existing.get("source", file) if isinstance(existing, dict) else file
-            problems.append(
-                SettingsProblem(
-                    file=".mcp.json",
-                    key=f"mcpServers.{name}",
-                    message=f"server name {name!r} is also defined as [mcp.{name}] in "
-                    f"{where}; rename one of them",
-                )
-            )
-            continue
-        mcp[name] = spec
-    if mcp and (raw_mcp is None or isinstance(raw_mcp, dict)):
-        data["mcp"] = mcp
-    settings = _validate(data, file, problems)
+    user_raw = user_data(root, problems)
+    repo_raw, file = repository_data(root, problems, user_raw)
+    user = _validate(user_raw, str(user_config_path()), problems)
+    repo = _validate(repo_raw, file, problems)
+    user_set, repo_set = user.model_dump(exclude_unset=True), repo.model_dump(exclude_unset=True)
+    settings = _validate(deep_merge(user_set, repo_set), file, problems)
     if overrides:
-        merged = _deep_merge(settings.model_dump(exclude_unset=True), overrides)
+        merged = deep_merge(settings.model_dump(exclude_unset=True), overrides)
         settings = _validate(merged, "overrides", problems)
-    return settings, problems
+    mine_set = deep_merge(user_set, overrides or {})
+    mine = _validate(mine_set, "overrides", [])  # its problems are reported above
+    settings, widened = user_wins(settings, mine, mine_set, repo, repo_set, root)
+    return settings, problems + widened
+
+
+def repository_settings(root: Path) -> Settings:
+    """What the repository's own files set, on the defaults alone (what the trust question
+    is about); problems are `load_settings`'s to report."""
+    problems: list[SettingsProblem] = []
+    data, file = repository_data(root, problems, user_data(root, problems))
+    return _validate(data, file, problems)
+
+
+def user_settings(root: Path) -> Settings:
+    """The user's own config.toml on the defaults (what a repository is compared with)."""
+    return _validate(user_data(root, []), str(user_config_path()), [])
 
 
 def has_clash(problems: list[SettingsProblem]) -> bool:

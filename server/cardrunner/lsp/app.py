@@ -38,6 +38,7 @@ from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.runs import RunDisplays, RunsUI
 from cardrunner.lsp.features.status import RunStatus
+from cardrunner.lsp.features.trust import TrustPrompt
 from cardrunner.lsp.features.views import Views
 from cardrunner.run.liveness import interrupted_runs
 from cardrunner.run.sweep import sweep
@@ -80,7 +81,13 @@ class CardApp:
         )
         self.card_store = EditorCardStore(self.client, self.index)
         self.runs = RunsUI(
-            self.root, self.client, self.index, self.settings, self.card_store, self.reviews
+            self.root,
+            self.client,
+            self.index,
+            self.settings,
+            self.card_store,
+            self.reviews,
+            TrustPrompt(self.client),
         )
         manager = self.runs.manager
         self.diagnostics = CardDiagnostics(

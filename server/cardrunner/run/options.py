@@ -20,6 +20,7 @@ from cardrunner.config.settings import Settings
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.store import CardStore, DiskCardStore
+from cardrunner.trust.gate import TrustAsker
 
 __all__ = [
     "MISSING_KEY",
@@ -66,6 +67,11 @@ class RunOptions:
     """Called by the session once the run is prepared and holds the card, before anything is
     opened or written (CI makes the card's branch here). Its `RunRefused` ends the run as every
     refusal does; its notes are logged and shown after the run's start."""
+    trust: TrustAsker | None = None
+    """Asks the user whether to trust the repository with what its config asks for
+    (trust/gate.py): the terminal, the editor. None: an untrusted repository is refused."""
+    trusted: bool = False
+    """The front end's explicit trust: `--trust-repository`, the demo's own repository."""
 
 
 class RunRefused(Exception):

@@ -1,6 +1,7 @@
 """Preparing a run: the one step every front end (CLI, language server, demo) goes through.
 
-`prepare_run` chooses the model (a replayed transcript or the Messages API), prepares a resume
+`prepare_run` first makes sure the user trusts the repository with what its config asks for
+(trust/gate.py, through the front end's `TrustAsker`), then chooses the model (a replayed transcript or the Messages API), prepares a resume
 from the run log and sweeps what a dead cardrunner left behind. The front ends differ only in
 the `RunOptions` they fill in and in how they show a run, never in how it is set up; the run's
 session calls `prepare_run` inside its lifecycle, so a refusal ends the run like any other end.
@@ -23,6 +24,7 @@ from cardrunner.run.options import (
 )
 from cardrunner.run.resume import ResumeState, prepare_resume
 from cardrunner.run.sweep import keep_ledger, sweep
+from cardrunner.trust.gate import Untrusted, ensure_trusted
 
 __all__ = ["PreparedRun", "api_model", "choose_model", "prepare_run"]
 
@@ -74,8 +76,13 @@ def api_model(model: Model) -> str:
 
 
 async def prepare_run(options: RunOptions) -> PreparedRun:
-    """Model, resume and sweep for one run; raises RunRefused with the reason it cannot start."""
+    """Trust, model, resume and sweep for one run; raises RunRefused with the reason it cannot
+    start. A resume's limits are the current settings' (plus its grant), never the log's."""
     o = options
+    try:  # before anything of the repository runs: its transcript, its sweep, its commands
+        await ensure_trusted(o.root, o.env, o.trust, o.trusted)
+    except Untrusted as exc:
+        raise RunRefused(str(exc)) from exc
     model = o.model
     if model is None:
         model = await asyncio.to_thread(
@@ -84,7 +91,9 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
     resume = None
     if o.resume is not None:
         try:  # reads the run log: off the loop
-            resume = await asyncio.to_thread(prepare_resume, o.root, o.card_path, model, o.resume)
+            resume = await asyncio.to_thread(
+                prepare_resume, o.root, o.card_path, model, o.resume, o.settings.limits
+            )
         except ValueError as exc:
             raise RunRefused(f"cannot resume: {exc}") from exc
     refusals = o.settings.refusals(api_model(model), resume.limits if resume else None)

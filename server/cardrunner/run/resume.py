@@ -267,16 +267,20 @@ def resume_note(state: ResumeState, limits: Limits) -> str:
     )
 
 
-def prepare_resume(root: Path, card_path: Path, model: Model, grant: ResumeGrant) -> ResumeState:
+def prepare_resume(
+    root: Path, card_path: Path, model: Model, grant: ResumeGrant, current: Limits
+) -> ResumeState:
     """The card's last unfinished run, ready to go on; raises ValueError if there is none.
 
-    A replayed model is moved to the round the run stopped at, so it answers where it left off.
+    The limits are `current` (the settings' now, plus the grant), never the log's: a log is a
+    file in the repository, and what it says must not lift the user's limits. A replayed model
+    is moved to the round the run stopped at, so it answers where it left off.
     """
     log = find_resumable(root, card_path)
     if log is None:
         raise ValueError(f"{card_path.name} has no unfinished run to resume")
     state = rebuild(log)
-    limits = state.limits.model_copy()
+    limits = current.model_copy()
     if grant.rounds:
         limits.max_rounds = max(limits.max_rounds, state.rounds) + grant.rounds
     if grant.cost_usd:

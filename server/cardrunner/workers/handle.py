@@ -2,8 +2,8 @@
 
 `WorkerRun.play` takes the warm spare (`workers/spare.py`) or starts `python -m
 cardrunner.workers.program`, sends it the run's options and turns its lines back into the run's
-events (`workers/wire.py`); the worker's `review` and `update_card` requests are answered by this
-side's approver and card store — the editor's. Cancelling sends a message (the run ends
+events (`workers/wire.py`); the worker's `review`, `update_card` and `trust` requests are answered
+by this side's approver, card store and trust asker — the editor's. Cancelling sends a message (the run ends
 `cancelled`, or `interrupted` with a reason); a worker that no longer reads is sent SIGTERM.
 
 A spare whose pipe closes before it said `started` never began the run (it died while it
@@ -245,7 +245,7 @@ class WorkerRun:
             task.add_done_callback(self._answering.discard)
 
     async def _answer(self, message: dict[str, Any]) -> None:
-        """Answer one request with this side's approver or card store."""
+        """Answer one request with this side's approver, card store or trust asker."""
         reply: dict[str, Any] = {"kind": "response", "id": message.get("id")}
         try:
             if message.get("method") == "review":
@@ -256,6 +256,9 @@ class WorkerRun:
                 path, change = wire.decode_update(message)
                 await self._options.card_store.update(path, change)
                 reply["result"] = True
+            elif message.get("method") == "trust":
+                asker, question = self._options.trust, wire.decode_question(message["question"])
+                reply["result"] = asker is not None and await asker.ask(question)
             else:
                 reply["error"] = f"unknown request {message.get('method')!r}"
         except Exception as exc:

@@ -31,6 +31,7 @@ from cardrunner.run.log import new_run_id
 from cardrunner.run.options import RunOptions, RunRefused, refuse_early
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
+from cardrunner.trust.gate import TrustAsker
 from cardrunner.workers import wire
 from cardrunner.workers.handle import WorkerRun
 from cardrunner.workers.spare import IDLE_SECONDS, SpareWorker
@@ -61,6 +62,7 @@ class RunManager:
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
         spare_idle_seconds: float = IDLE_SECONDS,
+        trust: TrustAsker | None = None,
     ) -> None:
         self.root = root
         self._settings = settings
@@ -68,6 +70,8 @@ class RunManager:
         self._approver = approver
         self._store = card_store or DiskCardStore()
         self._env = env if env is not None else os.environ
+        self._trust = trust
+        """Asks the user to trust the repository (the editor's question); None refuses."""
         self._views: dict[Path, RunView] = {}
         self._done: dict[Path, asyncio.Future[None]] = {}
         self._workers: dict[Path, WorkerRun] = {}
@@ -111,6 +115,7 @@ class RunManager:
             resume=resume,
             run_id=view.run_id,
             env=self._env,
+            trust=self._trust,
         )
         refuse_early(options)  # no key: the editor hears it at once, not from a failed run
         self._views[path] = view

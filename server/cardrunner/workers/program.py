@@ -4,8 +4,8 @@ A run shares nothing with the editor's server but a pipe: its JSON work, the mod
 MCP clients would otherwise hold the server's GIL (and its memory) while the user types. The
 worker lowers its own CPU priority, reads one `start` message on stdin, lowers it further if the
 run's `run_priority` asks for it (`workers/priority.py`), says `started`, plays
-the run's `RunSession` and writes every event to stdout (`workers/wire.py`); the review and the
-card writes are asked of the server, which answers them in the editor.
+the run's `RunSession` and writes every event to stdout (`workers/wire.py`); the review, the
+card writes and the trust question are asked of the server, which answers them in the editor.
 
 A spare (`workers/spare.py`) is the same program started before its run is asked for: its first
 message is `warm`, so it imports the adapters the run will need (`preload`) — a worker started
@@ -40,6 +40,7 @@ from cardrunner.run.liveness import interruption
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
+from cardrunner.trust.gate import TrustQuestion
 from cardrunner.workers import wire
 from cardrunner.workers.priority import PRIORITIES, lower
 
@@ -109,6 +110,22 @@ class RemoteApprover:
         return wire.decode_decision(answer)
 
 
+class RemoteTrust:
+    """`TrustAsker` that asks the server (the editor asks the user); no answer is a no."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    async def ask(self, question: TrustQuestion) -> bool:
+        try:
+            answer = await self._channel.request(
+                "trust", {"question": wire.encode_question(question)}
+            )
+        except (ServerGone, RuntimeError):
+            return False
+        return answer is True
+
+
 class RemoteCardStore:
     """`CardStore` that asks the server (which knows the editor's buffers); once the server is
     gone, the card is written on disk, where the next server reads it."""
@@ -137,6 +154,7 @@ def options(start: wire.StartRun, settings: Settings, channel: Channel) -> RunOp
         resume=resume,
         run_id=start.run_id,
         env=start.env,
+        trust=RemoteTrust(channel),
     )
 
 

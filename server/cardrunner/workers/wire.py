@@ -9,10 +9,11 @@ The run executes in a worker (`workers/program.py`), the editor's server only su
 - worker → server: `ready` (a spare's imports are done), `started` (the `start` was read: from
   here on the run is the worker's), `event` (the run-event contract: the run log's
   `{"time", "type", "data"}` envelope, with every field of the event, so transient events and
-  running totals cross too), `request` (`review` or `update_card`, answered by id).
+  running totals cross too), `request` (`review`, `update_card` or `trust`, answered by id).
 
-Reviews and card writes cross as requests because the approver and the card store belong to the
-editor (its buffers, its questions); everything else a run touches it owns itself.
+Reviews, card writes and the trust question cross as requests because the approver, the card
+store and the user's consent belong to the editor (its buffers, its questions); everything else a
+run touches it owns itself.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from pydantic import BaseModel, TypeAdapter
 from cardrunner.agent import events as ev
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.card.record import KEEP, CardUpdate, RunRecord
+from cardrunner.trust.gate import TrustQuestion
 
-Method = Literal["review", "update_card"]
+Method = Literal["review", "update_card", "trust"]
 
 
 class WarmUp(BaseModel):
@@ -115,3 +117,16 @@ def decode_update(data: dict[str, Any]) -> tuple[Path, CardUpdate]:
     run = RunRecord.model_validate(data["run"]) if data.get("run") is not None else None
     reason = KEEP if data.get("keep_reason") else data.get("reason")
     return Path(data["path"]), CardUpdate(state=data.get("state"), reason=reason, run=run)
+
+
+def encode_question(question: TrustQuestion) -> dict[str, Any]:
+    return {**asdict(question), "root": str(question.root)}
+
+
+def decode_question(data: dict[str, Any]) -> TrustQuestion:
+    return TrustQuestion(
+        Path(data["root"]),
+        [str(i) for i in data["items"]],
+        str(data["fingerprint"]),
+        changed=bool(data.get("changed")),
+    )

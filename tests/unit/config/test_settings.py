@@ -24,9 +24,9 @@ def test_cardrunner_toml_wins_over_pyproject_and_overrides_win_over_both(tmp_pat
         '[tool.cardrunner]\nmodel = "a"\ncards = "board"\n[tool.cardrunner.limits]\nmax_rounds = 5\n'
     )
     (tmp_path / "cardrunner.toml").write_text('model = "b"\n[limits]\nmax_tokens = 1000\n')
-    s, problems = load_settings(tmp_path, {"limits": {"max_rounds": 7}})
+    s, problems = load_settings(tmp_path, {"limits": {"max_rounds": 3}, "model": "c"})
     assert problems == []
-    assert (s.model, s.cards, s.limits.max_rounds, s.limits.max_tokens) == ("b", "board", 7, 1000)
+    assert (s.model, s.cards, s.limits.max_rounds, s.limits.max_tokens) == ("c", "board", 3, 1000)
 
 
 def test_a_bad_value_names_file_key_and_expectation_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from cardrunner.run.cardlock import CardLock
 from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
 from cardrunner.run.options import RunOptions
 from tests.support.project import fix_transcript, git, make_project, slug_of
+from tests.support.trust import TRUSTED
 
 BRANCH = f"cards/{slug_of('cards/fix-add.md')}"
 
@@ -50,7 +51,7 @@ def branch_run(
         settings=settings,
         model=None if steps is None else ScriptedModel(steps),
         approver=PullRequestApprover(),
-        env={},
+        env=TRUSTED,
     )
     return CardBranchRun(options, PushTarget(remote="origin", pr_body=body))
 

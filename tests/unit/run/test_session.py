@@ -23,6 +23,7 @@ from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 from tests.support.project import fix_transcript, make_project
+from tests.support.trust import TRUSTED
 
 
 def options(root: Path, **fields: Any) -> RunOptions:
@@ -33,7 +34,7 @@ def options(root: Path, **fields: Any) -> RunOptions:
         card_path=root / "cards/fix-add.md",
         settings=settings,
         approver=AutoApprover(),
-        env={},
+        env=TRUSTED,
         **fields,
     )
 

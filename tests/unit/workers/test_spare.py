@@ -25,6 +25,7 @@ from cardrunner.workers import wire
 from cardrunner.workers.handle import WorkerRun
 from cardrunner.workers.spare import SpareWorker, spawn_worker
 from tests.support.lsp import final, make_project
+from tests.support.trust import TRUSTED
 
 WARM = wire.WarmUp(api=False, mcp=False)
 
@@ -125,7 +126,7 @@ async def test_a_spare_killed_after_it_was_taken_never_fails_the_run(tmp_path: P
 
     events: list[ev.Event] = []
     options = RunOptions(
-        root=project.root, card_path=card, settings=settings, approver=AutoApprover(), env={}
+        root=project.root, card_path=card, settings=settings, approver=AutoApprover(), env=TRUSTED
     )
     run = WorkerRun(options, events.append, take)
     await asyncio.wait_for(run.play(), 60)

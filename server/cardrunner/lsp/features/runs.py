@@ -34,6 +34,7 @@ from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.view import RunView
+from cardrunner.trust.gate import TrustAsker
 from cardrunner.workers.manager import RunManager
 
 log = logging.getLogger("cardrunner.lsp")
@@ -63,6 +64,7 @@ class RunsUI:
         settings: SettingsFeature,
         card_store: EditorCardStore,
         reviews: ReviewHub,
+        trust: TrustAsker | None = None,
     ) -> None:
         self._root = root
         self._client = client
@@ -71,7 +73,7 @@ class RunsUI:
         self._card_store = card_store
         self._reviews = reviews
         self.manager = RunManager(
-            root, lambda: settings.settings, self, reviews.approver, card_store
+            root, lambda: settings.settings, self, reviews.approver, card_store, trust=trust
         )
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""

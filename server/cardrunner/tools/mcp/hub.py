@@ -4,7 +4,8 @@
 offers each server tool as `mcp__<server>__<tool>` and turns each call into plain text. Servers
 are untrusted neighbours: a stdio server runs in the workspace root with a minimal environment
 (basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`; no API
-keys unless the configuration passes them on, `${VAR}` style), its stderr goes to
+keys unless the configuration passes them on, `${VAR}` style — and a secret-looking `${VAR}` only
+for a server the user's own config defines, never a repository's), its stderr goes to
 `run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server that fails to start is reported and left out,
 unless it is `required`, in which case the run cannot sensibly go on (`McpStartError`).
 
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
 from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
+from cardrunner.config.mcpserver import VAR, secret_refusal
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, filter_env
 from cardrunner.tools.mcp.changes import tool_change
@@ -39,7 +41,7 @@ from cardrunner.tools.mcp.transport import Launch
 if TYPE_CHECKING:
     import mcp_types
 
-    from cardrunner.config.settings import McpServer
+    from cardrunner.config.mcpserver import McpServer
 
 __all__ = ["McpHub", "McpStartError", "McpTool"]
 
@@ -47,7 +49,6 @@ TIMEOUT_MARGIN = 5.0
 """The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
 hub's own, clearer timeout message wins."""
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -141,7 +142,10 @@ class McpHub:
             return None
 
     def _launch(self, name: str, spec: McpServer) -> Launch:
-        """argv and environment of a stdio server, or url and headers; `${VAR}` from our env."""
+        """argv and environment of a stdio server, or url and headers; `${VAR}` from our env,
+        but a secret-looking one only for a server the user's own config defines."""
+        if not spec.users_own and (uses := spec.secret_uses()):
+            raise ValueError(secret_refusal(uses[0]))
         stderr_path = self._run_dir / "mcp" / f"{_INVALID.sub('_', name)}.stderr.log"
         if spec.url:
             headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
@@ -174,7 +178,7 @@ class McpHub:
                 raise ValueError(f"{where} uses ${{{match.group(1)}}}, which is not set")
             return found if found is not None else match.group(2)
 
-        return _VAR.sub(one, value)
+        return VAR.sub(one, value)
 
     def _add_tools(self, server: str, tools: list[mcp_types.Tool]) -> None:
         taken = {t.name for t in self._tools}

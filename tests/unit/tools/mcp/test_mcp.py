@@ -13,7 +13,8 @@ import pytest
 
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.gate import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
-from cardrunner.config.settings import McpServer, has_clash, load_settings
+from cardrunner.config.mcpserver import USER_SOURCE, McpServer
+from cardrunner.config.settings import has_clash, load_settings
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import BASE_ENV
 from cardrunner.tools.mcp import transport as mcp_transport
@@ -369,7 +370,9 @@ async def test_http_headers_are_sent_with_variables_expanded(
 ) -> None:
     monkeypatch.setenv("WEB_TOKEN", "t0k3n")
     with http_server(run_dir) as (url, _proc):
-        spec = McpServer(url=url, headers={"Authorization": "Bearer ${WEB_TOKEN}"})
+        spec = McpServer(
+            url=url, headers={"Authorization": "Bearer ${WEB_TOKEN}"}, source=USER_SOURCE
+        )
         async with hub(run_dir, tmp_path, web=spec) as h:
             sent = await h.call("web", "header", {"name": "Authorization"})
     assert sent.text == "Bearer t0k3n"

@@ -1,0 +1,143 @@
+"""What a repository's own config asks cardrunner to run or to widen: the trust question's list.
+
+Only what the repository wrote counts (config/sources.py's repository layer), compared with what
+the user's own config.toml says: commands (build, test, app), MCP servers (the command or URL,
+and the environment variables and headers they are given), the sandbox (off, the network, passed
+variables), read paths outside the repository, extra test arguments, `replay`, and prices and
+limits that differ from the user's. Each `Request` carries the exact setting it stands for; the
+fingerprint is a hash of those, so any change to them asks again, and nothing else does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cardrunner.config.confinement import TestArgs
+from cardrunner.config.mcpserver import McpServer
+from cardrunner.config.settings import Settings, repository_settings, user_settings
+
+
+@dataclass(frozen=True)
+class Request:
+    """One thing the repository asks for: the setting (`key`, `value`) and its wording."""
+
+    key: str
+    value: Any
+    text: str
+
+
+def _argv(argv: list[str]) -> str:
+    return shlex.join(argv)
+
+
+def _server(name: str, spec: McpServer) -> Request:
+    if spec.url:
+        what = f"connects to {spec.url}"
+        if spec.headers:
+            what += f" with the headers {', '.join(sorted(spec.headers))}"
+    else:
+        what = f"runs `{_argv([spec.command or '', *spec.args])}`"
+        if spec.env:
+            what += f" with the environment variables {', '.join(sorted(spec.env))}"
+    value = spec.model_dump(mode="json", exclude={"timeout", "required"})
+    return Request(f"mcp.{name}", value, f"MCP server '{name}' ({spec.source}) {what}")
+
+
+def _outside(root: Path, folder: str) -> bool:
+    return not (root / folder).resolve().is_relative_to(root.resolve())
+
+
+def _commands(repo: Settings) -> list[Request]:
+    out = []
+    for kind in ("build", "test", "app"):
+        argv = getattr(repo.commands, kind)
+        if argv:
+            out.append(Request(f"commands.{kind}", argv, f"{kind} command: `{_argv(argv)}`"))
+    extra = sorted(
+        (set(repo.commands.test_args.flags) | set(repo.commands.test_args.values))
+        - (set(TestArgs().flags) | set(TestArgs().values))
+    )
+    if extra:
+        out.append(
+            Request(
+                "commands.test_args",
+                extra,
+                f"test options the model may pass beyond the defaults: {', '.join(extra)}",
+            )
+        )
+    return out
+
+
+def _confinement(root: Path, repo: Settings) -> list[Request]:
+    out = []
+    box = repo.sandbox
+    if box.mode == "off":
+        out.append(
+            Request(
+                "sandbox.mode",
+                "off",
+                "sandbox OFF: build, test, app and MCP servers run with all your rights",
+            )
+        )
+    if box.network:
+        out.append(Request("sandbox.network", True, "sandboxed commands may use the network"))
+    if box.env:
+        names = ", ".join(box.env)
+        out.append(Request("sandbox.env", box.env, f"commands get the variables {names}"))
+    outside = [f for f in repo.paths.read if _outside(root, f)]
+    if outside:
+        out.append(
+            Request(
+                "paths.read",
+                outside,
+                f"the model may read outside the repository: {', '.join(outside)}",
+            )
+        )
+    return out
+
+
+def _limit(value: float | None) -> str:
+    return f"{value:g}" if value else "off"
+
+
+def _money(repo: Settings, user: Settings) -> list[Request]:
+    """Prices and limits the repository sets that differ from the user's."""
+    out = []
+    for name, price in repo.prices.items():
+        if price != user.price(name):
+            shown = f"${price.input:g}/${price.output:g} per million tokens in/out"
+            out.append(Request(f"prices.{name}", price.model_dump(), f"price of {name}: {shown}"))
+    mine = user.limits.model_dump()
+    for key, value in repo.limits.model_dump().items():
+        if key in repo.limits.model_fields_set and value != mine[key]:
+            text = f"limit {key}: {_limit(value)} (yours: {_limit(mine[key])})"
+            out.append(Request(f"limits.{key}", value, text))
+    return out
+
+
+def requests(root: Path) -> list[Request]:
+    """Everything the repository at `root` asks for, in the order the question lists it."""
+    repo, user = repository_settings(root), user_settings(root)
+    out = _commands(repo)
+    out += [_server(n, s) for n, s in sorted(repo.mcp.items()) if not s.users_own]
+    out += _confinement(root, repo)
+    if repo.replay:
+        out.append(
+            Request(
+                "replay",
+                repo.replay,
+                f"replay: plays the repository's transcript {repo.replay} instead of the model",
+            )
+        )
+    return out + _money(repo, user)
+
+
+def fingerprint(asked: list[Request]) -> str:
+    """A hash of exactly the settings in `asked`."""
+    data = json.dumps([[r.key, r.value] for r in asked], sort_keys=True, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()

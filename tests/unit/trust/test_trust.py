@@ -1,0 +1,117 @@
+"""What the trust question lists, how a grant is kept, and the one rule of a run's preparation."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cardrunner.config.precedence import LIMITS
+from cardrunner.config.settings import Limits
+from cardrunner.trust import store
+from cardrunner.trust.gate import TrustQuestion, Untrusted, ensure_trusted, question
+from cardrunner.trust.requests import fingerprint, requests
+
+
+@pytest.fixture(autouse=True)
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    return tmp_path / "user" / "cardrunner"
+
+
+def repo(tmp_path: Path, toml: str) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir(exist_ok=True)
+    (root / "cardrunner.toml").write_text(toml)
+    return root
+
+
+def test_the_guarded_limits_are_every_limit() -> None:
+    assert set(LIMITS) == set(Limits.model_fields)
+
+
+def test_a_repository_that_asks_for_nothing_needs_no_trust(tmp_path: Path) -> None:
+    root = repo(tmp_path, 'model = "claude-opus-5"\ncards = "board"\n[paths]\nwrite = ["lib"]\n')
+    assert requests(root) == [] and question(root) is None
+
+
+def test_the_fingerprint_follows_exactly_the_listed_settings(tmp_path: Path) -> None:
+    root = repo(tmp_path, '[commands]\ntest = ["pytest"]\n')
+    before = fingerprint(requests(root))
+    repo(tmp_path, 'model = "claude-opus-5"\n[commands]\ntest = ["pytest"]\n')
+    assert fingerprint(requests(root)) == before  # the model is not a trust matter
+    repo(tmp_path, '[commands]\ntest = ["pytest", "-p", "evil"]\n')
+    assert fingerprint(requests(root)) != before
+
+
+def test_a_server_of_the_users_own_config_is_not_the_repositorys_to_ask(
+    tmp_path: Path, user: Path
+) -> None:
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text('[mcp.docs]\nurl = "https://docs.example/mcp"\n')
+    root = repo(tmp_path, '[mcp.docs]\nurl = "http://attacker.example/mcp"\n')
+    assert requests(root) == []
+
+
+def test_a_grant_is_kept_for_the_real_path_readable_by_the_user_alone(
+    tmp_path: Path, user: Path
+) -> None:
+    root = repo(tmp_path, '[commands]\nbuild = ["make"]\n')
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    asked = question(link)
+    assert asked is not None and asked.items == ["build command: `make`"]
+    store.grant(link, asked.fingerprint, asked.items)
+    assert question(root) is None  # the same repository, whichever path names it
+    assert stat.S_IMODE(os.stat(user / store.TRUST_FILE).st_mode) == 0o600
+    assert store.revoke(root) and question(root) is not None
+
+
+def test_a_user_folder_inside_the_repository_holds_no_grant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path, '[commands]\nbuild = ["make"]\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / ".config"))
+    with pytest.raises(OSError, match="lies inside"):
+        store.grant(root, "x", [])
+    assert store.lookup(root) is None
+
+
+class Answer:
+    def __init__(self, yes: bool) -> None:
+        self.yes = yes
+        self.asked: list[TrustQuestion] = []
+
+    async def ask(self, question: TrustQuestion) -> bool:
+        self.asked.append(question)
+        return self.yes
+
+
+async def test_one_question_a_no_refuses_with_the_list_a_yes_is_remembered(
+    tmp_path: Path,
+) -> None:
+    root = repo(tmp_path, '[commands]\ntest = ["pytest"]\n')
+    with pytest.raises(Untrusted, match="test command: `pytest`"):
+        await ensure_trusted(root, {}, Answer(False))
+    with pytest.raises(Untrusted, match="it is not trusted"):
+        await ensure_trusted(root, {}, None)  # nobody to ask
+    yes = Answer(True)
+    await ensure_trusted(root, {}, yes)
+    await ensure_trusted(root, {}, yes)
+    assert len(yes.asked) == 1
+    repo(tmp_path, '[commands]\ntest = ["pytest", "-x"]\n')
+    again = Answer(False)
+    with pytest.raises(Untrusted, match="changed since you trusted it"):
+        await ensure_trusted(root, {}, again)
+    assert again.asked[0].changed
+
+
+async def test_ci_trusts_explicitly_and_stores_nothing(tmp_path: Path, user: Path) -> None:
+    root = repo(tmp_path, '[commands]\ntest = ["pytest"]\n')
+    await ensure_trusted(root, {"CARDRUNNER_TRUST": "1"}, None)
+    await ensure_trusted(root, {}, None, trusted=True)
+    with pytest.raises(Untrusted):
+        await ensure_trusted(root, {"CARDRUNNER_TRUST": "yes please"}, None)
+    assert not (user / store.TRUST_FILE).exists()
