@@ -22,7 +22,6 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentPlanUpdate,
     AllowedOutcome,
-    DeniedOutcome,
     FileEditToolCallContent,
     PermissionOption,
     RequestPermissionResponse,
@@ -43,7 +42,8 @@ class Asked:
 
 @dataclass
 class AcpClient:
-    """Records updates; answers permission requests with `answers` (option ids), in order."""
+    """Records updates; answers permission requests with `answers` (option ids), in order;
+    with none left it never answers (the review stays open, as when the user walks away)."""
 
     answers: list[str] = field(default_factory=list)
     updates: list[Any] = field(default_factory=list)
@@ -56,7 +56,7 @@ class AcpClient:
         self.asked.append(Asked(tool_call, options, len(self.updates)))
         self._changed.set()
         if not self.answers:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+            await asyncio.Future()  # until the connection goes
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=self.answers.pop(0))
         )
@@ -69,13 +69,16 @@ class AcpClient:
         pass
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self._changed.clear()
-                try:
-                    await self._changed.wait()
-                except TimeoutError:
-                    raise TimeoutError(what) from None
+        """Until `predicate` holds: looked at on each update or permission request, and every
+        tenth of a second for what no update announces (a process appearing)."""
+        try:
+            async with asyncio.timeout(timeout):
+                while not predicate():
+                    self._changed.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), 0.1)
+        except TimeoutError:
+            raise AssertionError(f"timed out waiting for {what}") from None
 
     def plans(self) -> list[list[tuple[str, str]]]:
         return [

@@ -1,0 +1,214 @@
+"""`cardrunner acp` end to end: the ACP SDK's client side drives the agent as a subprocess in a
+real git repository, the model's answers played from a transcript, every tool real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from acp.schema import AgentPlanUpdate, ToolCallStart
+
+from tests.support.acp_client import AcpClient, agent, prompt
+from tests.support.lsp import processes_with
+from tests.support.project import (
+    CALC,
+    FIXED,
+    fix_transcript,
+    git,
+    log_records,
+    make_project,
+    slow_tests,
+    write_transcript,
+)
+
+pytestmark = pytest.mark.timeout(240)
+RUN = "/run cards/fix-add.md"
+
+
+def replay_project(root: Path, commit_attempts: int = 1) -> Path:
+    """The fix-add project, its transcript in `transcripts/` (`replay` in cardrunner.toml)."""
+    root.mkdir()
+    card = make_project(root, top_toml='replay = "transcripts"\n')
+    (root / "transcripts").mkdir()
+    write_transcript(root / "transcripts" / "fix-add.json", fix_transcript(commit_attempts))
+    return card
+
+
+def state(card: Path) -> str:
+    return str(yaml.safe_load(card.read_text().split("---")[1])["state"])
+
+
+def change_commits(root: Path) -> list[str]:
+    """Commits after the first that touch the code (the card's own commits do not)."""
+    first = git(root, "rev-list", "--max-parents=0", "HEAD").strip()
+    return git(root, "log", "--format=%h", f"{first}..HEAD", "--", "src").split()
+
+
+async def test_a_card_runs_to_done_with_the_permission_answered(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    card = replay_project(root)
+    client = AcpClient(answers=["commit"])
+    async with agent(root, client) as (conn, _):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        answer = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
+        )
+    assert answer.stop_reason == "end_turn"
+    assert state(card) == "Done"
+    # exactly one change commit, holding the fix; the card's state follows in its own commit
+    assert len(change_commits(root)) == 1
+    assert git(root, "show", "--name-only", "--format=", "HEAD~1").split() == ["src/calc.py"]
+    assert git(root, "status", "--porcelain", "--", "src", "cards") == ""
+    # the plan: every criterion pending, then in progress, then completed as evidence came
+    plans = client.plans()
+    assert plans[0] == [(c, "pending") for c, _ in plans[0]] and len(plans[0]) == 2
+    assert any(s == "in_progress" for p in plans for _, s in p)
+    assert [s for _, s in plans[-1]] == ["completed", "completed"]
+    # the write as a diff with the absolute path, before and after
+    calc = str((root / "src" / "calc.py").resolve())
+    written = [d for d in client.diffs() if d.path == calc]
+    assert written and written[0].old_text == CALC and written[0].new_text == FIXED
+    # the review: the diff and the evidence, allow_once / reject_once; asked while the run
+    # went on (the tool calls and plan were shown before it), not in a burst at the end
+    (asked,) = client.asked
+    assert {o.kind for o in asked.options} == {"allow_once", "reject_once"}
+    diffs = [c for c in asked.tool_call.content or [] if getattr(c, "type", "") == "diff"]
+    assert [(d.path, d.old_text, d.new_text) for d in diffs] == [(calc, CALC, FIXED)]
+    assert "Evidence" in json.dumps(asked.tool_call.model_dump(mode="json"))
+    before = client.updates[: asked.seen]
+    assert any(isinstance(u, AgentPlanUpdate) for u in before)
+    assert any(isinstance(u, ToolCallStart) and u.title == "write_file src/calc.py" for u in before)
+    assert len(client.updates) > asked.seen  # and the rest of the run after it
+    # kinds, statuses, the runner's own checks, narration and thinking
+    kinds = {u.title.split()[0]: u.kind for u in client.updates if isinstance(u, ToolCallStart)}
+    assert kinds["read_file"] == "read" and kinds["write_file"] == "edit"
+    assert kinds["run_tests"] == "execute" and kinds["report_criterion"] == "think"
+    assert client.started("runner's checks (commit)")
+    statuses = [u.status for u in client.calls() if u.tool_call_id == "toolu_tests" and u.status]
+    assert statuses == ["pending", "in_progress", "completed"]
+    assert "Look at the code first." in client.text("agent_thought_chunk")
+    assert "RESULT: done" in client.text() and "**DONE**" in client.text()
+
+
+async def test_a_reject_with_a_reason_in_the_next_prompt_leads_to_a_second_review(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    card = replay_project(root, commit_attempts=2)
+    client = AcpClient(answers=["reject", "commit"])
+    reason = "Say in the message why + is right."
+    async with agent(root, client) as (conn, _):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        first = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
+        )
+        assert first.stop_reason == "end_turn" and len(client.asked) == 1
+        assert "Why?" in client.text()
+        second = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=prompt(reason)), 180
+        )
+    assert second.stop_reason == "end_turn"
+    assert len(client.asked) == 2
+    reviews = [r["data"] for r in log_records(root) if r["type"] == "review"]
+    assert [(r["decision"], r["reason"]) for r in reviews][0] == ("reject", reason)
+    assert reviews[1]["decision"] == "accept"
+    commits = [r["data"] for r in log_records(root) if r["type"] == "tool"]
+    assert reason in next(c["result"] for c in commits if c["name"] == "git_commit")
+    assert state(card) == "Done" and len(change_commits(root)) == 1
+
+
+async def test_session_cancel_ends_the_run_cancelled_and_stops_its_commands(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    marker = f"acp-cancel-{tmp_path.name}"
+    transcript = root.parent / "repo-slow.json"
+    make_project(root, top_toml=f"replay = {json.dumps(str(transcript))}\n")
+    slow_tests(root, marker)
+    client = AcpClient()
+    async with agent(root, client) as (conn, _):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
+        await client.wait_for(lambda: bool(processes_with(marker)), 120, "the slow tests")
+        await conn.cancel(session_id=session.session_id)
+        answer = await asyncio.wait_for(turn, 60)
+    assert answer.stop_reason == "cancelled"
+    result = [r["data"] for r in log_records(root) if r["type"] == "result"][-1]
+    assert result["status"] == "failed" and result["reason"] == "cancelled"
+    assert not processes_with(marker)
+
+
+async def test_closing_stdin_ends_the_agent_and_leaves_no_process(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    marker = f"acp-stdin-{tmp_path.name}"
+    transcript = root.parent / "repo-slow.json"
+    make_project(root, top_toml=f"replay = {json.dumps(str(transcript))}\n")
+    slow_tests(root, marker)
+    client = AcpClient()
+    async with agent(root, client) as (conn, process):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
+        await client.wait_for(lambda: bool(processes_with(marker)), 120, "the slow tests")
+        assert process.stdin is not None
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+        turn.cancel()
+    assert not processes_with(marker)
+    result = [r["data"] for r in log_records(root) if r["type"] == "result"][-1]
+    assert result["reason"] == "interrupted"  # the client went away: resumable
+
+
+async def test_session_load_after_a_kill_replays_the_run_and_resumes_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    card = replay_project(root, commit_attempts=2)
+    held = AcpClient()  # never answers: the agent is killed while the review waits
+    async with agent(root, held) as (conn, process):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
+        await held.wait_for(lambda: bool(held.asked), 180, "the review")
+        process.kill()
+        await process.wait()
+        turn.cancel()
+    assert state(card) == "In Work"
+    client = AcpClient(answers=["commit"])
+    async with agent(root, client) as (conn, _):
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(root), session_id=session.session_id, mcp_servers=[]), 60
+        )
+        replayed = len(client.updates)
+        titles = [u.title for u in client.updates[:replayed] if isinstance(u, ToolCallStart)]
+        assert "write_file src/calc.py" in titles and "run_tests" in titles
+        assert client.plans() and "interrupted" in client.text()
+        answer = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=prompt("go on")), 180
+        )
+    assert answer.stop_reason == "end_turn"
+    assert "resumed after round" in client.text() and len(client.asked) == 1
+    assert state(card) == "Done" and len(change_commits(root)) == 1
+    assert (root / "src" / "calc.py").read_text() == FIXED
+
+
+async def test_a_prompt_that_names_no_card_gets_the_cards_and_how_to_run_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    card = replay_project(root)
+    client = AcpClient()
+    async with agent(root, client) as (conn, _):
+        session = await conn.new_session(cwd=str(root), mcp_servers=[])
+        await client.wait_for(
+            lambda: any(u.session_update == "available_commands_update" for u in client.updates),
+            30,
+            "the commands",
+        )
+        answer = await conn.prompt(session_id=session.session_id, prompt=prompt("hello there"))
+    assert answer.stop_reason == "end_turn"
+    assert "`cards/fix-add.md`" in client.text() and "/run" in client.text()
+    (commands,) = [u for u in client.updates if u.session_update == "available_commands_update"]
+    assert {c.name for c in commands.available_commands} == {"run", "resume", "cards"}
+    assert state(card) == "New" and not (root / ".cardrunner" / "runs").exists()
