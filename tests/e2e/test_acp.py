@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from acp.schema import AgentPlanUpdate, ToolCallStart
 
-from tests.support.acp_client import AcpClient, agent, prompt
+from tests.support.acp_client import AcpClient, agent, agent_env, prompt
 from tests.support.lsp import processes_with
 from tests.support.project import (
     CALC,
@@ -113,8 +115,7 @@ async def test_a_reject_with_a_reason_in_the_next_prompt_leads_to_a_second_revie
     assert second.stop_reason == "end_turn"
     assert len(client.asked) == 2
     reviews = [r["data"] for r in log_records(root) if r["type"] == "review"]
-    assert [(r["decision"], r["reason"]) for r in reviews][0] == ("reject", reason)
-    assert reviews[1]["decision"] == "accept"
+    assert [(r["decision"], r["reason"]) for r in reviews] == [("reject", reason), ("accept", "")]
     commits = [r["data"] for r in log_records(root) if r["type"] == "tool"]
     assert reason in next(c["result"] for c in commits if c["name"] == "git_commit")
     assert state(card) == "Done" and len(change_commits(root)) == 1
@@ -133,7 +134,7 @@ async def test_session_cancel_ends_the_run_cancelled_and_stops_its_commands(
     async with agent(root, client) as (conn, _):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
-        await client.wait_for(lambda: bool(processes_with(marker)), 120, "the slow tests")
+        await client.wait_for(lambda: bool(processes_with(marker)), "the slow tests", 120)
         await conn.cancel(session_id=session.session_id)
         answer = await asyncio.wait_for(turn, 60)
     assert answer.stop_reason == "cancelled"
@@ -153,7 +154,7 @@ async def test_closing_stdin_ends_the_agent_and_leaves_no_process(tmp_path: Path
     async with agent(root, client) as (conn, process):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
-        await client.wait_for(lambda: bool(processes_with(marker)), 120, "the slow tests")
+        await client.wait_for(lambda: bool(processes_with(marker)), "the slow tests", 120)
         assert process.stdin is not None
         process.stdin.close()
         assert await asyncio.wait_for(process.wait(), 60) == 0
@@ -170,7 +171,7 @@ async def test_session_load_after_a_kill_replays_the_run_and_resumes_it(tmp_path
     async with agent(root, held) as (conn, process):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
-        await held.wait_for(lambda: bool(held.asked), 180, "the review")
+        await held.wait_for(lambda: bool(held.asked), "the review", 180)
         process.kill()
         await process.wait()
         turn.cancel()
@@ -203,8 +204,8 @@ async def test_a_prompt_that_names_no_card_gets_the_cards_and_how_to_run_one(
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
         await client.wait_for(
             lambda: any(u.session_update == "available_commands_update" for u in client.updates),
-            30,
             "the commands",
+            30,
         )
         answer = await conn.prompt(session_id=session.session_id, prompt=prompt("hello there"))
     assert answer.stop_reason == "end_turn"
@@ -212,3 +213,74 @@ async def test_a_prompt_that_names_no_card_gets_the_cards_and_how_to_run_one(
     (commands,) = [u for u in client.updates if u.session_update == "available_commands_update"]
     assert {c.name for c in commands.available_commands} == {"run", "resume", "cards"}
     assert state(card) == "New" and not (root / ".cardrunner" / "runs").exists()
+
+
+async def test_stdout_carries_only_json_rpc_in_the_schema_the_clients_read(
+    tmp_path: Path,
+) -> None:
+    """Raw JSON-RPC, no SDK between: every stdout line is a JSON-RPC message, the plan entries,
+    diffs and permission request carry exactly the fields the clients' SDKs parse."""
+    root = tmp_path / "repo"
+    card = replay_project(root)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cardrunner",
+        "acp",
+        cwd=root,
+        env=agent_env(),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def until(answer_to: int) -> list[dict[str, Any]]:
+        seen = []
+        while True:
+            line = await asyncio.wait_for(stdout.readline(), 180)
+            assert line, "the agent closed stdout early"
+            message = json.loads(line)  # anything else on stdout fails here
+            assert message["jsonrpc"] == "2.0"
+            seen.append(message)
+            if message.get("method") == "session/request_permission":
+                choice = {"outcome": "selected", "optionId": "commit"}
+                send({"id": message["id"], "result": {"outcome": choice}})
+            if message.get("id") == answer_to and "method" not in message:
+                return seen
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    (init,) = await until(1)
+    capabilities = init["result"]["agentCapabilities"]
+    assert capabilities["loadSession"] is True
+    assert not capabilities.get("promptCapabilities", {}).get("image")
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(root), "mcpServers": []}})
+    session = (await until(2))[-1]["result"]["sessionId"]
+    prompt_params = {"sessionId": session, "prompt": [{"type": "text", "text": RUN}]}
+    send({"id": 3, "method": "session/prompt", "params": prompt_params})
+    seen = await until(3)
+    assert seen[-1]["result"]["stopReason"] == "end_turn"
+    updates = [m["params"]["update"] for m in seen if m.get("method") == "session/update"]
+    plans = [u["entries"] for u in updates if u["sessionUpdate"] == "plan"]
+    assert all(set(e) == {"content", "priority", "status"} for p in plans for e in p)
+    assert {e["status"] for p in plans for e in p} == {"pending", "in_progress", "completed"}
+    diffs = [
+        c
+        for u in updates
+        if u["sessionUpdate"].startswith("tool_call")
+        for c in u.get("content") or []
+        if c["type"] == "diff"
+    ]
+    calc = str((root / "src" / "calc.py").resolve())
+    assert {"type": "diff", "path": calc, "oldText": CALC, "newText": FIXED} in diffs
+    (asked,) = [m for m in seen if m.get("method") == "session/request_permission"]
+    assert {o["kind"] for o in asked["params"]["options"]} == {"allow_once", "reject_once"}
+    assert any(c["type"] == "diff" for c in asked["params"]["toolCall"]["content"])
+    stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 60) == 0
+    assert await stdout.read() == b""
+    assert state(card) == "Done"

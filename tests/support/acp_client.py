@@ -68,11 +68,11 @@ class AcpClient:
     def on_connect(self, conn: Any) -> None:
         pass
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    async def wait_for(self, predicate: Callable[[], bool], what: str, seconds: float) -> None:
         """Until `predicate` holds: looked at on each update or permission request, and every
         tenth of a second for what no update announces (a process appearing)."""
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(seconds):
                 while not predicate():
                     self._changed.clear()
                     with contextlib.suppress(TimeoutError):

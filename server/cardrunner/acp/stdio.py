@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import sys
-
 from typing import cast
 
 from acp import Agent, run_agent
