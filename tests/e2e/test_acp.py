@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from acp.schema import AgentPlanUpdate, ToolCallStart
 
@@ -26,7 +25,6 @@ from tests.support.project import (
     write_transcript,
 )
 
-pytestmark = pytest.mark.timeout(240)
 RUN = "/run cards/fix-add.md"
 
 
