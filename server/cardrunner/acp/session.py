@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from acp import Client
@@ -44,13 +43,11 @@ class CardSession:
         client: Client,
         session_id: str,
         root: Path,
-        env: Mapping[str, str] = os.environ,
         remarks: Sequence[str] = (),
     ) -> None:
         self._client = client
         self.session_id = session_id
         self.root = root
-        self._env = env
         self._remarks = list(remarks)
         """Said once, at the start of the first prompt's answer (client MCP servers left out)."""
         self._queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
@@ -114,7 +111,6 @@ class CardSession:
             settings=settings,
             approver=PermissionApprover(self._client, self.session_id, self),
             resume=ResumeGrant() if resume else None,
-            env=self._env,
         )
         turn = self._new_turn()
         self._run = asyncio.create_task(self._produce(options))
