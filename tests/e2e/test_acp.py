@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -282,3 +283,29 @@ async def test_stdout_carries_only_json_rpc_in_the_schema_the_clients_read(
     assert await asyncio.wait_for(proc.wait(), 60) == 0
     assert await stdout.read() == b""
     assert state(card) == "Done"
+
+
+def test_requests_from_a_file_answered_into_a_file(tmp_path: Path) -> None:
+    """Trying the agent by hand: stdin and stdout regular files, not the pipes editors use."""
+    requests = tmp_path / "requests.jsonl"
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": 1},
+    }
+    requests.write_text(json.dumps(initialize) + "\n")
+    replies = tmp_path / "replies.jsonl"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "cardrunner", "acp"],
+            cwd=tmp_path,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            env=agent_env(),
+        )
+    assert done.returncode == 0, done.stderr
+    (reply,) = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert reply["id"] == 1 and reply["result"]["agentCapabilities"]["loadSession"] is True

@@ -14,14 +14,51 @@ import asyncio
 import logging
 import os
 import signal
+import stat
 import sys
-from typing import cast
+import threading
+from typing import BinaryIO, cast
 
 from acp import Agent, run_agent
 
 from cardrunner.acp.agent import CardAgent, FindRoot
 
 GONE = "the agent's client closed the connection"
+
+
+def _streams_itself(fd: int) -> bool:
+    """A pipe, socket or terminal: what asyncio can watch. A regular file (`< requests.jsonl`,
+    `> replies.jsonl` when trying the agent by hand) it cannot."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class _FileTransport(asyncio.WriteTransport):
+    """Writes to a regular file at once: a file never makes a writer wait."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        super().__init__()
+        self._file = file
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._file.write(data)
+
+    def is_closing(self) -> bool:
+        return self._file.closed
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _feed_from_file(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    """stdin from a regular file: read it in a thread, line by line, then end the stream."""
+
+    def read() -> None:
+        for line in iter(sys.stdin.buffer.readline, b""):
+            loop.call_soon_threadsafe(reader.feed_data, line)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=read, name="acp-stdin", daemon=True).start()
 
 
 async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -31,10 +68,16 @@ async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter
     os.dup2(2, 1)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=50 * 1024 * 1024)  # images and big diffs: the SDK's limit
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
-    )
+    if _streams_itself(sys.stdin.fileno()):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:
+        _feed_from_file(loop, reader)
+    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
+    if _streams_itself(out.fileno()):
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, out)
+    else:
+        transport = _FileTransport(out)
+        protocol.connection_made(transport)
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
