@@ -49,6 +49,10 @@ class StatePaths:
         """One ledger per cardrunner process of the process groups it started (run/sweep.py)."""
         return self.state / "processes"
 
+    def agent_session(self, session_id: str) -> Path:
+        """Which card an Agent Client Protocol session runs (`session/load` reads it back)."""
+        return self.state / "acp-sessions" / f"{session_id}.json"
+
     def worktree(self, run_id: str) -> Path:
         """The git worktree the isolated run `run_id` works in: one per run, never shared by
         two cards or two runs of one card (only a resume of that run comes back to it)."""

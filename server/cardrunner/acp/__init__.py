@@ -1,0 +1,1 @@
+"""`cardrunner acp`: the Agent Client Protocol front end (one more subscriber of the run core)."""
