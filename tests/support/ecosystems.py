@@ -72,11 +72,15 @@ build = ["npx", "tsc", "-b", "tsconfig.build.json"]
 test = ["npm", "test"]
 """
 
-PYTHON_IGNORES = "__pycache__/\n.venv/\n.pytest_cache/\n*.egg-info/\ndist/\nsrc/exceptiongroup/_version.py\n"
+PYTHON_IGNORES = (
+    "__pycache__/\n.venv/\n.pytest_cache/\n*.egg-info/\ndist/\nsrc/exceptiongroup/_version.py\n"
+)
 """As the project's own repository ignores them (its version file is written by the build)."""
 
 MESSAGE = "    def message(self) -> str:\n        return self.args[0]"
-CONTAINS = "    /// as repeated flags: `-vvv` is treated the same as `-v -v -v`.\n    pub fn contains"
+CONTAINS = (
+    "    /// as repeated flags: `-vvv` is treated the same as `-v -v -v`.\n    pub fn contains"
+)
 NO_ARGS = "#[test]\nfn no_args() {\n    let _ = Arguments::from_vec(to_vec(&[]));\n}\n\n"
 CALLBACKS = '    it("should return formated strings for callbacks"'
 NARROWS = "  it('narrows the type', () => {"
@@ -254,8 +258,20 @@ def _editable_venv(root: Path) -> str:
         f"import site; site.addsitedir({ours!r}); site.addsitedir({str(buildtools('python'))!r})\n"
     )
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-index"]
-        + ["--no-build-isolation", "--no-deps", "-e", "."],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--no-index",
+            "--no-build-isolation",
+            "--no-deps",
+            "-e",
+            ".",
+        ],
         cwd=root,
         check=True,
         capture_output=True,

@@ -97,8 +97,19 @@ def _run(argv: list[str], cwd: Path, what: str) -> None:
 def _download(pin: Pin, into: Path) -> Path:
     """The archive, by the registry's ordinary client, checked against its sha256."""
     spec = {
-        "pypi": [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:"]
-        + ["--no-deps", "-d", str(into), f"{pin.name}=={pin.version}"],
+        "pypi": [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            "-d",
+            str(into),
+            f"{pin.name}=={pin.version}",
+        ],
         "npm": ["npm", "pack", "-q", "--pack-destination", str(into), f"{pin.name}@{pin.version}"],
         "debian": ["apt-get", "download", "-q", f"{pin.name}={pin.version}"],
     }[pin.registry]
@@ -133,8 +144,16 @@ def _unpack(pin: Pin, archive: Path, into: Path) -> Path:
 
 def _prepare_python(project: Path, extra: Path) -> None:
     _run(
-        [sys.executable, "-m", "pip", "install", "-q", "--target", str(extra / "buildtools")]
-        + [FLIT_SCM],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--target",
+            str(extra / "buildtools"),
+            FLIT_SCM,
+        ],
         project,
         "install the build backend",
     )

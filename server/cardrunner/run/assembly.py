@@ -27,6 +27,7 @@ from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
+from cardrunner.config.settings import Settings
 from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
 from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable
@@ -243,15 +244,21 @@ async def _refuse_uncommitted_config(area: WorkArea, guard: PathGuard) -> None:
 async def _sandbox(prepared: PreparedRun, workdir: Path, run_dir: Path) -> Sandbox:
     """The run's sandbox; a run refuses to start where the configured one cannot."""
     o = prepared.options
-    box = o.settings.sandbox
-    read = (o.root, Path(sys.prefix), Path(sys.base_prefix))
     try:
-        return await asyncio.to_thread(
-            Sandbox.start, box.mode, workdir, o.settings.paths.write, run_dir,
-            network=box.network, env_names=box.env, read=read,
-        )  # fmt: skip
+        return await asyncio.to_thread(run_sandbox, o.settings, o.root, workdir, run_dir)
     except SandboxUnavailable as exc:
         raise RunRefused(str(exc)) from exc
+
+
+def run_sandbox(settings: Settings, root: Path, workdir: Path, run_dir: Path) -> Sandbox:
+    """The sandbox a run of `root` works in at `workdir` (the checkout or its worktree), also
+    used by `cardrunner check --try`; raises `SandboxUnavailable` where it cannot start."""
+    box = settings.sandbox
+    read = (root, Path(sys.prefix), Path(sys.base_prefix))
+    return Sandbox.start(
+        box.mode, workdir, settings.paths.write, run_dir,
+        network=box.network, env_names=box.env, read=read,
+    )  # fmt: skip
 
 
 def _loop(
