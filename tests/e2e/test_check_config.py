@@ -38,7 +38,9 @@ def test_each_mistake_in_the_config_is_named(tmp_path: Path) -> None:
     proc = cli(tmp_path, "check", ".")
     assert proc.returncode == 1, proc.stdout
     out = proc.stdout
-    assert "commands.build: the program 'no-such-compiler-4711' is not found on the run's PATH" in out
+    assert (
+        "commands.build: the program 'no-such-compiler-4711' is not found on the run's PATH" in out
+    )
     assert "commands.test: ['npm test && npm run lint'] is a shell line in one argument" in out
     assert "['npm', 'test']" in out, "the fix shows the argv to write"
     assert "commands.app: the program './run-app.sh' is not found in the repository" in out
@@ -54,12 +56,16 @@ def test_a_good_config_has_no_problems_and_try_counts_the_tests(tmp_path: Path) 
     proc = cli(tmp_path, "check", "--try", ".")
     assert proc.returncode == 1, proc.stdout  # the project's one test fails: add is broken
     assert "try: build (python -m compileall -q src): ok" in proc.stdout
-    assert "try: test (python -m pytest -q -p no:cacheprovider tests): failed (exit 1)" in proc.stdout
+    assert (
+        "try: test (python -m pytest -q -p no:cacheprovider tests): failed (exit 1)" in proc.stdout
+    )
     (tmp_path / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(tmp_path, "commit", "-qam", "fix")
     fixed = cli(tmp_path, "check", "--try", ".")
     assert fixed.returncode == 0, fixed.stdout
-    assert "try: test (python -m pytest -q -p no:cacheprovider tests): ok, 1 tests ran" in fixed.stdout
+    assert (
+        "try: test (python -m pytest -q -p no:cacheprovider tests): ok, 1 tests ran" in fixed.stdout
+    )
     assert git(tmp_path, "status", "--porcelain") == "", "check --try left changes git sees"
 
 

@@ -10,6 +10,7 @@ run (`isolation = true`) on an editable install does not end Done when the chang
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,20 @@ def test_a_worktree_run_on_an_editable_install_is_not_done_when_it_breaks_the_te
         r["data"] for r in records if r["type"] == "checks" and r["data"]["phase"] == "commit"
     ]
     assert commit_checks and not commit_checks[-1]["ok"], "the runner's tests passed on it"
+
+
+@pytest.mark.parametrize("key", list(ECOSYSTEMS))
+def test_check_try_counts_the_tests_of_the_untouched_project(key: str, tmp_path: Path) -> None:
+    project = make_real_project(key, tmp_path / key)
+    proc = project.cli("check", "--try", ".")
+    assert proc.returncode == 0, proc.stdout
+    assert (
+        f"try: test ({' '.join(_test_argv(project))}): ok, {COUNTS[key]} tests ran" in proc.stdout
+    )
+    assert "sandbox refused" not in proc.stdout
+    assert git(project.root, "status", "--porcelain") == "", "the try left changes git sees"
+
+
+def _test_argv(project: RealProject) -> list[str]:
+    argv: list[str] = tomllib.loads(project.eco.toml)["commands"]["test"]
+    return argv
