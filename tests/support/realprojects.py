@@ -31,6 +31,10 @@ class FetchError(Exception):
     """A project could not be downloaded or prepared; str() says which and why."""
 
 
+class RegistryUnreachable(FetchError):
+    """The registry's client could not download the archive (no network, registry down)."""
+
+
 @dataclass(frozen=True)
 class Pin:
     """One published archive: where it comes from, exactly which, and where the project is in it."""
@@ -114,12 +118,15 @@ def _download(pin: Pin, into: Path) -> Path:
         "debian": ["apt-get", "download", "-q", f"{pin.name}={pin.version}"],
     }[pin.registry]
     try:
-        _run(spec, into, f"download {pin.name} {pin.version}")
-    except FetchError:
-        if pin.registry != "debian" or os.geteuid() != 0:
-            raise
-        _run(["apt-get", "update", "-q"], into, "apt-get update")  # a fresh machine's empty lists
-        _run(spec, into, f"download {pin.name} {pin.version}")
+        try:
+            _run(spec, into, f"download {pin.name} {pin.version}")
+        except FetchError:
+            if pin.registry != "debian" or os.geteuid() != 0:
+                raise
+            _run(["apt-get", "update", "-q"], into, "apt-get update")  # a fresh machine's lists
+            _run(spec, into, f"download {pin.name} {pin.version}")
+    except FetchError as exc:
+        raise RegistryUnreachable(str(exc)) from exc
     archive = into / pin.archive
     if not archive.is_file():
         raise FetchError(f"{pin.registry} gave no {pin.archive}: {sorted(os.listdir(into))}")
@@ -190,7 +197,10 @@ def fetch(key: str) -> Path:
         with tempfile.TemporaryDirectory(dir=entry.parent) as tmp:
             work = Path(tmp)
             project = _unpack(pin, _download(pin, work), work / "unpacked")
-            PREPARE[key](project, work)
+            try:  # the test tools come from the registry too
+                PREPARE[key](project, work)
+            except FetchError as exc:
+                raise RegistryUnreachable(str(exc)) from exc
             project.rename(work / "tree")
             (work / "ready").write_text(pin.sha256)
             work.rename(entry)

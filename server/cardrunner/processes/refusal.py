@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _EROFS_RE = re.compile(r"read-only file system|\bEROFS\b|os error 30|errno 30", re.IGNORECASE)
-_PATH_RE = re.compile(r"""['"`‘“](/[^'"`’”\n]*)['"`’”]|(?:^|[\s:=])(/[^\s'"`,;]+)""")
+_QUOTED_RE = re.compile(r"""['"`‘“](/[^'"`’”\n]*)['"`’”]""")
+_BARE_RE = re.compile(r"""(?:^|[\s:=])(/[^\s'"`,;]+)""")
 _LOOK_BACK = 3
 """cargo names the path on the line before its `Caused by: Read-only file system`."""
 
@@ -63,8 +64,8 @@ def refusals(output: str, root: Path) -> list[Refusal]:
         if not _EROFS_RE.search(line):
             continue
         for candidate in [line, *reversed(lines[max(0, i - _LOOK_BACK) : i])]:
-            if match := _PATH_RE.search(candidate):
-                path = (match.group(1) or match.group(2)).rstrip(".")
+            if match := _QUOTED_RE.search(candidate) or _BARE_RE.search(candidate):
+                path = match.group(1).rstrip(".:")
                 fix = _fix(path, root)
                 found.setdefault(fix, Refusal(path, fix))
                 break
