@@ -2,9 +2,10 @@
 
 Each project is fetched from its registry at test time (tests/support/realprojects.py), put in a
 fresh git repository with the cardrunner.toml docs/configuration.md gives for its ecosystem, and
-run with `cardrunner run CARD --replay T --yes`: a harmless change ends Done with its tests
-counted; a change that deletes or skips a test is blocked by the runner's count; and a worktree
-run (`isolation = true`) on an editable install does not end Done when the change breaks the tests.
+tried with `cardrunner check --try`, then run with `cardrunner run CARD --replay T --yes`: a
+harmless change ends Done with its tests counted; a change that deletes or skips a test is
+blocked by the runner's count; and a worktree run (`isolation = true`) on an editable install
+does not end Done when the change breaks the tests. One repository per test: each run commits.
 """
 
 from __future__ import annotations
@@ -35,8 +36,17 @@ def _log(project: RealProject) -> str:
 
 
 @pytest.mark.parametrize("key", list(ECOSYSTEMS))
-def test_a_harmless_change_ends_done_with_the_tests_counted(key: str, tmp_path: Path) -> None:
+def test_check_try_counts_the_tests_then_a_harmless_change_ends_done(
+    key: str, tmp_path: Path
+) -> None:
     project = make_real_project(key, tmp_path / key)
+    tried = project.cli("check", "--try", ".")
+    assert tried.returncode == 0, tried.stdout
+    argv = " ".join(tomllib.loads(project.eco.toml)["commands"]["test"])
+    assert f"try: test ({argv}): ok, {COUNTS[key]} tests ran" in tried.stdout
+    assert "sandbox refused" not in tried.stdout
+    assert git(project.root, "status", "--porcelain") == "", "the try left changes git sees"
+
     transcript = project.play("done", project.eco.done)
     proc = project.cli("run", project.card, "--replay", str(transcript), "--yes")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
@@ -75,20 +85,3 @@ def test_a_worktree_run_on_an_editable_install_is_not_done_when_it_breaks_the_te
         r["data"] for r in records if r["type"] == "checks" and r["data"]["phase"] == "commit"
     ]
     assert commit_checks and not commit_checks[-1]["ok"], "the runner's tests passed on it"
-
-
-@pytest.mark.parametrize("key", list(ECOSYSTEMS))
-def test_check_try_counts_the_tests_of_the_untouched_project(key: str, tmp_path: Path) -> None:
-    project = make_real_project(key, tmp_path / key)
-    proc = project.cli("check", "--try", ".")
-    assert proc.returncode == 0, proc.stdout
-    assert (
-        f"try: test ({' '.join(_test_argv(project))}): ok, {COUNTS[key]} tests ran" in proc.stdout
-    )
-    assert "sandbox refused" not in proc.stdout
-    assert git(project.root, "status", "--porcelain") == "", "the try left changes git sees"
-
-
-def _test_argv(project: RealProject) -> list[str]:
-    argv: list[str] = tomllib.loads(project.eco.toml)["commands"]["test"]
-    return argv
