@@ -25,8 +25,8 @@ from cardrunner.verify.builds import RunnerChecks
 
 async def _checks(root: Path, settings: Settings, run_dir: Path) -> ChecksRan:
     sandbox = run_sandbox(settings, root, root, run_dir)
-    checks = RunnerChecks(root, settings.commands, ProcessGroups(), command_env(run_dir))
-    checks.sandbox = sandbox
+    env = command_env(run_dir)
+    checks = RunnerChecks(root, settings.commands, ProcessGroups(), env, sandbox=sandbox)
     return await checks.run("baseline", "untouched")
 
 
