@@ -6,9 +6,7 @@
  * Why pure: the server owns the board (grouping, live runs, actions); the client only renders it.
  * Keeping the parsing and the wording free of `vscode` lets them be unit-tested under plain Node.
  */
-
-export const BoardMethod = "cardrunner/board";
-export const SetStateCommand = "cardrunner.setState";
+import { ServerCommand } from "./protocol";
 
 export const COLUMNS = ["New", "In Work", "Review", "Done", "Failed"] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -158,11 +156,11 @@ export function cardDetail(card: BoardCard): string {
 export function contextValue(card: BoardCard): string {
   const flags = ["card"];
   const has = (command: string) => card.actions.some((a) => a.command === command);
-  if (has("cardrunner.runCard")) flags.push("runnable");
-  if (has("cardrunner.cancelRun")) flags.push("running");
-  if (has("cardrunner.resumeRun")) flags.push("resumable");
+  if (has(ServerCommand.runCard)) flags.push("runnable");
+  if (has(ServerCommand.cancelRun)) flags.push("running");
+  if (has(ServerCommand.resumeRun)) flags.push("resumable");
   if (card.review) flags.push("review");
-  if (card.run?.logPath || has("cardrunner.showLog")) flags.push("log");
+  if (card.run?.logPath || has(ServerCommand.showLog)) flags.push("log");
   return flags.join(" ");
 }
 

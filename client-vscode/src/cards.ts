@@ -7,13 +7,13 @@
  * hooks see it: a Reject without a reason asks for one) and when the board is asked for again.
  */
 import type * as vscode from "vscode";
-import { BoardMethod, SetStateCommand, demoArgv, newCard, type Column } from "./board";
+import { demoArgv, newCard, type Column } from "./board";
 import { BoardPanel } from "./boardPanel";
 import { CardsView } from "./cardsView";
 import type { ServerClient } from "./client";
 import { cardUri } from "./commands";
-import { ServerCommand } from "./protocol";
-import { formatArgv } from "./serverCommand";
+import { BoardMethod, ServerCommand } from "./protocol";
+import { formatArgv } from "./serverLaunch";
 import type { ReviewController } from "./review";
 import * as api from "./vscodeapi";
 
@@ -41,7 +41,7 @@ export function registerCards(
   };
   const move = async (uri: string | undefined, state: Column): Promise<void> => {
     if (uri) {
-      await server.executeServerCommand(SetStateCommand, [uri, state]);
+      await server.executeServerCommand(ServerCommand.setState, [uri, state]);
       view.refreshSoon();
     }
   };

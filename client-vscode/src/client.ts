@@ -2,7 +2,7 @@
  * Starts, stops and restarts the language client for `cardrunner lsp`.
  *
  * Why it owns so much: the server process is the one thing whose life cycle matters — its command
- * is resolved per workspace (serverCommand.ts), its environment carries the API key (secrets.ts),
+ * is resolved per workspace (serverLaunch.ts), its environment carries the API key (secrets.ts),
  * a change of `cardrunner.server.*` needs a new process (debounced, so typing in the settings UI
  * restarts once), while every other setting is pushed to the running server with
  * `workspace/didChangeConfiguration` in the server's own settings shape (settings.ts).
@@ -14,7 +14,6 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
-  ShowMessageRequest,
   State,
   type ErrorHandler,
   type ServerOptions,
@@ -24,7 +23,7 @@ import { CrashPolicy } from "./crashPolicy";
 import { nodeProbe } from "./probe";
 import { ClientCommand } from "./protocol";
 import type { ApiKeyStore } from "./secrets";
-import { formatArgv, settingArgv, resolveServerCommand, startFailureMessage, type Resolution } from "./serverCommand";
+import { formatArgv, settingArgv, resolveServerLaunch, startFailureMessage, type Resolution } from "./serverLaunch";
 import { RESTART_SECTION, toServerSettings, type ServerSettings } from "./settings";
 import * as api from "./vscodeapi";
 
@@ -156,7 +155,7 @@ export class ServerClient implements vscode.Disposable {
 
   private async resolve(): Promise<Resolution> {
     const argv = settingArgv(api.readSetting("server.command"));
-    return resolveServerCommand(nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter));
+    return resolveServerLaunch(nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter));
   }
 
   private async doStart(): Promise<void> {
@@ -185,13 +184,6 @@ export class ServerClient implements vscode.Disposable {
     });
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
-    // Registered before start, so it replaces the language client's own handler.
-    client.onRequest(
-      ShowMessageRequest.type,
-      (params) =>
-        this.hooks.showMessageRequest?.(params) ??
-        api.showMessageRequest(params.type, params.message, params.actions ?? []),
-    );
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         everRan = true;

@@ -1,6 +1,6 @@
 /**
  * The language client's options: which documents, where logs go, and the middleware through which
- * the editor shapes the standard protocol (settings in the server's shape, review hooks).
+ * the editor shapes the standard protocol (settings in the server's shape, the review lens hook).
  *
  * Why apart from client.ts: the server's life cycle and the protocol details change for different
  * reasons; this module is the one place that says how VS Code talks to cardrunner beyond defaults.
@@ -8,13 +8,7 @@
 import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import type * as vscode from "vscode";
-import {
-  RevealOutputChannelOn,
-  type ErrorHandler,
-  type LanguageClientOptions,
-  type MessageActionItem,
-  type ShowMessageRequestParams,
-} from "vscode-languageclient/node";
+import { RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from "vscode-languageclient/node";
 import { initializationOptions } from "./protocol";
 import { StderrClassifier } from "./serverLog";
 import type { ServerSettings } from "./settings";
@@ -23,17 +17,13 @@ import type { ServerSettings } from "./settings";
 export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
 
 /**
- * Where another module takes over part of the standard protocol for a better VS Code experience
- * (review.ts shows reviews with native diff editors instead of the server's `.diff` document and
- * question). Each hook returns whether it handled the message.
+ * Where another module takes a server command run from a lens or code action (review.ts opens
+ * its native review for the "Review changes" lens). The server's generic review UI is not
+ * undone here: the client says at `initialize` that it shows reviews itself (protocol.ts).
  */
 export interface ClientHooks {
-  /** `window/showDocument`: true when handled here (the document is not opened). */
-  showDocument?(uri: string): boolean;
   /** A server command run from a lens or code action: true when handled here (not sent). */
   executeCommand?(command: string, args: unknown[]): boolean;
-  /** `window/showMessageRequest`: an answer, or undefined to show the question as usual. */
-  showMessageRequest?(params: ShowMessageRequestParams): Promise<MessageActionItem | null> | undefined;
 }
 
 export interface OptionDeps {
@@ -70,10 +60,6 @@ export function buildClientOptions(deps: OptionDeps): LanguageClientOptions {
     middleware: {
       executeCommand: (command, args, next) =>
         deps.hooks().executeCommand?.(command, args) ? undefined : next(command, args),
-      window: {
-        showDocument: async (params, token, next) =>
-          deps.hooks().showDocument?.(params.uri) ? { success: true } : next(params, token),
-      },
       workspace: {
         // The `cardrunner` section is answered in the server's shape, not VS Code's camelCase one.
         configuration: async (params, token, next) => {

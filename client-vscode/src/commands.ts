@@ -11,8 +11,8 @@ import type { ServerClient } from "./client";
 import { ClientCommand, ServerCommand, type RunInfo } from "./protocol";
 import type { ReviewController } from "./review";
 import { parseGrant, resumeArguments } from "./reviewPlan";
-import { runLine } from "./runView";
-import { RunDocuments } from "./runDocument";
+import { runLine } from "./statusItems";
+import { RunDocuments } from "./runView";
 import * as api from "./vscodeapi";
 
 /** The card a command is about: a URI string, a `vscode.Uri`, a Cards view item, or the active editor. */

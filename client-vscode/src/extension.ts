@@ -12,7 +12,7 @@ import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
 import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus, parseSandbox } from "./protocol";
 import { ReviewController } from "./review";
-import { RunDocuments } from "./runDocument";
+import { RunDocuments } from "./runView";
 import { ApiKeyStore } from "./secrets";
 import { StatusView } from "./status";
 import * as api from "./vscodeapi";

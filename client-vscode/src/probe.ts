@@ -1,7 +1,7 @@
 /**
  * The real `Probe` for server command resolution: PATH lookup, file checks, a Python import check.
  *
- * Why separate from serverCommand.ts: resolution stays pure (fake probes in tests), while this
+ * Why separate from serverLaunch.ts: resolution stays pure (fake probes in tests), while this
  * module does the Node I/O — still without `vscode`, so it too is tested under plain Node against
  * real files and a real interpreter. The Python extension lookup is passed in by the caller.
  */
@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import * as path from "node:path";
-import type { Probe } from "./serverCommand";
+import type { Probe } from "./serverLaunch";
 
 async function isExecutableFile(file: string): Promise<boolean> {
   try {

@@ -16,6 +16,7 @@ export const ServerCommand = {
   rejectChanges: "cardrunner.rejectChanges",
   showDiff: "cardrunner.showDiff",
   showLog: "cardrunner.showLog",
+  setState: "cardrunner.setState",
 } as const;
 
 /** Commands only this client registers; never the server's ids (the client registers those). */
@@ -32,17 +33,29 @@ export const ClientCommand = {
   openRawLog: "cardrunner.client.openRawLog",
 } as const;
 
+/** What this client says of itself at `initialize` (initializationOptions `client`). */
+export interface OwnOptions {
+  /** Send the custom notifications below (others' editors would warn on each). */
+  notifications: true;
+  /** Reviews are shown here, from `cardrunner/reviewRequested` (review.ts): the server neither
+   * opens its `.diff` document nor asks its review question. */
+  nativeReview: true;
+}
+
 /**
  * `initializationOptions` as this client sends them: the settings in the server's shape, plus the
- * one key that is not a setting, `client`, which asks for the custom notifications above. The
- * server sends them only to clients that ask (others would show a warning per message).
+ * one key that is not a setting, `client`: it asks for the custom notifications and says that
+ * reviews are shown natively, so the server keeps its generic review UI for other editors.
  */
-export function initializationOptions<S extends object>(settings: S): S & { client: { notifications: true } } {
-  return { ...settings, client: { notifications: true } };
+export function initializationOptions<S extends object>(settings: S): S & { client: OwnOptions } {
+  return { ...settings, client: { notifications: true, nativeReview: true } };
 }
 
 export const RunStatusMethod = "cardrunner/runStatus";
 export const ReviewRequestedMethod = "cardrunner/reviewRequested";
+/** Custom requests: the board (board.ts parses it) and a run told as `cardrunner log` tells it. */
+export const BoardMethod = "cardrunner/board";
+export const RunSummaryMethod = "cardrunner/runSummary";
 
 export type RunState = "running" | "review" | "done" | "failed";
 

@@ -2,32 +2,23 @@
  * Reviewing a run's changes in VS Code: native diff editors, a per-file keep/drop pick, then
  * "Accept & commit" or "Reject with a reason…", sent to the server as its review commands.
  *
- * Why in the client: other editors get the server's `.diff` document (`cardrunner.showDiff`); VS Code
- * can do better with its own diff editors, so the server announces a review with the custom
- * `cardrunner/reviewRequested` notification (paths of before/after copies) and this module drives
- * the UI. Pending reviews are kept per card until decided here, via a lens, or the run ends.
+ * Why in the client: other editors get the server's `.diff` document and review question; VS Code
+ * can do better with its own diff editors. The client says so at `initialize` (`nativeReview`,
+ * protocol.ts), so the server sends only the custom `cardrunner/reviewRequested` notification
+ * (paths of before/after copies) and this module drives the UI, answering with the review
+ * commands. Pending reviews are kept per card until decided here, via a lens, or the run ends.
  */
 import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import {
-  acceptArguments,
-  diffPlan,
-  evidenceText,
-  isReviewQuestion,
-  isRunDiff,
-  rejectArguments,
-  type DiffEntry,
-} from "./reviewPlan";
-import type { Transition } from "./runView";
+import { acceptArguments, diffPlan, evidenceText, rejectArguments, type DiffEntry } from "./reviewPlan";
+import type { Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
 const EMPTY_SCHEME = "cardrunner-empty";
 const EVIDENCE_SCHEME = "cardrunner-evidence";
 const MAX_DIFFS = 20;
-/** After the user asks for the server's diff, its `window/showDocument` is let through this long. */
-const DIFF_DOCUMENT_GRACE_MS = 10_000;
 
 interface FileItem extends vscode.QuickPickItem {
   entry: DiffEntry;
@@ -36,7 +27,6 @@ interface FileItem extends vscode.QuickPickItem {
 export class ReviewController implements vscode.Disposable {
   private readonly pending = new Map<string, ReviewRequestedParams>();
   private readonly disposables: vscode.Disposable[] = [];
-  private allowDiffDocumentsUntil = 0;
   /** Per card: left sides (run-start copies or empty documents) of the diff editors opened. */
   private readonly opened = new Map<string, Set<string>>();
   /** Per card: the title of the multi-file diff editor opened for its review. */
@@ -56,19 +46,13 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /**
-   * In VS Code a review is shown natively, so the server's generic review UI is held back: the
-   * `.diff` document it opens by itself (unless the user asked for it) and its review question
-   * (answered null, which only stops the question). The "Review changes" lens opens this UI.
+   * The server's review commands run from its lenses and code actions: the "Review changes" lens
+   * (`showDiff`) opens this UI for a review it knows, a Reject without a reason asks for one, and
+   * a decision made there closes the diff editors. (The server's own `.diff` document and review
+   * question never come: the client said at `initialize` that it shows reviews itself.)
    */
   hooks(): ClientHooks {
     return {
-      showDocument: (uri) => {
-        if (isRunDiff(uri) && Date.now() > this.allowDiffDocumentsUntil) {
-          this.log.info(`review shown with native diff editors instead of ${uri}`);
-          return true;
-        }
-        return false;
-      },
       executeCommand: (command, args) => {
         const uri = typeof args[0] === "string" ? args[0] : undefined;
         if (uri && command === ServerCommand.rejectChanges && args.length === 1) {
@@ -87,15 +71,7 @@ export class ReviewController implements vscode.Disposable {
           void this.review(uri);
           return true;
         }
-        this.allowDiffDocumentsUntil = Date.now() + DIFF_DOCUMENT_GRACE_MS;
-        return false;
-      },
-      showMessageRequest: (params) => {
-        if (!isReviewQuestion(params.actions)) {
-          return undefined;
-        }
-        this.log.info("the server's review question is answered by the review UI instead");
-        return Promise.resolve(null);
+        return false; // no review known here: the server opens its `.diff` document
       },
     };
   }
@@ -144,7 +120,6 @@ export class ReviewController implements vscode.Disposable {
     const review = this.pending.get(target);
     if (!review) {
       // No VS Code-specific data (e.g. the client started after the request): the server's diff.
-      this.allowDiffDocumentsUntil = Date.now() + DIFF_DOCUMENT_GRACE_MS;
       await this.server.executeServerCommand(ServerCommand.showDiff, [target]);
       return;
     }

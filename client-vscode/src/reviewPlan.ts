@@ -91,20 +91,6 @@ export function resumeArguments(uri: string, grant: ResumeGrant): [string] | [st
   return grant.grantRounds === undefined && grant.grantCostUsd === undefined ? [uri] : [uri, grant];
 }
 
-/** Whether a URI is a run's `.diff` document (`.cardrunner/runs/<run id>.diff`). */
-export function isRunDiff(uri: string): boolean {
-  return /\/\.cardrunner\/runs\/[^/]+\.diff$/.test(uri);
-}
-
-/**
- * Whether a `window/showMessageRequest` is the server's review question (actions "Accept & commit"
- * and "Reject", see docs/lsp-extensions.md). VS Code answers reviews through its own UI instead.
- */
-export function isReviewQuestion(actions: ReadonlyArray<{ title: string }> | null | undefined): boolean {
-  const titles = new Set((actions ?? []).map((a) => a.title));
-  return titles.has("Accept & commit") && titles.has("Reject");
-}
-
 const MARK: Record<string, string> = { verified: "✓", failed: "✗", pending: "…" };
 
 /** The criteria and their evidence as a document to read beside the diff. */

@@ -1,146 +1,88 @@
 /**
- * What the editor shows about runs: status bar text, tooltip lines, and state transitions.
+ * The live run view: a read-only document per card that reads as `cardrunner log` prints a run,
+ * with the running command's output (test results as they pass) at the end, updated while the run
+ * goes on. "Show run" opens it; the raw JSONL is one click away in its editor title.
  *
- * Why pure: the server sends the full list of runs on every change (`cardrunner/runStatus`), so the
- * view is a function of that list, and notifications are a function of two consecutive lists. Both
- * are tested under plain Node; status.ts only puts the results on screen.
+ * Why a virtual document: the summary comes from the server (`cardrunner/runSummary`), so it is
+ * the same text in every editor; VS Code re-asks for it whenever `cardrunner/runStatus` says the
+ * run changed, and a document gives search, copy and scrolling for free.
  */
-import type { RunInfo } from "./protocol";
+import type * as vscode from "vscode";
+import { RunSummaryMethod, type RunInfo } from "./protocol";
+import { viewsToRefresh } from "./statusItems";
+import * as api from "./vscodeapi";
 
-/** "950 tok", "31.2k tok", "1.25M tok". */
-export function formatTokens(tokens: number): string {
-  if (tokens < 1000) {
-    return `${Math.round(tokens)} tok`;
-  }
-  if (tokens < 1_000_000) {
-    return `${(tokens / 1000).toFixed(1)}k tok`;
-  }
-  return `${(tokens / 1_000_000).toFixed(2)}M tok`;
+export const RUN_SCHEME = "cardrunner-run";
+
+interface Summary {
+  text: string;
+  logPath: string | null;
+  live: boolean;
 }
 
-/** "$0.18" (two decimals: a run's cost is read in cents). */
-export function formatCost(usd: number): string {
-  return `$${Math.max(0, usd).toFixed(2)}`;
+function parseSummary(raw: unknown): Summary {
+  const obj = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+  return {
+    text: typeof obj.text === "string" ? obj.text : typeof obj.error === "string" ? obj.error : "no run yet",
+    logPath: typeof obj.logPath === "string" ? obj.logPath : null,
+    live: obj.live === true,
+  };
 }
 
-/** "round 7/60", "round 7" when the round limit is off (0), "starting" before the first round. */
-export function formatRound(run: Pick<RunInfo, "round" | "maxRounds">): string {
-  if (run.round <= 0) {
-    return "starting";
+export class RunDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly changed = api.createEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  /** Card URI → the summary last shown (for the raw log and to know which documents are live). */
+  private readonly shown = new Map<string, Summary>();
+  private readonly disposables: vscode.Disposable[];
+
+  constructor(private readonly request: (method: string, params: unknown) => Promise<unknown>) {
+    this.disposables = [this.changed, api.registerContentProvider(RUN_SCHEME, this)];
   }
-  return run.maxRounds > 0 ? `round ${run.round}/${run.maxRounds}` : `round ${run.round}`;
-}
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-function furthest(runs: RunInfo[]): RunInfo | undefined {
-  const share = (r: RunInfo): number => (r.maxRounds > 0 ? r.round / r.maxRounds : 0);
-  return runs.reduce<RunInfo | undefined>(
-    (best, r) =>
-      best === undefined || share(r) > share(best) || (share(r) === share(best) && r.round > best.round) ? r : best,
-    undefined,
-  );
-}
-
-/**
- * The status bar text, e.g. "$(sync~spin) 2 cards · round 7/60 · $0.18"; undefined when nothing is
- * running or waiting for review (the item is then hidden). The round shown is the furthest run's;
- * the cost is the sum over running cards.
- */
-export function statusText(runs: RunInfo[]): string | undefined {
-  const running = runs.filter((r) => r.state === "running");
-  const review = runs.filter((r) => r.state === "review");
-  const parts: string[] = [];
-  const lead = furthest(running);
-  if (lead) {
-    const cost = running.reduce((sum, r) => sum + r.costUsd, 0);
-    parts.push(`$(sync~spin) ${plural(running.length, "card")}`, formatRound(lead), formatCost(cost));
+  /** The document URI of a card's run view (the card's URI rides in the query). */
+  static uriFor(cardUri: string, title: string): vscode.Uri {
+    const name = title.replace(/[^\w .-]+/g, " ").trim() || "run";
+    return api.parseUri(`${RUN_SCHEME}:/${encodeURIComponent(`${name} — run`)}?${encodeURIComponent(cardUri)}`);
   }
-  if (review.length > 0) {
-    parts.push(running.length > 0 ? `${review.length} to review` : `$(eye) ${plural(review.length, "card")} to review`);
-  }
-  return parts.length > 0 ? parts.join(" · ") : undefined;
-}
 
-/** One line per run for tooltips and pickers: "Title — running · round 7/60 · 31.2k tok · $0.18 · build_app". */
-export function runLine(run: RunInfo): string {
-  const parts = [`${run.title} — ${run.state}`];
-  if (run.state === "running" || run.state === "review") {
-    parts.push(formatRound(run));
-  } else {
-    parts.push(plural(run.round, "round"));
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const card = decodeURIComponent(uri.query);
+    const summary = parseSummary(await this.request(RunSummaryMethod, { uri: card }).catch(() => undefined));
+    this.shown.set(card, summary);
+    return summary.text;
   }
-  parts.push(formatTokens(run.tokens), formatCost(run.costUsd));
-  if (run.state === "running" && run.tool) {
-    parts.push(run.tool);
+
+  async open(cardUri: string, title: string): Promise<void> {
+    await api.openDocument(RunDocuments.uriFor(cardUri, title));
   }
-  if (run.state === "failed" && run.reason) {
-    parts.push(run.reason);
-  }
-  if (run.state === "done" && run.commit) {
-    parts.push(`commit ${run.commit.slice(0, 8)}`);
-  }
-  return parts.join(" · ");
-}
 
-/** The short message of a run that ended, for a notification. */
-export function endedMessage(run: RunInfo): string {
-  if (run.state === "done") {
-    const commit = run.commit ? ` · commit ${run.commit.slice(0, 8)}` : "";
-    return `✓ ${run.title}: done${commit} · ${plural(run.round, "round")} · ${formatCost(run.costUsd)}`;
-  }
-  const reason = run.reason ? `: ${run.reason}` : "";
-  return `✗ ${run.title}: failed${reason} · ${plural(run.round, "round")} · ${formatCost(run.costUsd)}`;
-}
-
-export type TransitionKind = "enteredReview" | "leftReview" | "ended";
-
-export interface Transition {
-  kind: TransitionKind;
-  run: RunInfo;
-}
-
-function key(run: RunInfo): string {
-  return run.runId || run.uri;
-}
-
-/**
- * What changed between two lists. A run seen for the first time already ended (e.g. after a server
- * restart) is not reported: only changes observed while watching are.
- */
-export function transitions(prev: RunInfo[], next: RunInfo[]): Transition[] {
-  const before = new Map(prev.map((r) => [key(r), r]));
-  const out: Transition[] = [];
-  for (const run of next) {
-    const old = before.get(key(run));
-    if (old?.state === run.state) {
-      continue;
+  /** Runs changed: re-read the open run views that can have changed (`viewsToRefresh`). */
+  refresh(runs: readonly RunInfo[]): void {
+    const open = new Map<string, vscode.Uri>();
+    for (const uri of api.openDocumentUris(RUN_SCHEME)) {
+      const card = RunDocuments.cardOf(uri);
+      if (card) {
+        open.set(card, uri);
+      }
     }
-    if (old?.state === "review") {
-      out.push({ kind: "leftReview", run });
-    }
-    if (run.state === "review") {
-      out.push({ kind: "enteredReview", run });
-    } else if ((run.state === "done" || run.state === "failed") && old !== undefined) {
-      out.push({ kind: "ended", run });
+    for (const card of viewsToRefresh([...open.keys()], (c) => this.shown.get(c)?.live, runs)) {
+      this.changed.fire(open.get(card)!);
     }
   }
-  return out;
-}
 
-/**
- * The open run views worth asking the server for again after a `runStatus`: those of cards with
- * a live run, and those that last showed a live run (once more, for its end) or nothing yet. A
- * view of an ended run does not change, and re-asking for every open one on every round of
- * every other card made the editor's work grow with the number of views and the account's size.
- */
-export function viewsToRefresh(
-  open: readonly string[],
-  lastShownLive: (card: string) => boolean | undefined,
-  runs: readonly RunInfo[],
-): string[] {
-  const live = new Set(runs.filter((r) => r.state === "running" || r.state === "review").map((r) => r.uri));
-  return open.filter((card) => live.has(card) || lastShownLive(card) !== false);
+  /** The card a run view document is about (undefined for other documents). */
+  static cardOf(uri: vscode.Uri): string | undefined {
+    return uri.scheme === RUN_SCHEME && uri.query ? decodeURIComponent(uri.query) : undefined;
+  }
+
+  /** The JSONL log behind a run view document, as the server last said. */
+  logPathOf(uri: vscode.Uri): string | null {
+    const card = RunDocuments.cardOf(uri);
+    return (card && this.shown.get(card)?.logPath) || null;
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+  }
 }

@@ -5,13 +5,13 @@
  * Why two items: the status bar item is visible in every editor while cards run in the background
  * ("$(sync~spin) 2 cards · round 7/60 · $0.18"); the language status item sits next to the card's
  * language and says whether the server is up, which is the first question when nothing happens.
- * Text and transitions come from runView.ts (pure); this module only shows them.
+ * Text and transitions come from statusItems.ts (pure); this module only shows them.
  */
 import type * as vscode from "vscode";
 import type { ServerState } from "./client";
 import { CARD_SELECTOR } from "./clientOptions";
 import { ClientCommand, type RunInfo } from "./protocol";
-import { endedMessage, runLine, statusText, transitions, type Transition } from "./runView";
+import { endedMessage, runLine, statusText, transitions, type Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
 export interface StatusActions {

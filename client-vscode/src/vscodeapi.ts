@@ -75,21 +75,6 @@ export function showInfo(message: string, ...actions: string[]): Thenable<string
   return vscode.window.showInformationMessage(message, ...actions);
 }
 
-/** `window/showMessageRequest` as VS Code shows it (1 error, 2 warning, else information). */
-export async function showMessageRequest<T extends { title: string }>(
-  type: number,
-  message: string,
-  actions: T[],
-): Promise<T | null> {
-  const show =
-    type === 1
-      ? vscode.window.showErrorMessage
-      : type === 2
-        ? vscode.window.showWarningMessage
-        : vscode.window.showInformationMessage;
-  return (await show<T>(message, ...actions)) ?? null;
-}
-
 export function showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined> {
   return vscode.window.showInputBox(options);
 }

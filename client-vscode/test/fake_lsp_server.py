@@ -5,7 +5,9 @@ prove the editor side — lens, status bar, review notification, diff editors, d
 accepting — on its own, without the real server or any model, so a failure points at one side.
 It does what the real server promises (docs/lsp-extensions.md): `cardrunner/runStatus` with the
 full list of runs, `cardrunner/reviewRequested` with before/after paths, the review commands,
-a commit of the kept files and `state: Done` on the card. Every executeCommand it receives is
+a commit of the kept files and `state: Done` on the card, and it negotiates the review UI as
+the real server does: a client that says `nativeReview` gets no `.diff` document and no
+question. Every executeCommand (and any generic review UI) it sends or receives is
 appended as JSON to the file named by `CARDRUNNER_FAKE_LSP_RECORD`, for the test to check.
 
 Run: `python client-vscode/test/fake_lsp_server.py` (stdio).
@@ -39,6 +41,8 @@ class FakeServer(LanguageServer):
         self.runs: dict[str, dict[str, Any]] = {}
         self.snapshots = Path(tempfile.mkdtemp(prefix="fake-cardrunner-before-"))
         self.tasks: set[asyncio.Task[None]] = set()
+        self.native_review = False
+        """The client said at `initialize` that it shows reviews itself."""
 
 
 server = FakeServer()
@@ -133,14 +137,19 @@ async def _run(ls: FakeServer, uri: str) -> None:
     review = await asyncio.to_thread(_make_change, ls, run, root)
     run.update(state="review", round=ROUNDS + 1, tool="git_commit")
     _publish(ls)
-    # The real server's order: open the .diff, announce the review, ask the question.
+    ls.protocol.notify("cardrunner/reviewRequested", review)
+    _refresh_lenses(ls)
+    if not ls.native_review:
+        await _generic_review(ls, run, review)
+
+
+async def _generic_review(ls: FakeServer, run: dict[str, Any], review: dict[str, Any]) -> None:
+    """The real server's generic review UI: open the .diff, ask the question."""
     diff_uri = Path(review["diffPath"]).as_uri()
     shown = await ls.window_show_document_async(
         types.ShowDocumentParams(uri=diff_uri, take_focus=True)
     )
     _record("window/showDocument", [diff_uri, shown.success])
-    ls.protocol.notify("cardrunner/reviewRequested", review)
-    _refresh_lenses(ls)
     question = types.ShowMessageRequestParams(
         type=types.MessageType.Info,
         message=f"{run['title']}: accept the changes?",
@@ -249,6 +258,8 @@ def initialize(ls: FakeServer, params: types.InitializeParams) -> None:
     # Only the key's last 4 characters: enough to tell which key the client passed, never the key.
     key_tail = os.environ.get("ANTHROPIC_API_KEY", "")[-4:]
     _record("initialize", [params.initialization_options, key_tail])
+    own = (params.initialization_options or {}).get("client") or {}
+    ls.native_review = own.get("notifications") is True and own.get("nativeReview") is True
 
 
 if __name__ == "__main__":

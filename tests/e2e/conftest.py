@@ -5,8 +5,9 @@ VS Code's capabilities; parametrize it indirectly with "minimal" (no progress, n
 showDocument, no applyEdit, no lens refresh, no configuration) or "null-show-document"
 (VS Code capabilities, but showDocument is answered with null) or "refuses-edits"
 (VS Code capabilities; the test decides whether applyEdit is applied) or "plain" (the
-minimal capabilities, and no custom notifications asked for: Eglot, lsp-mode, Helix).
-Every other profile asks for the `cardrunner/*` notifications, as the VS Code client does.
+minimal capabilities, and no custom notifications asked for: Eglot, lsp-mode, Helix) or
+"native-review" (VS Code capabilities, and it says it shows reviews itself, as the VS Code
+client does). Every other profile asks for the `cardrunner/*` notifications.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def capabilities(profile: str) -> types.ClientCapabilities:
     return client_capabilities("visual-studio-code")
 
 
+def own_options(profile: str) -> dict[str, bool]:
+    """initializationOptions["client"]: what a cardrunner-aware client says of itself."""
+    if profile == "native-review":
+        return {"notifications": True, "nativeReview": True}
+    return {"notifications": True}
+
+
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient, lsp_project: Project, request: Any) -> Any:
     project = lsp_project
@@ -60,9 +68,7 @@ async def client(lsp_client: LanguageClient, lsp_project: Project, request: Any)
             capabilities=capabilities(profile),
             root_uri=root,
             workspace_folders=[types.WorkspaceFolder(uri=root, name="ws")],
-            initialization_options=None
-            if profile in PLAIN
-            else {"client": {"notifications": True}},
+            initialization_options=None if profile in PLAIN else {"client": own_options(profile)},
         )
     )
     yield

@@ -265,3 +265,53 @@ def test_replay_runs_a_transcript_with_the_real_tools_and_no_key(tmp_path: Path)
     assert front_matter(card)["state"] == "Done"
     summary = cli(tmp_path, "log", str(sorted((tmp_path / ".cardrunner/runs").glob("*.jsonl"))[-1]))
     assert "result: DONE" in summary.stdout and "git_commit" in summary.stdout
+
+
+def test_a_failing_test_says_why_in_the_run_output_and_the_log(tmp_path: Path) -> None:
+    """The sandbox refuses a write outside the write area: EROFS and its path are shown, not
+    only `test exit 1` and `0 problem(s)`."""
+    make_project(tmp_path)
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from pathlib import Path\n\n\ndef test_writes_beside_itself():\n"
+        "    Path(__file__).with_name('out.txt').write_text('x')\n"
+    )
+    git(tmp_path, "commit", "-qam", "a test that writes outside the write area")
+    steps = [turn(use("run_tests")), final("RESULT: failed: the tests cannot write")]
+    with FakeMessagesAPI(steps) as api:
+        proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+        api.assert_complete()
+    assert proc.returncode == 1
+    erofs = f"Read-only file system: '{tmp_path / 'tests' / 'out.txt'}'"
+    baseline = proc.stderr.split("runner's checks (baseline)", 1)[1].splitlines()
+    assert erofs in "\n".join(baseline[1:4]), proc.stderr
+    run_tests = proc.stderr.split("✗ run_tests:", 1)[1].splitlines()
+    assert erofs in "\n".join(run_tests[1:4]), proc.stderr
+    assert not (tmp_path / "tests" / "out.txt").exists()
+    log = sorted((tmp_path / ".cardrunner/runs").glob("*.jsonl"))[-1]
+    summary = cli(tmp_path, "log", str(log)).stdout
+    assert summary.count(erofs) >= 2, summary
+
+
+def test_tests_that_cannot_be_counted_are_named_in_the_review_and_the_commit(
+    tmp_path: Path,
+) -> None:
+    card = make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    custom = json.dumps(["python", "-c", "print('1 passed, says the custom runner')"])
+    toml.write_text(
+        toml.read_text().replace(
+            'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]',
+            f"test = {custom}",
+        )
+    )
+    git(tmp_path, "commit", "-qam", "a runner cardrunner cannot count")
+    with FakeMessagesAPI(fix_transcript()) as api:
+        proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+        api.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert "tests not counted: unknown runner output" in proc.stderr
+    review = next(r["data"] for r in log_records(tmp_path) if r["type"] == "review_request")
+    assert "tests not counted: unknown runner output" in review["warnings"]
+    message = git(tmp_path, "log", "--format=%B", "--grep=^card: Adding")
+    assert "Checks: build ok · test ok, tests not counted: unknown runner output" in message
+    assert front_matter(card)["state"] == "Done"

@@ -97,4 +97,4 @@ async def test_a_hand_edit_that_breaks_the_tests_is_not_committed(tmp_path: Path
     assert result.reason == "tests_failed", result.detail
     assert result.commit is None
     committed = next(e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit")
-    assert "with those changes the runner's checks fail" in committed.result
+    assert "(changed src/calc.py by hand) the runner's checks fail" in committed.result

@@ -9,6 +9,7 @@ from tests.support.lsp import (
     ACCEPT,
     GOOD_APP,
     command,
+    diag_codes,
     editor_of,
     final,
     front_matter,
@@ -91,6 +92,33 @@ async def test_hover_shows_the_state_and_the_evidence(client: LanguageClient) ->
         first + 1
     )
     assert await hover_at(0) == ""
+
+
+async def test_a_failed_build_says_why_in_the_hover_and_the_diagnostic(
+    client: LanguageClient,
+) -> None:
+    project, editor = project_of(client), editor_of(client)
+    card = project.write_card("broken", title="Broken greeting")
+    project.transcript(
+        "broken",
+        [
+            turn(tool("write_file", path="src/app.py", content="def greet(:\n")),
+            turn(tool("build_app")),
+            final("RESULT: failed: the build fails"),
+        ],
+    )
+    uri = editor.open(card)
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: "result" in diag_codes(client, uri), what="the run's result")
+    result = diag_codes(client, uri)["result"].message
+    assert "*** Error compiling 'src/app.py'" in result and "SyntaxError: invalid syntax" in result
+    title = next(
+        i for i, line in enumerate(editor.text(uri).splitlines()) if line.startswith("title:")
+    )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(title, 3))
+    )
+    assert hover is not None and "SyntaxError: invalid syntax" in str(hover.contents.value)  # type: ignore[union-attr]
 
 
 async def test_a_second_card_changing_the_same_file_is_warned_about(client: LanguageClient) -> None:

@@ -27,12 +27,12 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.handlers",
     "cardrunner.lsp.core",
     "cardrunner.lsp.core.client",
-    "cardrunner.lsp.core.commandids",
+    "cardrunner.lsp.core.protocolnames",
     "cardrunner.lsp.core.lifeline",
     "cardrunner.lsp.core.pipes",
     "cardrunner.lsp.core.protocol",
     "cardrunner.lsp.core.uris",
-    "cardrunner.tools",
+    "cardrunner.processes",
     "cardrunner.processes.groups",
 }
 """The only modules of ours that answering `initialize` may import (a new one is a decision)."""

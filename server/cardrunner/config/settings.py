@@ -16,8 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardrunner.config.confinement import Sandbox, TestArgs
-from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec
-from cardrunner.config.model_table import Price as Price  # re-exported: where prices always lived
+from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -44,11 +43,24 @@ class Limits(_Strict):
     max_wall_seconds: float | None = Field(None, ge=0, description="Wall-clock seconds per run.")
 
 
+BUILD_OUTPUT = [
+    "**/__pycache__/**", "**/*.py[co]", "**/*.egg-info/**", "**/.pytest_cache/**",
+    "**/.mypy_cache/**", "**/.ruff_cache/**", "**/*.tsbuildinfo",
+]  # fmt: skip
+"""What builds and tests leave behind in a work tree whether or not `.gitignore` says so."""
+
+
 class Paths(_Strict):
     """Folders (relative to the workspace) the model may read and write; checked in code."""
 
     read: list[str] = Field(default_factory=lambda: ["."])
     write: list[str] = Field(default_factory=lambda: ["src"])
+    build_output: list[str] = Field(
+        default_factory=lambda: list(BUILD_OUTPUT),
+        description="Globs of files builds and tests write that are never a change, even where "
+        "git does not ignore them: not in the diff, the review or the commit, and no hand edit. "
+        "[] makes them ordinary files again.",
+    )
 
 
 class Commands(_Strict):
@@ -58,6 +70,11 @@ class Commands(_Strict):
     test: list[str] | None = None
     app: list[str] | None = None
     test_args: TestArgs = Field(default_factory=TestArgs)
+    test_report: str | None = Field(
+        None,
+        description="A JUnit XML file the test command writes (relative to the workspace): "
+        "when it is written by the run, the tests are counted from it, not from the output.",
+    )
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )

@@ -6,18 +6,37 @@ remark can point at the line it is about. Both need the diff in parts: `parse_di
 `patch_of` puts chosen hunks back together as a patch git can apply (in reverse, to drop
 them), and lines a reviewer adds starting with `#` become `Comment`s tied to the diff line
 above them. Text before the first `diff --git` (a review header) is skipped.
+
+Byte for byte: every line of git's output ends in `\\n` (a missing final newline is git's
+`\\ No newline at end of file` line), so the text is split on `\\n` alone and joined back the
+same way. `str.splitlines` would also split at a form feed or a lone `\\r` and drop the `\\r`
+of a CRLF line, and the patch would no longer apply. Raw output is decoded with
+`surrogateescape` (`decode_raw`), so any byte survives the round trip. Paths git quotes
+(`"notes \\"v2\\".py"`) are read back to the name on disk (`git.quoting.unquote`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
 from cardrunner.agent.review import HunkRef
+from cardrunner.git.quoting import quote, split_token, unquote
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_MODE_LINES = ("old mode ", "new mode ")
 COMMENT_PREFIX = "#"
 """A line starting with this is a reviewer's remark: no diff line starts with it."""
+
+
+def decode_raw(raw: bytes) -> str:
+    """git's output as text that encodes back to exactly these bytes (`encode_raw`)."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def encode_raw(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
 
 
 @dataclass
@@ -32,7 +51,7 @@ class Hunk:
     old_start: int
     new_start: int
     lines: list[str] = field(default_factory=list)
-    """The header and its diff lines, without reviewer comments."""
+    """The header and its diff lines (without their `\\n`), without reviewer comments."""
 
     @property
     def ref(self) -> HunkRef:
@@ -45,6 +64,11 @@ class Hunk:
     @property
     def removed(self) -> int:
         return sum(1 for line in self.lines[1:] if line.startswith("-"))
+
+    def describe(self) -> str:
+        """`src/a.py hunk 2 (@@ -28,3 +28,3 @@, +1/-1)`: the path quoted as git quotes it."""
+        at = m.group(0) if (m := _HUNK.match(self.lines[0])) else self.lines[0]
+        return f"{quote(self.path)} hunk {self.index + 1} ({at}, +{self.added}/-{self.removed})"
 
 
 @dataclass
@@ -71,7 +95,8 @@ class Comment:
     def describe(self) -> str:
         if self.path is None:
             return self.text
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        name = quote(self.path)
+        where = f"{name}:{self.line}" if self.line else name
         return (
             f"{where} (`{self.code.strip()}`): {self.text}"
             if self.code
@@ -97,22 +122,31 @@ class ParsedDiff:
         return next((f for f in self.files if f.path == path), None)
 
 
+def _side(token: str, side: str) -> str | None:
+    """The path of an `a/…` or `b/…` token (quoted or not); None for `/dev/null`."""
+    name = unquote(token.removesuffix("\t"))
+    return name[2:] if name.startswith(side) else None
+
+
 def _path_of(header: list[str]) -> str:
     """The file's path from `+++ b/…` (or `--- a/…` for a deletion, or the `diff --git` line)."""
-    for prefix in ("+++ b/", "--- a/"):
+    for prefix, side in (("+++ ", "b/"), ("--- ", "a/")):
         for line in header:
-            if line.startswith(prefix):
-                return line[len(prefix) :].rstrip("\t")
+            if line.startswith(prefix) and (path := _side(line[len(prefix) :], side)):
+                return path
     first = header[0][len("diff --git ") :] if header else ""
-    half = first.split(" b/", 1)
-    return half[1] if len(half) == 2 else first.removeprefix("a/")
+    if first.startswith('"'):  # "a/…" "b/…": no renames, so both name the same file
+        return _side(split_token(first)[0], "a/") or first
+    half = (len(first) - 5) // 2  # a/X b/X, likewise
+    return first[2 : 2 + half] if half > 0 else first
 
 
 class _Parser:
     """Walks the lines once; small enough to keep the state machine readable."""
 
-    def __init__(self) -> None:
+    def __init__(self, typed: set[int] | None) -> None:
         self.out = ParsedDiff()
+        self.typed = typed
         self.patch: FilePatch | None = None
         self.hunk: Hunk | None = None
         self.old = self.new = 0
@@ -122,8 +156,10 @@ class _Parser:
         if line.startswith("diff --git "):
             self.patch, self.hunk, self.last = FilePatch("", number, [line]), None, None
             self.out.files.append(self.patch)
+            self.patch.path = _path_of(self.patch.header)
         elif line.startswith(COMMENT_PREFIX):
-            self._comment(line)
+            if self.typed is None or number in self.typed:
+                self._comment(line)
         elif self.patch is None:
             return
         elif (match := _HUNK.match(line)) is not None:
@@ -146,7 +182,6 @@ class _Parser:
 
     def _start_hunk(self, number: int, line: str, match: re.Match[str]) -> None:
         assert self.patch is not None
-        self.patch.path = self.patch.path or _path_of(self.patch.header)
         self.old, self.new = int(match.group(1)), int(match.group(3))
         index = len(self.patch.hunks)
         self.hunk = Hunk(self.patch.path, index, number, number, self.old, self.new, [line])
@@ -166,21 +201,47 @@ class _Parser:
             self.old += line.startswith(" ")
 
 
-def parse_diff(text: str) -> ParsedDiff:
-    """Files, hunks (with their 0-based document lines) and comments of a unified diff."""
-    parser = _Parser()
-    for number, line in enumerate(text.splitlines()):
+def lines_of(text: str) -> list[str]:
+    """The lines of `text`, split at `\\n` only (never at `\\r`, a form feed or U+2028)."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def _typed(lines: list[str], original: str) -> set[int]:
+    """Numbers of the lines of `lines` that are not lines of `original`: what someone typed."""
+    matcher = difflib.SequenceMatcher(None, lines_of(original), lines, autojunk=False)
+    return {
+        number
+        for tag, _, _, start, end in matcher.get_opcodes()
+        if tag in ("insert", "replace")
+        for number in range(start, end)
+    }
+
+
+def parse_diff(text: str, original: str | None = None) -> ParsedDiff:
+    """Files, hunks (with their 0-based document lines) and comments of a unified diff.
+
+    With `original` (the diff as the runner wrote it), only lines the reviewer added can be
+    comments: a line of the runner's own text is never taken for a remark, whatever it says.
+    """
+    lines = lines_of(text)
+    parser = _Parser(_typed(lines, original) if original is not None else None)
+    for number, line in enumerate(lines):
         parser.feed(number, line)
     return parser.out
 
 
 def patch_of(diff: ParsedDiff, picked: set[HunkRef]) -> str:
-    """A patch holding only the `picked` hunks (with their files' headers), for `git apply`."""
+    """A patch holding only the `picked` hunks (with their files' headers), for `git apply`.
+
+    A mode change belongs to the whole file, not to a hunk: it is in the patch only when every
+    hunk of its file is picked."""
     parts: list[str] = []
     for patch in diff.files:
         hunks = [h for h in patch.hunks if h.ref in picked]
         if hunks:
-            parts += patch.header
+            every = len(hunks) == len(patch.hunks)
+            parts += [h for h in patch.header if every or not h.startswith(_MODE_LINES)]
             parts += [line for h in hunks for line in h.lines]
     return "\n".join(parts) + "\n" if parts else ""
 

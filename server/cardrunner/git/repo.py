@@ -15,8 +15,9 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
 
 _REPO_LOCATION_VARS = frozenset(
@@ -55,31 +56,41 @@ class _Out:
         return [p for p in self.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
-def _specs(paths: Sequence[str]) -> list[str]:
+def _specs(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
     """Pathspecs that mean exactly these paths (taken literally), relative to the workspace.
 
-    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace; by
-    a glob, because an exclude that names a gitignored folder makes `git add` fail.
+    `.cardrunner/` (run logs, worktrees) is excluded even when a path is the whole workspace, and
+    so are the `exclude` globs (build output); by a glob, because an exclude that names a
+    gitignored folder makes `git add` fail.
     """
     if not paths:
         raise ValueError("no paths given: refusing to act on the whole repository")
-    return [f":(literal){p}" for p in paths] + [f":(exclude,glob)**/{STATE_DIR}/**"]
+    excluded = [f"**/{STATE_DIR}/**", *exclude]
+    return [f":(literal){p}" for p in paths] + [f":(exclude,glob){g}" for g in excluded]
 
 
 class GitRepo:
     """The git repository that contains the workspace `root` (which may be a subfolder)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, build_output: Sequence[str] = ()) -> None:
         self.root = root
+        self.build_output = tuple(build_output)
+        """Globs of what builds write (`__pycache__` …): never a change, whether ignored or not."""
 
-    async def _git(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> _Out:
+    def _specs(self, paths: Sequence[str]) -> list[str]:
+        return _specs(paths, self.build_output)
+
+    async def _git(
+        self, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        data: bytes | None = None,
+    ) -> _Out:  # fmt: skip
         full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
         full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
         full_env.update(GIT_EDITOR="true", **(env or {}))
         try:
             proc = await asyncio.create_subprocess_exec(
                 "git", "-C", str(self.root), "-c", "core.quotePath=false", *args,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=full_env,
@@ -87,7 +98,7 @@ class GitRepo:
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
         try:
-            stdout, stderr = await proc.communicate()
+            stdout, stderr = await proc.communicate(data)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
@@ -124,20 +135,45 @@ class GitRepo:
         out = await self._git("symbolic-ref", "--short", "-q", "HEAD", check=False)
         return out.text if out.code == 0 else None
 
+    async def show_file(self, rev: str, path: str) -> bytes | None:
+        """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
+        stored; None when it is not there. The review's before-copies are read this way."""
+        out = await self._git("show", f"{rev}:./{path}", check=False)
+        return out.stdout if out.code == 0 else None
+
     async def _prefix(self) -> str:
         return (await self._git("rev-parse", "--show-prefix")).text
 
     async def dirty_files(self, paths: list[str], ignored: bool = False) -> list[str]:
-        """Modified, staged and untracked files under `paths` (`ignored`: those too)."""
+        """Modified, staged and untracked files under `paths` (`ignored`: ignored ones too),
+        build output left out."""
         if not paths:
             return []
         out = await self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            *(["--ignored=matching"] if ignored else []), "--", *_specs(paths),
+            "--", *self._specs(paths),
         )  # fmt: skip
         prefix = await self._prefix()
         entries = [item[3:] for item in out.items()]
-        return sorted({e[len(prefix) :] if e.startswith(prefix) else e for e in entries})
+        found = {e[len(prefix) :] if e.startswith(prefix) else e for e in entries}
+        if ignored:  # not `status --ignored`: with an exclude pathspec it lists every ignored
+            found |= await self.ignored_files(paths)  # folder of the repository, named or not
+        return sorted(found)
+
+    async def build_output_files(self, paths: list[str]) -> list[str]:
+        """Untracked files under `paths` git does not ignore but `build_output` names."""
+        if not paths or not self.build_output:
+            return []
+        out = await self._git(
+            "ls-files", "-z", "--others", "--exclude-standard", "--",
+            *(f":(glob){g}" for g in self.build_output),
+        )  # fmt: skip
+        tops = [PurePosixPath(p) for p in paths]
+        return [
+            f
+            for f in out.items()
+            if any(str(t) == "." or PurePosixPath(f).is_relative_to(t) for t in tops)
+        ]
 
     async def ignored_files(self, paths: list[str]) -> frozenset[str]:
         """Untracked files under `paths` that git ignores now, root-relative.
@@ -150,9 +186,16 @@ class GitRepo:
             return frozenset()
         out = await self._git(
             "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--",
-            *_specs(paths),
+            *self._specs(paths),
         )  # fmt: skip
         return frozenset(out.items())
+
+    async def ignored_tops(self) -> list[str]:
+        """Top-level names under `root` that git ignores (`.venv`, `node_modules` …)."""
+        out = await self._git(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
+        return sorted({item.split("/", 1)[0] for item in out.items()})
 
     async def remove_files(self, files: list[str], paths: list[str]) -> None:
         """Delete `files` (root-relative) and the folders below `paths` they leave empty."""
@@ -163,11 +206,11 @@ class GitRepo:
         exists = await asyncio.to_thread(lambda: [os.path.lexists(self.root / p) for p in paths])
         known = [p for p, e in zip(paths, exists, strict=True) if e]
         for path in (p for p, e in zip(paths, exists, strict=True) if not e):
-            if (await self._git("ls-files", "-z", "--", *_specs([path]), env=env)).stdout:
+            if (await self._git("ls-files", "-z", "--", *self._specs([path]), env=env)).stdout:
                 known.append(path)  # deleted from the working tree but in the index
         if not known:
             return
-        out = await self._git("add", "-A", "--", *_specs(known), env=env, check=False)
+        out = await self._git("add", "-A", "--", *self._specs(known), env=env, check=False)
         # Naming an ignored folder makes git exit 1 after adding everything else: ignored files
         # are not part of a run's changes, so that is success here.
         if out.code != 0 and "ignored by one of your .gitignore files" not in out.stderr:
@@ -191,7 +234,7 @@ class GitRepo:
         now = await self.snapshot(paths)
         out = await self._git(
             "diff", "--name-status", "-z", "--no-renames", "--relative", base_tree, now,
-            "--", *_specs(paths),
+            "--", *self._specs(paths),
         )  # fmt: skip
         items = out.items()
         return [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
@@ -200,11 +243,34 @@ class GitRepo:
         """Unified diff from the snapshot `base_tree` to the working tree now, and the files."""
         if not paths:
             return "", []
-        now = await self.snapshot(paths)
-        common = ["--no-renames", "--relative", base_tree, now, "--", *_specs(paths)]
+        raw, names = await self.diff_trees(base_tree, await self.snapshot(paths), paths)
+        return raw.decode("utf-8", errors="replace"), names
+
+    async def diff_trees(self, old: str, new: str, paths: list[str]) -> tuple[bytes, list[str]]:
+        """The diff from tree `old` to tree `new` under `paths` as git wrote it, byte for byte
+        (`git apply` takes it back), and the files it names, unquoted."""
+        common = ["--no-renames", "--relative", old, new, "--", *self._specs(paths)]
         names = await self._git("diff", "--name-only", "-z", *common)
         text = await self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *common)
-        return text.stdout.decode("utf-8", errors="replace"), names.items()
+        return text.stdout, names.items()
+
+    async def tree_without(self, tree: str, base_tree: str, files: list[str], patch: bytes) -> str:
+        """`tree` with `files` put back as in `base_tree` and the hunks of `patch` undone: the
+        tree a review's drops leave, built in an index of our own (nothing on disk changes)."""
+        async with self._temp_index(tree) as env:
+            if files:
+                await self._git("reset", "-q", base_tree, "--", *self._specs(files), env=env)
+            if patch:
+                apply = ["apply", "--cached", "-R", "--whitespace=nowarn", "-"]
+                await self._git(*apply, env=env, data=patch)
+            return (await self._git("write-tree", env=env)).text
+
+    async def checkout_tree(self, tree: str, dest: Path) -> Path:
+        """Write every file of `tree` under `dest` (the user's index and files untouched); the
+        folder there that stands for the workspace."""
+        async with self._temp_index(tree) as env:
+            await self._git("checkout-index", "-a", "-f", f"--prefix={dest}/", env=env)
+        return dest / await self._prefix()
 
     async def _identity(self) -> list[str]:
         """`-c user.name=… -c user.email=…` for whatever the repository has no value for."""
@@ -222,17 +288,36 @@ class GitRepo:
         Built with plumbing, so commit hooks do not run. The user's index is then brought in
         line for `paths` only, so `git status` shows what it would after a normal commit.
         """
-        tree, head = await self._tree_with(paths)
+        return await self.commit_tree((await self._tree_with(paths))[0], paths, message)
+
+    async def commit_tree(self, tree: str, paths: list[str], message: str) -> str:
+        """Commit `tree` (HEAD's tree with `paths` as they should be) on HEAD; the sha.
+
+        The message goes in on stdin: it may hold any character (a NUL cannot be an argument).
+        """
+        head = await self.head()
         parent_tree = (await self._git("rev-parse", f"{head}^{{tree}}")).text if head else None
         if tree == parent_tree or (head is None and not await self._tree_has_files(tree)):
             raise GitError(f"nothing to commit: no changes under {', '.join(paths)}")
+        sha = await self._commit_object(tree, head, message)
+        await self._git("reset", "-q", sha, "--", *self._specs(paths), check=False)
+        return sha
+
+    async def _commit_object(self, tree: str, head: str | None, message: str) -> str:
+        """Write the commit of `tree` on `head` and move HEAD there; the sha.
+
+        The message goes in on stdin with every control character but newline and tab written
+        out (`config.display.visible`): quoted evidence may hold a NUL, which can be neither an
+        argument nor part of a commit message a person reads safely.
+        """
+        message = visible(message)
         parents = ["-p", head] if head else []
         ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, *parents, "-m", message)).text
-        subject = message.strip().splitlines()[0] if message.strip() else ""
+        data = message.encode("utf-8", errors="surrogateescape")
+        sha = (await self._git(*ident, "commit-tree", tree, *parents, "-F", "-", data=data)).text
+        subject = message.strip().split("\n", 1)[0]
         kind = "commit" if head else "commit (initial)"
         await self._git("update-ref", "-m", f"{kind}: {subject}", "HEAD", sha, head or "")
-        await self._git("reset", "-q", sha, "--", *_specs(paths), check=False)
         return sha
 
     async def commit_content(self, path: str, content: bytes, message: str) -> str:
@@ -256,11 +341,8 @@ class GitRepo:
             entry = f"{mode},{blob},{prefix}{path}"
             await self._git("update-index", "--add", "--cacheinfo", entry, env=env)
             tree = (await self._git("write-tree", env=env)).text
-        ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, "-p", head, "-m", message)).text
-        subject = message.strip().splitlines()[0] if message.strip() else ""
-        await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
-        await self._git("reset", "-q", sha, "--", *_specs([path]), check=False)
+        sha = await self._commit_object(tree, head, message)
+        await self._git("reset", "-q", sha, "--", *self._specs([path]), check=False)
         return sha
 
     async def delete_branch(self, branch: str) -> None:
@@ -279,14 +361,6 @@ class GitRepo:
         if restored:
             async with self._temp_index(base_tree) as env:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
-
-    async def unapply(self, patch: str) -> None:
-        """Undo the hunks of `patch` (root-relative paths) in the working tree, index untouched:
-        how a review drops single hunks and keeps the rest of their files."""
-        with tempfile.TemporaryDirectory(prefix="cardrunner-patch-") as tmp:
-            patch_file = Path(tmp) / "drop.patch"
-            await asyncio.to_thread(patch_file.write_text, patch, encoding="utf-8")
-            await self._git("apply", "-R", "--whitespace=nowarn", str(patch_file))
 
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""

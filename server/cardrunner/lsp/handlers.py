@@ -2,117 +2,136 @@
 
 pygls builds the capabilities it answers `initialize` with from what is registered, so all of
 it is registered here, before `initialize` — and that answer must not wait for the features
-(server.py), so this module imports nothing but lsprotocol and the command ids. A handler
-reaches the features through `ls.app`, which exists by the time any other message is read.
-`exit` is the protocol's (core/protocol.py, core/lifeline.py).
+(server.py), so this module imports nothing but pygls, lsprotocol and the protocol names. A
+handler reaches the features through `host.app`, which exists by the time any other message is
+read. The server is known here only as the `Host` it is (server.py registers itself), so this
+module and server.py do not import each other. `exit` is the protocol's (core/protocol.py,
+core/lifeline.py).
 
 Commands are synchronous on purpose: pygls cannot cancel a running `executeCommand` coroutine
 and leaks a future per async command, so each decides at once and spawns any longer work
 (features/commands.py). pygls passes the server as `ls` and reads the annotations at runtime,
-hence `ls: Any` on the commands and the closure's `server` instead.
+hence `ls: Any` on the handlers and the closure's `host` instead.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-from cardrunner.lsp.core import commandids as ids
+from cardrunner.lsp.core import protocolnames as names
 
 if TYPE_CHECKING:
-    from cardrunner.lsp.server import CardServer
+    from cardrunner.lsp.app import CardApp
+    from cardrunner.lsp.core.lifeline import Lifeline
 
 
-def register(server: CardServer) -> None:
-    """Register every handler (the order of the commands is the capabilities' order)."""
-    register_life_cycle(server)
-    register_documents(server)
-    register_views(server)
-    register_commands(server)
+class Host(Protocol):
+    """What the handlers need of the server process (`CardServer`, server.py)."""
+
+    lifeline: Lifeline
+
+    @property
+    def app(self) -> CardApp: ...
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def initialize(self, params: types.InitializeParams) -> None: ...
+
+    def debug_modules(self) -> dict[str, Any]: ...
 
 
-def register_life_cycle(server: CardServer) -> None:
+def register(server: LanguageServer, host: Host) -> None:
+    """Register every handler on `server` for `host` (the same process, seen as what the
+    handlers need of it); the order of the commands is the capabilities' order."""
+    register_life_cycle(server, host)
+    register_documents(server, host)
+    register_views(server, host)
+    register_commands(server, host)
+
+
+def register_life_cycle(server: LanguageServer, host: Host) -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: CardServer, params: types.InitializeParams) -> None:
-        ls.initialize(params)
+    def initialize(ls: Any, params: types.InitializeParams) -> None:
+        host.initialize(params)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: CardServer, params: types.InitializedParams) -> None:
-        ls.app.initialized()
+    def initialized(ls: Any, params: types.InitializedParams) -> None:
+        host.app.initialized()
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: CardServer, params: Any) -> None:
-        ls.lifeline.shutdown_requested = True
-        if ls.loaded:
-            await ls.app.stop_all("the editor shut the server down")
+    async def shutdown(ls: Any, params: Any) -> None:
+        host.lifeline.shutdown_requested = True
+        if host.loaded:
+            await host.app.stop_all("the editor shut the server down")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(
-        ls: CardServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        ls.app.settings_changed()
+    def did_change_configuration(ls: Any, params: types.DidChangeConfigurationParams) -> None:
+        host.app.settings_changed()
 
 
-def register_documents(server: CardServer) -> None:
+def register_documents(server: LanguageServer, host: Host) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: CardServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.app.document_opened(params.text_document.uri)
+    def did_open(ls: Any, params: types.DidOpenTextDocumentParams) -> None:
+        host.app.document_opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: CardServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.app.document_changed(params.text_document.uri)
+    def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
+        host.app.document_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: CardServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.app.document_closed(params.text_document.uri)
+    def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
+        host.app.document_closed(params.text_document.uri)
 
 
-def register_views(server: CardServer) -> None:
+def register_views(server: LanguageServer, host: Host) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(ls: CardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        return await ls.app.views.code_lens(params)
+    async def code_lens(ls: Any, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await host.app.views.code_lens(params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
-    async def code_action(ls: CardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return await ls.app.views.code_action(params)
+    async def code_action(ls: Any, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await host.app.views.code_action(params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def on_hover(ls: CardServer, params: types.HoverParams) -> types.Hover | None:
-        return ls.app.views.hover(params)
+    def on_hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
+        return host.app.views.hover(params)
 
-    @server.feature(ids.BOARD)
-    async def on_board(ls: CardServer, params: Any) -> dict[str, Any]:
-        return await ls.app.views.board_request()
+    @server.feature(names.BOARD)
+    async def on_board(ls: Any, params: Any) -> dict[str, Any]:
+        return await host.app.views.board_request()
 
-    @server.feature(ids.RUN_SUMMARY)
-    async def on_run_summary(ls: CardServer, params: Any) -> dict[str, Any]:
-        return await ls.app.views.run_summary_request(params)
+    @server.feature(names.RUN_SUMMARY)
+    async def on_run_summary(ls: Any, params: Any) -> dict[str, Any]:
+        return await host.app.views.run_summary_request(params)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def on_symbol(
-        ls: CardServer, params: types.WorkspaceSymbolParams
+        ls: Any, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
-        return await ls.app.views.symbols(params)
+        return await host.app.views.symbols(params)
 
 
-def register_commands(server: CardServer) -> None:
+def register_commands(server: LanguageServer, host: Host) -> None:
     """Every command goes to the features but `DEBUG_MODULES`, which the server answers
     itself: it reports on the seam, so it must not be the one to load the features."""
-    for name in ids.COMMANDS:
-        debug = name == ids.DEBUG_MODULES
-        server.command(name)(_debug_modules(server) if debug else _command(server, name))
+    for name in names.COMMANDS:
+        debug = name == names.DEBUG_MODULES
+        server.command(name)(_debug_modules(host) if debug else _command(host, name))
 
 
-def _command(server: CardServer, name: str) -> Any:
+def _command(host: Host, name: str) -> Any:
     def handler(ls: Any, *args: Any) -> Any:
-        return server.app.commands.execute(name, args)
+        return host.app.commands.execute(name, args)
 
     return handler
 
 
-def _debug_modules(server: CardServer) -> Any:
+def _debug_modules(host: Host) -> Any:
     def handler(ls: Any, *args: Any) -> dict[str, Any]:
-        return server.debug_modules()
+        return host.debug_modules()
 
     return handler

@@ -75,7 +75,7 @@ class CardServer(LanguageServer):
         path = uri_to_path(uri) if uri else (Path(params.root_path) if params.root_path else None)
         self.root = (path or Path.cwd()).resolve()
         own, self.init_options = split_client_options(params.initialization_options)
-        self.client.custom_notifications = own.notifications
+        self.client.options = own
         self.lifeline.watch_parent(params.process_id)
 
     # --- the seam: the features load after `initialize` is answered -------------------------
@@ -130,7 +130,7 @@ class CardServer(LanguageServer):
         itself, without the features."""
         return {
             "pid": os.getpid(),
-            "spare": self._app.runs.spare.describe() if self._app is not None else None,
+            "spare": self._app.runs.manager.spare.describe() if self._app is not None else None,
             "atInitialize": self.modules_at_initialize,
             "importedAtInitialize": self.imported_at_initialize,
             "loaded": self.loaded,
@@ -142,7 +142,7 @@ class CardServer(LanguageServer):
 def build_server() -> CardServer:
     """The server with every handler registered (tests may start it in-process)."""
     server = CardServer()
-    register(server)
+    register(server, server)
     return server
 
 

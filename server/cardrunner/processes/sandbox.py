@@ -1,12 +1,16 @@
 """The sandbox every command that runs project code goes through: builds, tests, the app, MCP servers.
 
 The model writes code and then asks to run it, so that code must not have the user's rights. On
-Linux it runs under bubblewrap: the whole file system read-only except the run's write folders,
-the run's own folder and a private `/tmp`; `.git` and `.cardrunner` read-only even inside a write
-folder; no network unless `[sandbox] network = true`; its own PID namespace, so when the command
-returns every process it started (a `setsid` daemon included) is gone. The environment comes from
-an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to have set
-must not reach a test the model wrote.
+Linux it runs under bubblewrap: the system read-only; the user's home and the host's sockets
+hidden but for toolchains (read-only) and their caches (writable, `processes/hiding.py`); the work
+tree writable for builds and tests — what may be *committed* is the model's write area, decided
+elsewhere — except `.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a
+private `/tmp`; no network unless `[sandbox] network = true`; its own PID namespace, so when the
+command returns every process it started (a `setsid` daemon included) is gone. An isolated run's
+worktree is mounted at the checkout's own path, so an editable install, a `.pth` file or a
+`node_modules` link that names the checkout leads to the code being committed. The environment
+comes from an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to
+have set must not reach a test the model wrote.
 
 This module only builds argv and environments; `processes/command.py` spawns and kills.
 """
@@ -23,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from cardrunner.config.confinement import BUILD_READ, BUILD_WRITE
+from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import is_secret_name
+from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden
 
 BASE_ENV = frozenset(
     {
@@ -109,7 +116,10 @@ def describe(mode: Mode, network: bool) -> str:
             'or the settings say sandbox = "off"'
         )
     net = "network allowed" if network else "no network"
-    return f"sandbox: bubblewrap ({net}; writes only to the write area and a private /tmp)"
+    return (
+        f"sandbox: bubblewrap ({net}; builds write the work tree, toolchain caches and a "
+        "private /tmp; your home's secrets and the host's sockets are hidden)"
+    )
 
 
 def _program(argv0: str, cwd: Path, path: str) -> str:
@@ -122,56 +132,85 @@ def _program(argv0: str, cwd: Path, path: str) -> str:
     return os.path.abspath(found)
 
 
+def _absent(path: Path) -> bool:
+    """Not in the worktree, or only the empty mount point an earlier command left there."""
+    return not os.path.lexists(path) or (path.is_dir() and not any(path.iterdir()))
+
+
 @functools.cache
 def interpreter_folders() -> tuple[Path, ...]:
-    """Where the interpreter running cardrunner and its packages live, if that is under /tmp.
+    """Where the interpreter running cardrunner and its packages live.
 
     Commands run with this interpreter first on PATH (`python -m pytest`, the UI server as
-    `python -m cardrunner.uiserver`), so the private /tmp must not hide a virtualenv, or an
-    editable checkout, that sits there — as a fresh clone under /tmp has them."""
+    `python -m cardrunner.uiserver`), so neither the private /tmp nor the hidden home may hide
+    a virtualenv, or an editable checkout, that sits there — as a fresh clone under /tmp or a
+    venv under `~/.venvs` has them."""
     import cardrunner
 
-    tmp = Path("/tmp").resolve()
     candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path]
     candidates.append(str(Path(cardrunner.__file__).resolve().parent.parent))
     found: dict[Path, None] = {}
     for entry in candidates:
         folder = Path(entry).resolve() if entry else None
-        if folder is not None and folder.is_dir() and folder.is_relative_to(tmp):
+        if folder is not None and folder.is_dir():
             found[folder] = None
     return tuple(found)
 
 
+PROTECTED = (".git", STATE_DIR, "cardrunner.toml", ".mcp.json", "pyproject.toml")
+"""Root-relative paths that stay read-only although builds may write the rest of the tree."""
+
+DEPENDENCY_DIRS = (".venv", "venv", "env", ".tox", ".nox", "node_modules", "__pypackages__")
+"""Installed dependencies git ignores: a fresh worktree lacks them, so they are shown there
+from the checkout (read-only), where an editable install's absolute paths now lead back into
+the worktree."""
+
+
 @dataclass(frozen=True)
 class Sandbox:
-    """How one run confines its commands. Built once per run; argv is built per spawn."""
+    """How one run confines its commands. Built once per run; argv is built per spawn.
+
+    Two areas: the model's write area (`paths.write`, checked by the file tools and the commit)
+    is not this sandbox's business; builds and tests may write the whole work tree except
+    `protect`, the caches in `hidden.write` and the run's folder.
+    """
 
     mode: Mode
     root: Path
     """The run's work root (the checkout, or its worktree)."""
-    write: tuple[str, ...]
-    """Write folders relative to `root`; only these (that exist) are writable."""
     run_dir: Path
     """The run's own folder (screenshots, MCP logs): writable."""
     network: bool = False
     env_names: tuple[str, ...] = ()
     read: tuple[Path, ...] = field(default_factory=tuple)
-    """More folders that must stay visible although they lie under /tmp (the main checkout)."""
+    """More folders that must stay visible although /tmp or the home hide them."""
     binary: str = "bwrap"
+    checkout: Path | None = None
+    """Where `root` is mounted inside: the user's checkout when `root` is its worktree."""
+    protect: tuple[str, ...] = PROTECTED
+    hidden: Hidden | None = None
+    """The home and what comes back into it; None: the home stays visible read-only (a
+    sandbox built by `start` always has one)."""
 
     @classmethod
     def start(
         cls,
         mode: Mode,
         root: Path,
-        write: Iterable[str],
         run_dir: Path,
         *,
         network: bool = False,
         env_names: Iterable[str] = (),
         read: Iterable[Path] = (),
+        checkout: Path | None = None,
+        protect: Iterable[str] = PROTECTED,
+        build_read: Iterable[str] = BUILD_READ,
+        build_write: Iterable[str] = BUILD_WRITE,
+        home: Path | None = None,
     ) -> Sandbox:
-        """A sandbox for a run; raises `SandboxUnavailable` if bwrap is asked for but broken."""
+        """A sandbox for a run; raises `SandboxUnavailable` if bwrap is asked for but broken.
+
+        `home` (default: ours) is hidden but for `build_read` (read-only) and `build_write`."""
         binary = "bwrap"
         if mode == "bwrap":
             found = probe(network)
@@ -183,8 +222,35 @@ class Sandbox:
                     "with your own rights."
                 )
             binary = found.binary
+        same = checkout is None or checkout.resolve() == root.resolve()
+        hidden = Hidden.find(home or Path.home(), build_read, build_write, os.environ)
+        root = Path(os.path.abspath(root))
         return cls(
-            mode, root, tuple(write), run_dir, network, tuple(env_names), tuple(read), binary
+            mode, root, run_dir, network, tuple(env_names), tuple(read), binary,
+            None if same else checkout, tuple(protect), hidden,
+        )  # fmt: skip
+
+    @property
+    def inside_root(self) -> Path:
+        """The path the work tree has inside the sandbox."""
+        return self.checkout or self.root
+
+    def inside(self, path: Path) -> Path:
+        """`path` as the sandboxed command sees it (the worktree appears at the checkout)."""
+        absolute = Path(os.path.abspath(path))
+        if self.checkout is not None and absolute.is_relative_to(self.root):
+            return self.checkout / absolute.relative_to(self.root)
+        return absolute
+
+    def tree_note(self) -> str:
+        """Which tree the commands see, for the baseline check and `cardrunner check`."""
+        if self.mode == "off":
+            return f"commands run in {self.root} itself (no sandbox)"
+        if self.checkout is None:
+            return f"commands see the work tree at {self.root}"
+        return (
+            f"commands see the worktree {self.root} at the checkout's own path {self.checkout}: "
+            "editable installs and other absolute paths lead to the code being committed"
         )
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -197,23 +263,80 @@ class Sandbox:
 
     def wrap(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
         """`argv` as run inside the sandbox. Raises the OSError a direct `exec` would raise."""
-        program = _program(argv[0], cwd, env.get("PATH", os.defpath))
+        seen_from = cwd
+        if self.mode == "bwrap" and "/" in argv[0] and not os.path.lexists(cwd / argv[0]):
+            seen_from = self.inside(cwd)  # `.venv/bin/python`: the checkout's, shown inside
+        program = _program(argv[0], seen_from, env.get("PATH", os.defpath))
         if self.mode == "off":
             return [program, *argv[1:]]
         out = [self.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         out += ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         out += [] if self.network else ["--unshare-net"]
         out += ["--die-with-parent"]
-        for folder in dict.fromkeys([*interpreter_folders(), *self.read, self.root]):
-            if folder.exists():  # re-shown after the private /tmp hid them
-                out += ["--ro-bind", str(folder), str(folder)]
-        for rel in self.write:
-            folder = Path(os.path.realpath(self.root / rel))
-            if folder.is_dir() and folder.is_relative_to(self.root.resolve()):
-                out += ["--bind", str(folder), str(folder)]
-        for guarded in (self.root / ".git", self.root / ".cardrunner"):
-            if guarded.exists():  # read-only again, even inside a write folder
-                out += ["--ro-bind", str(guarded), str(guarded)]
+        for _, _, mount in sorted(self._mounts()):
+            out += mount
+        out += ["--chdir", str(self.inside(cwd))]
+        return [*out, "--", str(self.inside(Path(program))), *argv[1:]]
+
+    def _mounts(self) -> list[tuple[int, int, list[str]]]:
+        """Every mount after the read-only root, as (depth, order, args): a parent is mounted
+        before what lies in it, and a secret is covered after whatever would show it."""
+        mounts: list[tuple[int, int, list[str]]] = []
+
+        def add(kind: str, source: Path | str, dest: Path, order: int = 0) -> None:
+            args = [kind, str(dest)] if kind == "--tmpfs" else [kind, str(source), str(dest)]
+            mounts.append((len(dest.parts), order, args))
+
+        tree = self.inside_root
+        tops = [Path("/tmp").resolve(), *self._hidden_tops()]
+        for top in tops[1:]:
+            add("--tmpfs", top, top)
+        for folder in dict.fromkeys([*interpreter_folders(), *self.read, *self._toolchains()]):
+            shadowed = any(folder.is_relative_to(t) for t in tops)
+            if folder.exists() and shadowed and not folder.is_relative_to(tree):
+                add("--ro-bind", folder, folder)  # in the tree: the tree's own files win
+        add("--bind", self.root, tree)
+        for name in self._carried():  # the host's checkout path, before the worktree hid it
+            add("--ro-bind", tree / name, tree / name)
+        for rel in self.protect:
+            source = (self.checkout or self.root) / rel if rel == STATE_DIR else self.root / rel
+            if source.exists():  # read-only again inside the writable tree
+                add("--ro-bind", source, tree / rel)
+        for cache in self.hidden.write if self.hidden else ():
+            add("--bind", cache, cache)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        out += ["--bind", str(self.run_dir), str(self.run_dir), "--chdir", str(cwd)]
-        return [*out, "--", program, *argv[1:]]
+        add("--bind", self.run_dir, self.inside(self.run_dir))
+        for secret in self.hidden.covered if self.hidden else ():
+            add("--tmpfs" if secret.is_dir() else "--ro-bind", "/dev/null", secret, 1)
+        return mounts
+
+    def _carried(self) -> list[str]:
+        """What a fresh worktree lacks and the commands need from the checkout, as paths
+        relative to it: installed dependencies, and the interpreter if it lives there."""
+        if self.checkout is None:
+            return []
+        prefixes = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+        names = [*DEPENDENCY_DIRS]
+        names += [
+            str(p.relative_to(self.checkout)) for p in prefixes if p.is_relative_to(self.checkout)
+        ]
+        return [
+            n
+            for n in dict.fromkeys(names)
+            if (self.checkout / n).is_dir() and _absent(self.root / n)
+        ]
+
+    def _hidden_tops(self) -> list[Path]:
+        """The home and the host's socket folders, emptied inside (symlinks are left alone)."""
+        if self.hidden is None:
+            return []
+        home = self.hidden.home
+        tops = [home] if home.is_dir() and not home.is_symlink() and home != Path("/") else []
+        return tops + [d for d in HOST_SOCKET_DIRS if d.is_dir() and not d.is_symlink()]
+
+    def _toolchains(self) -> list[Path]:
+        """Read-only toolchains, and with the network the resolver file `/run` may hold."""
+        found = list(self.hidden.read) if self.hidden else []
+        if self.network:
+            found.append(Path(os.path.realpath("/etc/resolv.conf")).parent)
+        return found

@@ -117,8 +117,17 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
         case ev.ChecksRan():
             runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
             count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+            count += "".join(
+                f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+            )
             mark = "✓" if event.ok else "✗"
-            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}"]
+            why = [f"     {w}" for c in event.checks for w in c.why]
+            sees = [f"     {event.sees}"] if event.sees else []
+            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *sees, *why]
+        case ev.BuildChecked(ok=False):
+            return [f"   ✗ {event.tool}: {len(event.problems)} problem(s)"] + [
+                f"     {w}" for w in event.why
+            ]
         case ev.GateObjected():
             head = f"   done refused ({event.attempt}/{event.max_attempts}, {event.reason}):"
             why = [f"     {x}" for x in event.message.splitlines() if x.startswith("- ")]

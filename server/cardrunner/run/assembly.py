@@ -30,7 +30,8 @@ from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Settings
 from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
-from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable
+from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
+from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
 from cardrunner.run.prepare import PreparedRun, api_model
@@ -78,6 +79,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
             isolation=bool(o.settings.isolation),
             resume_base=resume.base_tree if resume else None,
             resume_work=resume.work_tree if resume else None,
+            build_output=o.settings.paths.build_output,
         )
     except (CardError, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc
@@ -146,6 +148,7 @@ def _restore(
     evidence.restore(resume.reports)
     checks.baseline, checks.last = resume.baseline, resume.last_checks
     checks.known_failures = resume.known_failures
+    checks.baseline_skipped = resume.baseline_skipped
     if resume.review is not None:
         commit.last_decision, commit.committed = resume.review.decision, resume.review.commit
         commit.reviewed_tree = reviewed_tree(resume)
@@ -186,7 +189,7 @@ async def _tool_pool(
 ) -> tuple[ToolPool, list[str]]:
     """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
     s = prepared.options.settings
-    sandbox = await _sandbox(prepared, area.root, run_dir)
+    sandbox = await _sandbox(prepared, area, run_dir)
     if checks is not None:  # the runner's own build and tests run confined like the model's
         checks.sandbox = sandbox
     guard = PathGuard(area.root, s.paths.read, s.paths.write)
@@ -241,24 +244,49 @@ async def _refuse_uncommitted_config(area: WorkArea, guard: PathGuard) -> None:
         )
 
 
-async def _sandbox(prepared: PreparedRun, workdir: Path, run_dir: Path) -> Sandbox:
-    """The run's sandbox; a run refuses to start where the configured one cannot."""
+async def _sandbox(prepared: PreparedRun, area: WorkArea, run_dir: Path) -> Sandbox:
+    """The run's sandbox; a run refuses to start where the configured one cannot, or where its
+    tests would import the checkout instead of the worktree."""
     o = prepared.options
+    checkout = o.root.resolve() if area.worktree is not None else None
+    if checkout is not None and o.settings.sandbox.mode == "off":
+        await asyncio.to_thread(_refuse_escaping_imports, checkout, area.root)
     try:
-        return await asyncio.to_thread(run_sandbox, o.settings, o.root, workdir, run_dir)
+        return await asyncio.to_thread(
+            run_sandbox, o.settings, o.root, area.root, run_dir, checkout
+        )
     except SandboxUnavailable as exc:
         raise RunRefused(str(exc)) from exc
 
 
-def run_sandbox(settings: Settings, root: Path, workdir: Path, run_dir: Path) -> Sandbox:
-    """The sandbox a run of `root` works in at `workdir` (the checkout or its worktree), also
-    used by `cardrunner check --try`; raises `SandboxUnavailable` where it cannot start."""
+def run_sandbox(
+    settings: Settings, root: Path, workdir: Path, run_dir: Path, checkout: Path | None = None
+) -> Sandbox:
+    """The sandbox a run of `root` works in at `workdir` (the checkout, or its worktree shown at
+    `checkout`), also used by `cardrunner check --try`; raises `SandboxUnavailable` where it
+    cannot start."""
     box = settings.sandbox
     read = (root, Path(sys.prefix), Path(sys.base_prefix))
     return Sandbox.start(
-        box.mode, workdir, settings.paths.write, run_dir,
-        network=box.network, env_names=box.env, read=read,
+        box.mode, workdir, run_dir,
+        network=box.network, env_names=box.env, read=read, checkout=checkout,
+        protect=(*PROTECTED, settings.cards), build_read=box.build_read,
+        build_write=box.build_write,
     )  # fmt: skip
+
+
+def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
+    """Without the sandbox an isolated run cannot redirect an editable install: refuse it."""
+    prefixes = [*interpreter_prefixes(), *(checkout / name for name in DEPENDENCY_DIRS)]
+    hits = references(checkout, worktree, site_folders(prefixes))
+    if hits:
+        file, path = hits[0]
+        raise RunRefused(
+            f"the tests would read outside the run's tree: {file} points at {path} in your "
+            f"checkout, not at the worktree {worktree}, so a change that breaks them could pass. "
+            'With sandbox = "off" an isolated run cannot redirect it: turn the sandbox on (it '
+            "shows the worktree at the checkout's own path) or set isolation = false."
+        )
 
 
 def _loop(

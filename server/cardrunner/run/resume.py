@@ -44,6 +44,8 @@ class ResumeState:
     """Accepted evidence; it holds after the resume only if the write area is unchanged."""
     baseline: int | None = None
     """Tests that ran at the original run's start (the runner's count)."""
+    baseline_skipped: int | None = None
+    """Tests skipped at the original run's start."""
     known_failures: list[str] | None = None
     """Tests that already failed at the original run's start."""
     trees: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -186,6 +188,7 @@ class _Replay:
                 messages.append(Message("user", [{"type": "text", "text": event.message}]))
             case ev.ChecksRan() if event.phase == "baseline":
                 state.baseline = event.tests_ran
+                state.baseline_skipped = next((c.skipped for c in event.checks), None)
                 failed = [f for c in event.checks for f in c.failures]
                 state.known_failures = failed if not event.ok and failed else None
             case ev.ChecksRan():

@@ -60,6 +60,8 @@ class RunView:
     criteria: list[Criterion] = field(default_factory=list)
     problems: dict[str, list[ev.Problem]] = field(default_factory=dict)
     """Build/test problems by path relative to the root; replaced at each build."""
+    why: list[str] = field(default_factory=list)
+    """Why the last build or test failed (its decisive lines); empty once one passes."""
     last_round_text: str = ""
     touched: set[str] = field(default_factory=set)
     """Files this run has written (paths as the model gave them), for overlap warnings."""
@@ -119,9 +121,11 @@ class RunView:
             case ev.CriterionReported():
                 self._criterion(event)
             case ev.BuildChecked():
-                self.problems = {}
+                self.problems, self.why = {}, event.why
                 for problem in event.problems:
                     self.problems.setdefault(problem.path, []).append(problem)
+            case ev.ChecksRan():
+                self.why = [line for check in event.checks for line in check.why]
             case ev.ReviewRequested():
                 self.state = "review"
             case ev.ReviewDecided():
@@ -133,7 +137,6 @@ class RunView:
                 ev.Compacted()
                 | ev.Notice()
                 | ev.Announced()
-                | ev.ChecksRan()
                 | ev.GateObjected()
                 | ev.CallObserved()
             ):

@@ -11,6 +11,7 @@ nothing is ever forced.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +51,10 @@ class WorkArea:
         isolation: bool,
         resume_base: str | None = None,
         resume_work: str | None = None,
+        build_output: Sequence[str] = (),
     ) -> WorkArea:
-        main = GitRepo(root)
+        """The work area of a run; `build_output` globs are never part of its changes."""
+        main = GitRepo(root, build_output)
         if not await main.is_repo():
             raise WorkAreaError(
                 f"{root} is not a git repository; cardrunner commits its work with git"
@@ -92,7 +95,7 @@ class WorkArea:
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
             await main.add_worktree(worktree, branch)
-        git = GitRepo(worktree)
+        git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
             await git.restore(resume_work, paths)
         base = resume_base or await git.snapshot(paths)

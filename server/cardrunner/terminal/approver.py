@@ -1,4 +1,9 @@
-"""The terminal's approver: a coloured diff and a question on the terminal."""
+"""The terminal's approver: a coloured diff and a question on the terminal.
+
+Besides yes and no, the reviewer may drop single hunks (`d`): the hunks are listed by number,
+as the diff above shows them, and the ones picked are left out of the commit (`git.choice`).
+Files may also be edited in another window while the question waits; the runner notices.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,14 @@ import sys
 from collections.abc import Callable
 
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.git.hunks import Hunk, lines_of, parse_diff
 
 
 def colour_diff(diff: str, colour: bool) -> str:
     if not colour:
         return diff
     out = []
-    for line in diff.splitlines():
+    for line in lines_of(diff):
         if line.startswith(("+++", "---")):
             out.append(f"\x1b[1m{line}\x1b[0m")
         elif line.startswith("+"):
@@ -27,6 +33,11 @@ def colour_diff(diff: str, colour: bool) -> str:
     return "\n".join(out)
 
 
+def _numbers(answer: str, hunks: list[Hunk]) -> list[Hunk]:
+    picked = {int(t) for t in answer.replace(",", " ").split() if t.isdigit()}
+    return [h for n, h in enumerate(hunks, 1) if n in picked]
+
+
 class TerminalApprover:
     """Shows a coloured diff and asks on the terminal. No terminal → reject, saying why."""
 
@@ -34,7 +45,13 @@ class TerminalApprover:
         self._write = write
         self._read = read
 
-    async def review(self, request: ReviewRequest) -> ReviewDecision:
+    async def _ask(self, prompt: str) -> str | None:
+        try:
+            return await asyncio.to_thread(self._read, prompt)
+        except (EOFError, OSError):
+            return None
+
+    def _show(self, request: ReviewRequest) -> None:
         colour = sys.stderr.isatty()
         self._write(f"\n── review: {request.card_title} ── {len(request.files)} file(s)\n")
         self._write(colour_diff(request.diff, colour) + "\n")
@@ -45,15 +62,39 @@ class TerminalApprover:
             self._write(f"  {line}\n")
         for warning in request.warnings:
             self._write(f"WARNING: {warning}\n")
+
+    async def review(self, request: ReviewRequest) -> ReviewDecision:
+        self._show(request)
+        hunks = parse_diff(request.diff).hunks()
         ask = "Accept anyway" if request.warnings else "Accept"
-        try:
-            answer = await asyncio.to_thread(self._read, f"{ask} & commit? [y]es / [n]o: ")
-        except (EOFError, OSError):
-            return ReviewDecision("reject", "no one answered the review (no terminal); use --yes")
-        if answer.strip().lower() in ("y", "yes"):  # after the warnings: knowingly
-            return ReviewDecision("accept", acknowledged=bool(request.warnings))
-        try:
-            reason = await asyncio.to_thread(self._read, "Why? (the model reads this): ")
-        except (EOFError, OSError):
-            reason = ""
-        return ReviewDecision("reject", reason.strip() or "rejected by the user")
+        options = "[y]es / [n]o" + (" / [d]rop hunks" if hunks else "")
+        dropped: list[Hunk] = []
+        while True:
+            keeping = f", without {len(dropped)} dropped hunk(s)" if dropped else ""
+            answer = await self._ask(f"{ask} & commit{keeping}? {options}: ")
+            if answer is None:
+                return ReviewDecision(
+                    "reject", "no one answered the review (no terminal); use --yes"
+                )
+            choice = answer.strip().lower()
+            if choice in ("d", "drop") and hunks:
+                dropped = await self._pick(hunks)
+            elif choice in ("y", "yes"):  # after the warnings: knowingly
+                return await self._accepted(dropped, bool(request.warnings))
+            else:
+                reason = (await self._ask("Why? (the model reads this): ") or "").strip()
+                return ReviewDecision("reject", reason or "rejected by the user")
+
+    async def _accepted(self, dropped: list[Hunk], warned: bool) -> ReviewDecision:
+        if not dropped:
+            return ReviewDecision("accept", acknowledged=warned)
+        why = (await self._ask("Why drop them? (the model reads this): ") or "").strip()
+        return ReviewDecision(
+            "accept", why, drop_hunks=[h.ref for h in dropped], acknowledged=warned
+        )
+
+    async def _pick(self, hunks: list[Hunk]) -> list[Hunk]:
+        for number, hunk in enumerate(hunks, 1):
+            self._write(f"  {number}. {hunk.describe()}\n")
+        answer = await self._ask("Drop which hunks? (numbers, e.g. 1 3; empty keeps all): ")
+        return _numbers(answer or "", hunks)

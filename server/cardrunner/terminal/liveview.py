@@ -16,6 +16,9 @@ from typing import assert_never
 from cardrunner.agent import events as ev
 from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
 
+_WHY_LINES = 4
+"""Decisive lines shown under a failed build or test: the error, not the whole output."""
+
 
 class LiveView:
     """Renders events; `write` receives text (usually sys.stderr.write)."""
@@ -84,6 +87,8 @@ class LiveView:
             case ev.BuildChecked():
                 if not event.ok:
                     self._line(f"  ✗ {event.tool}: {len(event.problems)} problem(s)")
+                    for why in event.why[:_WHY_LINES]:
+                        self._line(f"      {why}")
             case ev.ReviewRequested():
                 self._line(f"  ⏸ review requested: {len(event.files)} file(s)")
             case ev.ReviewDecided():
@@ -100,8 +105,15 @@ class LiveView:
             case ev.ChecksRan():
                 runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
                 count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+                count += "".join(
+                    f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+                )
                 mark = "✓" if event.ok else "✗"
                 self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
+                if event.sees:
+                    self._line(f"    {event.sees}")
+                for why in [w for c in event.checks for w in c.why][:_WHY_LINES]:
+                    self._line(f"      {why}")
             case ev.GateObjected():
                 first = event.message.splitlines()[1:2]
                 why = first[0].lstrip("- ") if first else event.reason

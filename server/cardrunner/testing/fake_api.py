@@ -5,7 +5,7 @@ Tests, benchmarks and the VS Code end-to-end test point the real `anthropic` SDK
 request is validated as the API would (`cardrunner.models.validation`); a bad one is answered 400
 *and* recorded in `violations`, so a test can assert that the client never sent one. Answers come
 from a script (`fake_script`), usage from a prompt-cache simulation (`fake_cache`), streams from
-`fake_sse`. Run `python -m cardrunner.testing.fake_api --transcript F.json` to serve a transcript
+`fake_sse`. Run `python -m cardrunner.testing.fake_api_cli --transcript F.json` to serve a transcript
 to another process; it prints `READY <base_url>` once listening.
 """
 
@@ -315,9 +315,3 @@ def _with_edits(response: Response, body: dict[str, Any]) -> Response:
 
 def _headers(request: web.Request) -> dict[str, str]:
     return {k.lower(): v for k, v in request.headers.items()}
-
-
-if __name__ == "__main__":
-    from cardrunner.testing.fake_api_cli import main
-
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""`python -m cardrunner.testing.fake_api`: serve a transcript to other processes.
+"""`python -m cardrunner.testing.fake_api_cli`: serve a transcript to other processes.
 
 The VS Code end-to-end test and the benchmarks run cardrunner as a separate process; they start
 this server, wait for the `READY <base_url>` line on stdout, point `ANTHROPIC_BASE_URL` at it and,
@@ -23,7 +23,7 @@ from cardrunner.testing.fake_script import load_transcript
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m cardrunner.testing.fake_api",
+        prog="python -m cardrunner.testing.fake_api_cli",
         description="Serve a scripted Anthropic Messages API on 127.0.0.1.",
     )
     parser.add_argument(
@@ -105,10 +105,14 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m cardrunner.testing.fake_api`."""
+    """Entry point of `python -m cardrunner.testing.fake_api_cli`."""
     args = _parser().parse_args(argv)
     try:
         return asyncio.run(serve(args))
     except (OSError, ValueError) as exc:
         print(f"fake_api: {exc}", file=sys.stderr)
         return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,13 +25,11 @@ from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.files import PathGuard
+from cardrunner.verify.decisive import classify, decisive
 
-_ERROR_RE = re.compile(r"error|failed|failure|traceback|exception|fatal|panic", re.IGNORECASE)
-_WARNING_RE = re.compile(r"warning", re.IGNORECASE)
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
 _SECTION_RE = re.compile(r"^[=_-]{3,} [A-Z][A-Z ]+ [=_-]{3,}$")
 """Decoration like pytest's `==== FAILURES ====`: no information of its own."""
-_LOCATION_RE = re.compile(r"^\s*(?:-->\s*)?[^\s:][^:]*:\d+(?::\d+)?(?::|\s+-\s)")
 _MAX_LINE = 300
 _RELEVANT_BUDGET = 1800
 _SUMMARY_BUDGET = MAX_RESULT_CHARS - 200
@@ -55,8 +53,10 @@ Severity = Literal["error", "warning"]
 class _Locator:
     """Turns paths from tool output into workspace-relative paths of existing files, or None."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
         self.root = root.resolve()
+        self.seen_as = seen_as.resolve() if seen_as else None
+        """Where the sandbox showed `root` (a worktree at its checkout's path)."""
         self._cache: dict[str, str | None] = {}
 
     def __call__(self, raw: str) -> str | None:
@@ -68,6 +68,8 @@ class _Locator:
         try:
             path = Path(raw.strip())
             full = (path if path.is_absolute() else self.root / path).resolve()
+            if self.seen_as and not full.is_relative_to(self.root):
+                full = self.root / full.relative_to(self.seen_as)
             rel = full.relative_to(self.root)
         except (ValueError, OSError, RuntimeError):
             return None
@@ -87,8 +89,8 @@ def _severity(message: str) -> Severity | None:
 class _Scanner:
     """One pass over the output; remembers what a later line needs (frames, `E` lines, headers)."""
 
-    def __init__(self, root: Path) -> None:
-        self.locate = _Locator(root)
+    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
+        self.locate = _Locator(root, seen_as)
         self.found: dict[tuple[str, int, int, str], Problem] = {}
         self.frames: list[tuple[str, int]] = []  # a Python traceback in progress
         self.explanation: list[str] = []  # pytest's `E   ...` lines
@@ -151,15 +153,16 @@ class _Scanner:
         self.explanation = []
 
 
-def parse_problems(output: str, root: Path) -> list[Problem]:
+def parse_problems(output: str, root: Path, seen_as: Path | None = None) -> list[Problem]:
     """`file:line[:col]: message` problems in build or test output, for files inside `root`.
 
     Understands gcc/clang, ruff, mypy, tsc and MSBuild lines, rustc/ruff `--> file:line:col`
     pointers, Python tracebacks (the innermost frame in the workspace) and pytest's
     `path:line: AssertionError` with its `E ...` explanation. Paths come back workspace-relative,
-    and only files that exist inside `root` (outside `.venv`, `node_modules`, …) are kept.
+    and only files that exist inside `root` (outside `.venv`, `node_modules`, …) are kept;
+    `seen_as` is the path the sandbox showed `root` at, which absolute paths then name.
     """
-    scanner = _Scanner(root)
+    scanner = _Scanner(root, seen_as)
     for raw in output.splitlines():
         scanner.feed(raw.rstrip())
     return list(scanner.found.values())
@@ -176,6 +179,9 @@ def _headline(result: CommandResult, label: str) -> str:
 def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
     """Error lines, then warning lines, deduplicated, within a budget; and how many were left.
 
+    What counts as an error or a warning is the runner's own format (`classify`): cargo's
+    passing `test result: ok. 0 failed` is neither, nor is a timestamp like `20:36:25`.
+
     A rustc/ruff pointer (`--> path:line:col`) is joined with the headline above it, so the
     model sees what is wrong and where in one line.
     """
@@ -191,14 +197,10 @@ def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
         key = line.strip()
         if key in seen or _SECTION_RE.match(key):
             continue
-        if _ERROR_RE.search(line):
-            errors.append(line)
-        elif _WARNING_RE.search(line):
-            warnings.append(line)
-        elif _LOCATION_RE.match(line):
-            errors.append(line)
-        else:
+        kind = classify(line)
+        if kind is None:
             continue
+        (errors if kind == "error" else warnings).append(line)
         seen.add(key)
     chosen: list[str] = []
     used = 0
@@ -272,8 +274,10 @@ def command_tools(
         )
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
-        problems: list[Problem] = await asyncio.to_thread(parse_problems, result.output, root)
-        ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems))
+        seen_as = sandbox.checkout if sandbox else None
+        problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as)
+        why = [] if result.ok else decisive(result.output)
+        ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
         text = summarize_output(result, label)
         if tool == "build_app" and app.running:
             text += "\nNote: the app is still running the previous build; stop_app, then start_app."

@@ -3,9 +3,14 @@
 Before the user is asked, the runner builds and tests the exact tree it is about to commit
 (`RunnerChecks`); a failure goes back to the model as this tool's result and nobody is bothered
 with a diff that does not build. The review shows the checks, the evidence ledger and anything the
-user must accept knowingly (fewer tests than at the start). If the user changes files before
-accepting, the runner notices (the tree at accept time differs from the one it checked), checks
-again, says so in the commit message and withdraws the evidence the edit may have invalidated.
+user must accept knowingly (fewer tests than at the start).
+
+The review's answer is a set of byte-exact choices on the diff the reviewer saw (`git.choice`):
+drops of files and single hunks, and hand edits made while it was open, in any order. When the
+tree they leave differs from the one reviewed, the runner builds and tests *that* tree, checked
+out on its own (files the reviewer added included, the working tree's other files not), withdraws
+the evidence the change may have invalidated, and tells the model and the commit message exactly
+what was dropped and what was edited — a drop as a drop, an edit as an edit.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from typing import Any
 
 from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult, truncate
-from cardrunner.agent.review import Approver, HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
 from cardrunner.config.display import shown
-from cardrunner.git.hunks import Hunk, parse_diff, patch_of
+from cardrunner.git.choice import Choice, ChoiceError, Reviewed, choose, committed_files, settle
+from cardrunner.git.quoting import quote
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
@@ -28,6 +34,11 @@ from cardrunner.verify.calls import CallLog
 from cardrunner.verify.scope import is_config, review_header, secrets_in_diff
 
 _HAND_DIFF_CHARS = 1500
+
+
+def names(paths: list[str]) -> str:
+    """Paths for a person or the model to read: one git-quoted token each."""
+    return ", ".join(quote(p) for p in paths)
 
 
 @dataclass
@@ -75,39 +86,62 @@ class CommitTool:
                 f"Already committed as {self.committed[:10]}. End with the RESULT line."
             )
         message = shown(args["message"].strip())
-        raw, files = await self.git.diff(self.base_tree, self.write_paths)
-        hidden = sorted(await self.git.ignored_files(self.write_paths) - self.ignored_at_start)
+        tree = await self._area()
+        raw, files = await self.git.diff_trees(self.base_tree, tree, self.write_paths)
         if not files:
             raise ToolError(
                 "Nothing changed in the write area since the run started; nothing to commit. If "
                 "the criteria already hold, report them with evidence and end with RESULT: done."
             )
-        self._refuse_secrets(raw, ctx)  # before any check: a secret is never built or shown
-        tree = await self.calls.refresh()
-        warnings: list[str] = []
-        if self.checks and self.checks.configured:
-            ran = await self.checks.run("commit", tree)
-            ctx.emit(ran)
-            if not self.checks.passed(ran):
-                return ToolResult(
-                    self.checks.report(ran) + "\nNothing was committed and the user was not asked. "
-                    "Fix the failure, then call git_commit again.",
-                    is_error=True,
-                )
-            warnings += [drop] if (drop := self.checks.drop(ran)) else []
-            if not ran.ok:
-                known = ", ".join(self.checks.known_failures or [])
-                warnings.append(f"tests that already failed at the start still fail: {known}")
+        text = raw.decode("utf-8", errors="replace")
+        self._refuse_secrets(text, ctx)  # before any check: a secret is never built or shown
+        warnings = await self._first_checks(tree, ctx)
+        if isinstance(warnings, ToolResult):
+            return warnings
         self.reviewed_tree = tree
-        diff = shown(review_header(files, hidden) + raw)
-        request = ReviewRequest(
+        request = await self._request(message, files, text, warnings)
+        ctx.emit(
+            ReviewRequested(message=message, files=files, diff=request.diff, warnings=warnings)
+        )
+        decision = await self.approver.review(request)
+        if decision.decision == "accept":
+            reviewed = Reviewed(self.base_tree, tree, raw, files)
+            return await self._accept(message, reviewed, decision, ctx)
+        return self._declined(decision, files, ctx)
+
+    async def _first_checks(self, tree: str, ctx: ToolContext) -> list[str] | ToolResult:
+        """The runner's build and tests before anyone is asked: the review's warnings, or the
+        failure the model reads instead of a review."""
+        if not (self.checks and self.checks.configured):
+            return []
+        ran = await self.checks.run("commit", tree)
+        ctx.emit(ran)
+        if not self.checks.passed(ran):
+            return ToolResult(
+                self.checks.report(ran) + "\nNothing was committed and the user was not asked. "
+                "Fix the failure, then call git_commit again.",
+                is_error=True,
+            )
+        warnings = [drop] if (drop := self.checks.drop(ran)) else []
+        warnings += [note] if (note := self.checks.uncounted(ran)) else []
+        if not ran.ok:
+            known = ", ".join(self.checks.known_failures or [])
+            warnings.append(f"tests that already failed at the start still fail: {known}")
+        return warnings
+
+    async def _request(
+        self, message: str, files: list[str], raw: str, warnings: list[str]
+    ) -> ReviewRequest:
+        hidden = sorted(await self.git.ignored_files(self.write_paths) - self.ignored_at_start)
+        built = await self.git.build_output_files(self.write_paths)
+        return ReviewRequest(
             run_id=self.run_id,
             card_title=shown(self.card_title),
             card_path=self.card_path,
             root=self.git.root,
             message=message,
             files=files,
-            diff=diff,
+            diff=shown(review_header(files, hidden, built) + raw),
             base_tree=self.base_tree,
             hidden=hidden,
             flagged=sorted({p for p in [*files, *hidden] if is_config(p)}),
@@ -115,8 +149,8 @@ class CommitTool:
             checks=self.checks.summary() if self.checks else "",
             evidence=[f"criterion {e.index}: {e.line()}" for e in self._ledger()],
         )
-        ctx.emit(ReviewRequested(message=message, files=files, diff=diff, warnings=warnings))
-        decision = await self.approver.review(request)
+
+    def _declined(self, decision: ReviewDecision, files: list[str], ctx: ToolContext) -> ToolResult:
         if decision.decision == "reject":
             reason = decision.reason or "rejected in the review"
             self._decided(ctx, ReviewDecided(decision="reject", reason=reason, files=files))
@@ -124,15 +158,11 @@ class CommitTool:
                 f"The user REJECTED the changes: {reason}\nNothing was committed; your changes are "
                 "still in the working tree. Address this, verify again, then call git_commit again."
             )
-        if decision.decision == "no_commit":
-            self._decided(
-                ctx, ReviewDecided(decision="no_commit", reason=decision.reason, files=files)
-            )
-            return ToolResult(
-                "The user reviewed the diff; committing is switched off for this run. Do not call "
-                "git_commit again: end now with RESULT: done."
-            )
-        return await self._accept(message, files, tree, decision, ctx)
+        self._decided(ctx, ReviewDecided(decision="no_commit", reason=decision.reason, files=files))
+        return ToolResult(
+            "The user reviewed the diff; committing is switched off for this run. Do not call "
+            "git_commit again: end now with RESULT: done."
+        )
 
     def _ledger(self) -> list[Any]:
         return self.evidence.ledger() if self.evidence else []
@@ -154,80 +184,114 @@ class CommitTool:
         self.last_decision = event.decision
         ctx.emit(event)
 
+    def _refused(self, text: str, files: list[str], ctx: ToolContext) -> ToolResult:
+        """The runner refuses, not the user: no review decision is recorded as the user's."""
+        ctx.emit(ReviewDecided(decision="reject", reason=text, files=files))
+        return ToolResult(text, is_error=True)
+
+    async def _area(self) -> str:
+        """The write area's tree now; the call log learns of it too (a run's log fingerprints
+        the write area by this same tree)."""
+        await self.calls.refresh()
+        return await self.git.snapshot(self.write_paths)
+
     async def _accept(
-        self, message: str, files: list[str], tree: str, decision: ReviewDecision, ctx: ToolContext
+        self, message: str, reviewed: Reviewed, decision: ReviewDecision, ctx: ToolContext
     ) -> ToolResult:
-        dropped = [f for f in decision.drop if f in files]
-        hunks = [h for h in decision.drop_hunks if h.path not in dropped]
-        whole, hunk_note = await self._drop_hunks(hunks, files)
-        dropped += whole
-        if dropped:
-            await self.git.restore(self.base_tree, dropped)
-        kept = [f for f in files if f not in dropped]
+        now = await self._area()
+        try:
+            choice = await choose(
+                self.git, self.write_paths, reviewed, now, decision.drop, decision.drop_hunks
+            )
+        except ChoiceError as exc:
+            return self._refused(f"{exc}.", reviewed.files, ctx)
+        kept = await committed_files(self.git, choice, self.write_paths)
         if not kept:
-            self._decided(
-                ctx,
-                ReviewDecided(
-                    decision="reject", reason=decision.reason or "all files dropped", files=files
-                ),
-            )
+            await settle(self.git, choice)
+            await self.calls.refresh()
+            why = decision.reason or "every change dropped"
+            self._decided(ctx, ReviewDecided(decision="reject", reason=why, files=reviewed.files))
             return ToolResult(
-                f"The user dropped every file ({decision.reason or 'no reason given'}); nothing was committed."
+                f"The user dropped every change ({decision.reason or 'no reason given'}); "
+                "nothing was committed."
             )
-        now = await self.calls.refresh()
-        edits = await self._hand_edits(tree, now, dropped, ctx) if now != tree else None
-        if edits is not None and edits.refused:  # the runner refuses, not the user: no reject
-            ctx.emit(ReviewDecided(decision="reject", reason=edits.refused, files=files))
-            return ToolResult(edits.refused + "\nNothing was committed.", is_error=True)
-        if self.checks and (drop := self.checks.drop()):
-            if not decision.acknowledged:
-                reason = f"{drop}; the review did not accept that knowingly"
-                ctx.emit(ReviewDecided(decision="reject", reason=reason, files=files))
-                return ToolResult(
-                    f"Nothing was committed: {reason}. Restore the tests that no longer run, "
-                    "then call git_commit again.",
-                    is_error=True,
-                )
-            self.checks.accepted_drops.add(now)
-        body = message + (edits.note if edits else "")
-        if dropped:
-            body += f"\n\nLeft out by the reviewer (restored): {', '.join(dropped)}."
-        if hunk_note:
-            body += f"\n\nLeft out by the reviewer (undone): {hunk_note}."
-        sha = await self.git.commit(kept, f"{body}\n\n{self._trailer_block()}\n")
-        self.committed, self.reviewed_tree = sha, now
+        stale = await self._recheck(choice, ctx) if choice.final != reviewed.tree else []
+        if isinstance(stale, ToolResult):
+            return stale
+        if refused := self._unacknowledged_drop(choice.final, decision):
+            return self._refused(refused, reviewed.files, ctx)
+        body = message + _commit_note(choice, decision.reason)
+        trailers = self._trailer_block()  # control bytes in it: written out by the commit
+        sha = await self.git.commit_tree(choice.final, self.write_paths, f"{body}\n\n{trailers}\n")
+        await settle(self.git, choice)
+        self.committed = sha
+        self.reviewed_tree = await self.calls.refresh()
         if self.evidence:
-            self.evidence.checked_on(sha, now)
+            self.evidence.checked_on(sha, self.reviewed_tree)
         self._decided(
             ctx, ReviewDecided(decision="accept", reason=decision.reason, files=kept, commit=sha)
         )
-        text = f"Accepted and committed {sha[:10]} ({len(kept)} file(s): {', '.join(kept)})."
-        if dropped:
-            text += f"\nThe user dropped {', '.join(dropped)} (restored): {decision.reason or 'no reason given'}."
-        if hunk_note:
-            text += f"\nThe user dropped these changes (undone, not committed): {hunk_note}: {decision.reason or 'no reason given'}."
-        if edits:
-            return ToolResult(text + edits.for_model)
-        return ToolResult(text + "\nEnd with the RESULT line.")
+        text = f"Accepted and committed {sha[:10]} ({len(kept)} file(s): {names(kept)})."
+        return ToolResult(text + await self._for_model(choice, decision.reason, stale))
 
-    async def _drop_hunks(self, refs: list[HunkRef], files: list[str]) -> tuple[list[str], str]:
-        """Undo the chosen hunks in the working tree. Returns the files that lost every hunk
-        (to be restored whole, which also removes a file the run created) and what was undone."""
-        if not refs:
-            return [], ""
-        raw, _ = await self.git.diff(self.base_tree, files)
-        parsed = parse_diff(raw)
-        whole: list[str] = []
-        partial: set[HunkRef] = set()
-        for patch in parsed.files:
-            chosen = {h.ref for h in patch.hunks if h.ref in set(refs)}
-            if chosen and len(chosen) == len(patch.hunks):
-                whole.append(patch.path)
-            else:
-                partial |= chosen
-        if partial:
-            await self.git.unapply(patch_of(parsed, partial))
-        return whole, ", ".join(_describe(h) for h in parsed.hunks() if h.ref in partial)
+    async def _recheck(self, choice: Choice, ctx: ToolContext) -> list[int] | ToolResult:
+        """The reviewer's choices changed the tree: build and test the tree to be committed,
+        checked out on its own; withdraw the evidence the change may have invalidated."""
+        if self.checks and self.checks.configured:
+            ran = await self.checks.run_exact("hand_edit", choice.final, self.git)
+            ctx.emit(ran)
+            if not self.checks.passed(ran):
+                return self._refused(
+                    f"With the reviewer's choices ({_what(choice)}) the runner's checks fail on "
+                    f"the tree that would be committed.\n{self.checks.report(ran)}\nNothing was "
+                    "committed; the working tree still holds your changes and the reviewer's "
+                    f"edits. Do what the reviewer meant{_leave_out(choice)}, verify again, then "
+                    "call git_commit again.",
+                    choice.reviewed.files,
+                    ctx,
+                )
+        if not self.evidence:
+            return []
+        why = f"the reviewer's choices ({_what(choice)})"
+        return self.evidence.after_hand_edit(
+            choice.reviewed.tree, choice.final, choice.changed, why
+        )
+
+    def _unacknowledged_drop(self, tree: str, decision: ReviewDecision) -> str | None:
+        """Fewer tests than at the start, not accepted knowingly: the runner refuses."""
+        if not self.checks or not (drop := self.checks.drop()):
+            return None
+        if not decision.acknowledged:
+            return (
+                f"Nothing was committed: {drop}; the review did not accept that knowingly. "
+                "Restore the tests that no longer run, then call git_commit again."
+            )
+        self.checks.accepted_drops.add(tree)
+        return None
+
+    async def _for_model(self, choice: Choice, reason: str, stale: list[int]) -> str:
+        """What the model is told beyond the commit: drops as drops, edits as edits."""
+        why = reason or "no reason given"
+        text = ""
+        if choice.dropped:
+            text += (
+                f"\nThe reviewer dropped these changes (undone in the working tree, not "
+                f"committed): {choice.describe_drops()}. Reason: {why}."
+            )
+        if choice.edited:
+            diff, _ = await self.git.diff_trees(choice.reviewed.tree, choice.now, choice.edited)
+            shown_diff = truncate(shown(diff.decode("utf-8", errors="replace")), _HAND_DIFF_CHARS)
+            text += (
+                f"\nBefore accepting, the reviewer changed {names(choice.edited)}; the commit "
+                f"holds their version (diff from what you proposed):\n{shown_diff}"
+            )
+        if choice.final == choice.reviewed.tree:
+            return text + "\nEnd with the RESULT line."
+        again = f"The evidence for criteria {stale} is stale: " if stale else ""
+        return text + (
+            f"\n{again}verify {'them' if stale else 'the change'} again on the committed code "
+            "(report_criterion for each), then end with the RESULT line."
+        )
 
     def _trailer_block(self) -> str:
         lines = [f"{k}: {v}" for k, v in self.trailers().items()]
@@ -236,47 +300,28 @@ class CommitTool:
         lines += [f"Criterion-{e.index + 1}: {e.line()}" for e in self._ledger()]
         return "\n".join(lines)
 
-    async def _hand_edits(
-        self, tree: str, now: str, dropped: list[str], ctx: ToolContext
-    ) -> _HandEdits:
-        """The reviewer changed the code: check it again and withdraw the evidence it touches."""
-        diff, changed = await self.git.diff(tree, self.write_paths)
-        edited = [f for f in changed if f not in dropped] or changed
-        stale: list[int] = []
-        if self.evidence:
-            why = f"the reviewer changed {', '.join(edited)}"
-            stale = self.evidence.after_hand_edit(tree, now, edited, why)
-        if self.checks and self.checks.configured:
-            ran = await self.checks.run("hand_edit", now)
-            ctx.emit(ran)
-            if not self.checks.passed(ran):
-                refused = (
-                    f"The reviewer changed {', '.join(edited)} before accepting, and with those "
-                    f"changes the runner's checks fail.\n{self.checks.report(ran)}\nFix it, keeping "
-                    "what the reviewer meant, verify again, then call git_commit again."
-                )
-                return _HandEdits(edited, stale, "", "", refused)
-        note = f"\n\nThe reviewer changed {', '.join(edited)} before accepting; the commit holds their version."
-        again = f"The evidence for criteria {stale} is stale: " if stale else ""
-        for_model = (
-            f"\nBefore accepting, the reviewer changed {', '.join(edited)}; the commit holds "
-            f"their version (diff from what you proposed):\n{truncate(shown(diff), _HAND_DIFF_CHARS)}\n"
-            f"{again}verify {'them' if stale else 'the change'} again on the committed code "
-            "(report_criterion for each), then end with the RESULT line."
+
+def _what(choice: Choice) -> str:
+    parts = [f"dropped {choice.describe_drops()}"] if choice.dropped else []
+    parts += [f"changed {names(choice.edited)} by hand"] if choice.edited else []
+    return "; ".join(parts)
+
+
+def _leave_out(choice: Choice) -> str:
+    return (
+        f" (and leave out what they dropped: {choice.describe_drops()})" if choice.dropped else ""
+    )
+
+
+def _commit_note(choice: Choice, reason: str) -> str:
+    """The commit message's account of the review: exactly what was dropped and edited."""
+    note = ""
+    if choice.edited:
+        note += (
+            f"\n\nThe reviewer changed {names(choice.edited)} before accepting; "
+            "the commit holds their version."
         )
-        return _HandEdits(edited, stale, note, for_model)
-
-
-@dataclass(frozen=True)
-class _HandEdits:
-    """What the reviewer changed, whose evidence that withdrew, and what to say about it."""
-
-    files: list[str]
-    stale: list[int]
-    note: str
-    for_model: str
-    refused: str = ""
-
-
-def _describe(hunk: Hunk) -> str:
-    return f"{hunk.path} hunk {hunk.index + 1} (at line {hunk.new_start}, +{hunk.added}/-{hunk.removed})"
+    if choice.dropped:
+        note += f"\n\nDropped by the reviewer: {choice.describe_drops()}."
+        note += f"\nReason: {shown(reason)}" if reason.strip() else ""
+    return note

@@ -2,49 +2,44 @@
 
 A model saying "the tests pass" is a claim; the configured build and test commands run by the
 runner on the code that will be committed, after the last write, are a fact. Their exit codes and
-output tails become evidence. The runner also counts the tests that ran (pytest's summary line)
-at the start of the run and at every check, because the cheapest way to make a suite pass is to
-delete or skip the test that fails: a drop is shown in the review and blocks Done unless the user
-accepts it knowingly.
+output tails become evidence. The runner also counts the tests that ran (`testcounts`: every
+common runner's summary, or the JUnit report `[commands] test_report` names) at the start of the
+run and at every check, because the cheapest way to make a suite pass is to delete or skip the
+test that fails: fewer tests run, more skipped, or a count that can no longer be read is shown in
+the review and blocks Done unless the user accepts it knowingly. A suite whose output cannot be
+counted at all is named as such in the review and the commit: the guard is never silently off.
 """
 
 from __future__ import annotations
 
-import re
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from cardrunner.agent.events import CheckRun, ChecksRan
+from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.settings import Commands
+from cardrunner.git.repo import GitRepo
 from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
+from cardrunner.verify.decisive import decisive
+from cardrunner.verify.junit import read_report
+from cardrunner.verify.testcounts import Reading, from_junit, read_counts
 
-_COUNT_RE = re.compile(
-    r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"
-)
-_SUMMARY_RE = re.compile(r"\bin \d+(?:\.\d+)?s\b|no tests ran")
-_RAN = frozenset({"passed", "failed", "error", "errors", "xfailed", "xpassed"})
-_FAILED_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+NONE = Reading(None)
+"""A build is not counted."""
+
 _TAIL_LINES = 12
 _TAIL_CHARS = 1500
 
 Phase = Literal["baseline", "commit", "hand_edit"]
-
-
-def tests_ran(output: str) -> int | None:
-    """Tests that ran according to pytest's last summary line; None when there is none.
-
-    Skipped and deselected tests did not run: skipping a failing test lowers the count.
-    """
-    for line in reversed(output.splitlines()):
-        if not _SUMMARY_RE.search(line):
-            continue
-        counts = _COUNT_RE.findall(line)
-        if counts or "no tests ran" in line:
-            return sum(int(n) for n, kind in counts if kind in _RAN)
-    return None
 
 
 def _tail(output: str) -> str:
@@ -52,18 +47,23 @@ def _tail(output: str) -> str:
     return "\n".join(lines[-_TAIL_LINES:])[-_TAIL_CHARS:]
 
 
-def _check(kind: Literal["build", "test"], result: CommandResult) -> CheckRun:
+def _check(kind: Literal["build", "test"], result: CommandResult, reading: Reading) -> CheckRun:
     output = result.spawn_error or result.output
     if result.timed_out:
         output += f"\n(timed out after {result.ms / 1000:.0f} s and was killed)"
+    count = reading.count if kind == "test" else None
     return CheckRun(
         kind=kind,
         argv=result.argv,
         exit_code=None if result.spawn_error else result.exit_code,
         ok=result.ok,
         tail=_tail(output),
-        tests_ran=tests_ran(result.output) if kind == "test" else None,
-        failures=sorted(set(_FAILED_RE.findall(result.output))) if kind == "test" else [],
+        tests_ran=count.ran if count else None,
+        failures=sorted(set(count.failed_ids)) if count else [],
+        skipped=count.skipped if count else None,
+        runner=count.runner if count else "",
+        uncounted=reading.why if kind == "test" else "",
+        why=[] if result.ok else decisive(output, result.spawn_error),
     )
 
 
@@ -82,6 +82,8 @@ class RunnerChecks:
     """Count the tests at the run's start (off with the evidence gate: nothing would use it)."""
     baseline: int | None = None
     """Tests that ran at the start of the run."""
+    baseline_skipped: int | None = None
+    """Tests skipped at the start of the run."""
     known_failures: list[str] | None = None
     """Tests that already failed at the start (None: unknown, or the suite passed)."""
     last: ChecksRan | None = None
@@ -96,37 +98,45 @@ class RunnerChecks:
         """Count the tests before the model changes anything; None when no test is configured."""
         if not self.commands.test or not self.count:
             return None
-        result = await run_command(
-            self.commands.test,
-            self.root,
-            self.commands.timeout_seconds,
-            self._env("baseline"),
-            groups=self.groups,
-            sandbox=self.sandbox,
-        )
-        check = _check("test", result)
-        self.baseline = check.tests_ran
+        check = await self._run_one("test", self.commands.test, "baseline")
+        self.baseline, self.baseline_skipped = check.tests_ran, check.skipped
         self.known_failures = check.failures if not check.ok and check.failures else None
+        sees = self.sandbox.tree_note() if self.sandbox else None
         return ChecksRan(
-            phase="baseline", tree=tree, checks=[check], ok=check.ok, tests_ran=self.baseline
+            phase="baseline",
+            tree=tree,
+            checks=[check],
+            ok=check.ok,
+            tests_ran=self.baseline,
+            sees=sees,
         )
 
-    async def run(self, phase: Phase, tree: str) -> ChecksRan:
-        """Build, then test (if the build passed) the write area as it is now, known as `tree`."""
+    async def run_exact(self, phase: Phase, tree: str, git: GitRepo) -> ChecksRan:
+        """Build and test `tree` itself, checked out on its own: what a commit of that tree
+        holds, whatever the working tree holds beside it (files the commit leaves out)."""
+        async with self._checkout(tree, git) as folder:
+            return await self.run(phase, tree, folder)
+
+    @contextlib.asynccontextmanager
+    async def _checkout(self, tree: str, git: GitRepo) -> AsyncIterator[Path]:
+        """A fresh checkout of `tree`, where the sandbox lets checks write (the run's folder);
+        what git ignores at the top of the workspace (`.venv`, `node_modules`) is linked in."""
+        parent = self.sandbox.run_dir if self.sandbox else None
+        if parent:
+            parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="exact-tree-", dir=parent) as tmp:
+            folder = await git.checkout_tree(tree, Path(tmp) / "tree")
+            await asyncio.to_thread(_link, self.root, folder, await git.ignored_tops())
+            yield folder
+
+    async def run(self, phase: Phase, tree: str, cwd: Path | None = None) -> ChecksRan:
+        """Build, then test (if the build passed) the write area as it is now, known as `tree`
+        (or the checkout of it in `cwd`)."""
         checks: list[CheckRun] = []
         for kind, argv in (("build", self.commands.build), ("test", self.commands.test)):
             if not argv or (checks and not checks[-1].ok):
                 continue
-            env = self._env(phase)
-            result = await run_command(
-                argv,
-                self.root,
-                self.commands.timeout_seconds,
-                env,
-                groups=self.groups,
-                sandbox=self.sandbox,
-            )
-            checks.append(_check(kind, result))  # type: ignore[arg-type]
+            checks.append(await self._run_one(kind, argv, phase, cwd))  # type: ignore[arg-type]
         counted = next((c.tests_ran for c in checks if c.kind == "test"), None)
         self.last = ChecksRan(
             phase=phase,
@@ -138,11 +148,37 @@ class RunnerChecks:
         )
         return self.last
 
+    async def _run_one(
+        self, kind: Literal["build", "test"], argv: list[str], phase: Phase, cwd: Path | None = None
+    ) -> CheckRun:
+        started = time.time()
+        folder = cwd or self.root
+        result = await run_command(
+            argv,
+            folder,
+            self.commands.timeout_seconds,
+            self._env(phase),
+            groups=self.groups,
+            sandbox=self.sandbox,
+        )
+        reading = self._reading(result, started, folder) if kind == "test" else NONE
+        return _check(kind, result, reading)
+
+    def _reading(self, result: CommandResult, started: float, folder: Path) -> Reading:
+        """The JUnit report the test command wrote during this run, else its output."""
+        if self.commands.test_report:
+            report = folder / self.commands.test_report
+            fresh = report.is_file() and report.stat().st_mtime >= started - 1
+            cases = read_report(report) if fresh else None
+            if cases is not None:
+                return Reading(from_junit(cases))
+        return read_counts(result.output)
+
     def only_known_failures(self, ran: ChecksRan) -> bool:
         """The tests failed, but only tests that failed at the start of the run too.
 
         The run did not cause them, and a card about something else could never end otherwise;
-        the review says so. A failure pytest does not name is never taken as known.
+        the review says so. A failure the runner does not name is never taken as known.
         """
         bad = [c for c in ran.checks if not c.ok]
         known = set(self.known_failures or [])
@@ -159,16 +195,36 @@ class RunnerChecks:
         return {**(self.env or {}), "CARDRUNNER_CHECK": phase}
 
     def drop(self, ran: ChecksRan | None = None) -> str | None:
-        """ "fewer tests ran …" when the count fell below the run's start; None otherwise."""
+        """ "fewer tests ran …", "more tests were skipped …", or "the tests could no longer be
+        counted …" against the run's start; None when the count held (or never was one)."""
         ran = ran or self.last
-        if ran is None or self.baseline is None or ran.tests_ran is None:
+        test = _test_check(ran)
+        if test is None or self.baseline is None:
             return None
-        if ran.tests_ran >= self.baseline:
+        if test.tests_ran is None:
+            return (
+                f"the tests could no longer be counted ({test.uncounted or 'no count'}), though "
+                f"{self.baseline} ran at the start of the run: the test output changed"
+            )
+        if test.tests_ran < self.baseline:
+            return (
+                f"fewer tests ran than at the start of the run ({self.baseline} → "
+                f"{test.tests_ran}): a test was deleted, skipped or deselected"
+            )
+        if (test.skipped or 0) > (self.baseline_skipped or 0):
+            return (
+                f"more tests were skipped than at the start of the run "
+                f"({self.baseline_skipped or 0} → {test.skipped}): a test was skipped"
+            )
+        return None
+
+    def uncounted(self, ran: ChecksRan | None = None) -> str | None:
+        """ "tests not counted: unknown runner output" when neither the start nor this check could
+        be counted: the review and the commit say the test-count guard could not work."""
+        test = _test_check(ran or self.last)
+        if test is None or test.tests_ran is not None or self.baseline is not None:
             return None
-        return (
-            f"fewer tests ran than at the start of the run ({self.baseline} → {ran.tests_ran}): "
-            "a test was deleted, skipped or deselected"
-        )
+        return f"tests not counted: {test.uncounted or 'unknown runner output'}"
 
     def failure(self, tree: str) -> str | None:
         """Why the checks that ran on `tree` do not hold; None if they hold or did not run on it."""
@@ -191,31 +247,52 @@ class RunnerChecks:
         return self.failure(tree)
 
     def summary(self) -> str:
-        """`build ok · tests ok, 5 ran (5 at start)` — for trailers and the review."""
+        """`build ok · test ok, 5 ran (5 at start), 1 skipped · counted from pytest` — for
+        trailers and the review."""
         if self.last is None:
             return "not run"
         parts = [
             f"{c.kind} {'ok' if c.ok else f'failed (exit {c.exit_code})'}" for c in self.last.checks
         ]
-        if self.last.tests_ran is not None:
+        test = _test_check(self.last)
+        if test is not None and test.tests_ran is not None:
             start = f" ({self.baseline} at start)" if self.baseline is not None else ""
-            parts[-1] += f", {self.last.tests_ran} ran{start}"
+            skipped = f", {test.skipped} skipped" if test.skipped else ""
+            parts[-1] += f", {test.tests_ran} ran{start}{skipped} · counted from {test.runner}"
+        elif test is not None:
+            parts[-1] += f", tests not counted: {test.uncounted or 'unknown runner output'}"
         return " · ".join(parts) or "nothing configured"
 
     def report(self, ran: ChecksRan) -> str:
-        """What the model reads when the runner's own checks failed."""
+        """What the model reads when the runner's own checks failed: why first, then the tail."""
         lines = [f"The runner built and tested the code you asked to commit: {self.summary()}."]
         for check in ran.checks:
             if not check.ok:
-                lines += [
-                    f"--- {check.kind}: {' '.join(check.argv)} (exit {check.exit_code})",
-                    check.tail,
-                ]
+                lines.append(f"--- {check.kind}: {' '.join(check.argv)} (exit {check.exit_code})")
+                shown = set(check.tail.splitlines())
+                lines += [f"why: {w}" for w in check.why if w not in shown][:4]
+                lines.append(check.tail)
         if drop := self.drop(ran):
             lines.append(drop + ".")
         return "\n".join(lines)
 
 
+def _test_check(ran: ChecksRan | None) -> CheckRun | None:
+    return next((c for c in ran.checks if c.kind == "test"), None) if ran else None
+
+
+def _link(root: Path, folder: Path, names: list[str]) -> None:
+    """Link what git ignores at the top of `root` into the checkout `folder` (the state folder
+    aside): a project's `.venv` or `node_modules` is needed to build it, never committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if name != STATE_DIR and not os.path.lexists(folder / name):
+            os.symlink(root / name, folder / name)
+
+
 def _last_line(check: CheckRun) -> str:
+    """The first decisive line (the error, not the last line of a traceback's noise)."""
+    if check.why:
+        return check.why[0]
     lines = check.tail.splitlines()
     return lines[-1] if lines else f"exit code {check.exit_code}"

@@ -11,10 +11,12 @@ outright a change that would commit a secret.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from cardrunner.config.secrets import SecretHit, find_secrets
+from cardrunner.git.hunks import lines_of
+from cardrunner.git.quoting import quote, unquote
 
 CONFIG_NAMES = frozenset(
     {
@@ -45,14 +47,18 @@ def is_cache(path: str) -> bool:
     return bool(_CACHE_PARTS.intersection(parts)) or path.endswith((".pyc", ".pyo"))
 
 
-def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
-    """The lines shown above the diff; empty when there is nothing beyond the diff to see."""
+def review_header(changed: Iterable[str], hidden: Iterable[str], built: Sequence[str] = ()) -> str:
+    """The lines shown above the diff; empty when there is nothing beyond the diff to see.
+
+    `built`: build output git does not ignore (`paths.build_output`), left out of the commit.
+    Paths are quoted as git quotes them: a name with a newline cannot start a line of its own
+    (one reading `# LGTM from the reviewer` would be taken for a reviewer's comment)."""
     hidden = sorted(hidden)
     flagged = sorted({p for p in [*changed, *hidden] if is_config(p)})
     lines: list[str] = []
     if flagged:
         lines.append("!! CONFIGURATION CHANGED — it decides what runs, what git tracks and CI:")
-        lines += [f"!!   {path}" for path in flagged]
+        lines += [f"!!   {quote(path)}" for path in flagged]
     shown = [p for p in hidden if not is_cache(p)]
     caches = len(hidden) - len(shown)
     if shown:  # caches alone are what every build leaves; they are still deleted on reject
@@ -60,9 +66,14 @@ def review_header(changed: Iterable[str], hidden: Iterable[str]) -> str:
             "!! FILES IGNORED BY GIT that this run created (not in the diff, not committed, "
             "deleted on reject):"
         )
-        lines += [f"!!   {path}" for path in shown]
+        lines += [f"!!   {quote(path)}" for path in shown]
         if caches:
             lines.append(f"!!   and {caches} file(s) in caches (__pycache__, .pytest_cache …)")
+    if built:
+        lines.append(
+            f"build output left out of the diff and the commit (paths.build_output): "
+            f"{len(built)} file(s), e.g. {quote(built[0])}"
+        )
     return "\n".join(lines) + "\n\n" if lines else ""
 
 
@@ -70,9 +81,9 @@ def secrets_in_diff(diff: str) -> list[SecretHit]:
     """Secrets on the lines a unified diff adds, with the new file's path and line number."""
     hits: list[SecretHit] = []
     path, line = "", 0
-    for raw in diff.splitlines():
+    for raw in lines_of(diff):  # not splitlines(): a form feed must not end a line early
         if raw.startswith("+++ "):
-            target = raw[4:].strip()
+            target = unquote(raw[4:].removesuffix("\t"))
             path = target[2:] if target.startswith("b/") else target
         elif match := _HUNK.match(raw):
             line = int(match.group(1))

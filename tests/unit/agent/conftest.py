@@ -14,7 +14,8 @@ from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
-from cardrunner.config.settings import Limits, ModelOptions, Price
+from cardrunner.config.model_table import Price
+from cardrunner.config.settings import Limits, ModelOptions
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from cardrunner.agent.events import ToolFinished
-from cardrunner.config.settings import Limits, Price
+from cardrunner.config.model_table import Price
+from cardrunner.config.settings import Limits
 from tests.unit.agent.conftest import LoopFactory, calls, drain, say, use
 
 U = {"input_tokens": 1000, "output_tokens": 100}

@@ -63,12 +63,15 @@ async def test_parse_finds_files_hunks_lines_and_comments(repo: Path) -> None:
     assert all(not line.startswith("#") for h in parsed.hunks() for line in h.lines)
 
 
-async def test_patch_of_one_hunk_undoes_only_that_hunk(repo: Path) -> None:
-    repo_port, _, diff = await diff_of(repo)
+async def test_patch_of_one_hunk_undoes_only_that_hunk_in_the_tree(repo: Path) -> None:
+    repo_port, base, diff = await diff_of(repo)
     parsed = parse_diff(diff)
-    await repo_port.unapply(patch_of(parsed, {HunkRef("src/a.py", 1)}))
-    text = (repo / "src" / "a.py").read_text()
+    now = await repo_port.snapshot(["src"])
+    patch = patch_of(parsed, {HunkRef("src/a.py", 1)}).encode()
+    tree = await repo_port.tree_without(now, base, [], patch)
+    text = git(repo, "show", f"{tree}:src/a.py")
     assert "line two\n" in text and "line 28\n" in text and "twenty-eight" not in text
+    assert "twenty-eight" in (repo / "src" / "a.py").read_text(), "nothing on disk changed"
 
 
 async def test_accept_with_a_dropped_hunk_commits_the_rest(repo: Path) -> None:

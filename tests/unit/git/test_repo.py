@@ -310,3 +310,51 @@ async def test_an_ignored_write_folder_is_left_out(repo: Path) -> None:
     assert (await g.diff(base, ["src", "build"]))[1] == ["src/a.py"]
     sha = await g.commit(["src", "build"], "only the source")
     assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
+
+
+async def test_show_file_reads_a_file_at_a_revision_byte_for_byte(repo: Path) -> None:
+    main = GitRepo(repo)
+    snapshot = await main.snapshot(["src"])
+    make_run_changes(repo)
+    assert await main.show_file(snapshot, "src/data.bin") == BINARY
+    assert await main.show_file("HEAD", "src/a.py") == b"one\ntwo\nthree\n"
+    assert await main.show_file(snapshot, "src/new.py") is None  # not there at the snapshot
+    inner = GitRepo(repo / "src")  # a workspace in a subfolder: paths are the workspace's
+    assert await inner.show_file(snapshot, "old.txt") == b"old\n"
+
+
+async def test_build_output_git_does_not_ignore_is_never_a_change(repo: Path) -> None:
+    """A project without `__pycache__/` in `.gitignore`: compileall's `.pyc` files change no
+    snapshot, no diff and no commit, and the review can still name them."""
+    from cardrunner.config.settings import BUILD_OUTPUT
+
+    g = GitRepo(repo, BUILD_OUTPUT)
+    before = await g.snapshot(["src"])
+    write(repo / "src" / "__pycache__" / "a.cpython-311.pyc", b"\x00compiled")
+    write(repo / "src" / "pkg.egg-info" / "PKG-INFO", "Name: pkg\n")
+    assert await g.snapshot(["src"]) == before
+    assert await g.dirty_files(["src"]) == []
+    assert await g.build_output_files(["src"]) == [
+        "src/__pycache__/a.cpython-311.pyc",
+        "src/pkg.egg-info/PKG-INFO",
+    ]
+    write(repo / "src" / "a.py", "changed\n")
+    _, files = await g.diff(before, ["src"])
+    assert files == ["src/a.py"]
+    sha = await g.commit(["src"], "change a")
+    assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
+    plain = GitRepo(repo)  # `paths.build_output = []`: build output is an ordinary file again
+    assert "src/__pycache__/a.cpython-311.pyc" in await plain.dirty_files(["src"])
+
+
+async def test_ignored_folders_elsewhere_are_not_dirty_settings(repo: Path) -> None:
+    """`status --ignored=matching` with an exclude pathspec listed every ignored folder as
+    differing from the last commit; only ignored files under the paths asked about count."""
+    write(repo / ".gitignore", "*.log\nnode_modules/\ndist/\n")
+    git(repo, "commit", "-qam", "ignore more")
+    write(repo / "node_modules" / "left-pad" / "index.js", "module.exports = 1\n")
+    write(repo / "dist" / "out.js", "built\n")
+    g = GitRepo(repo)
+    assert await g.dirty_files(["cardrunner.toml", ".mcp.json"], ignored=True) == []
+    write(repo / "cardrunner.log", "ignored but asked about\n")
+    assert await g.dirty_files(["cardrunner.log"], ignored=True) == ["cardrunner.log"]

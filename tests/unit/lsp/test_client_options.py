@@ -18,6 +18,9 @@ from cardrunner.lsp.core.client import ClientOptions, split_client_options
         ({"client": {"notifications": "yes"}}, ClientOptions(False), {}),
         ({"client": ["notifications"]}, ClientOptions(False), {}),
         ("not an object", ClientOptions(), "not an object"),
+        ({"client": {"notifications": True, "nativeReview": True}}, ClientOptions(True, True), {}),
+        ({"client": {"nativeReview": True}}, ClientOptions(), {}),  # it needs the notifications
+        ({"client": {"notifications": True, "nativeReview": 1}}, ClientOptions(True), {}),
     ],
 )
 def test_split_client_options(given: Any, own: ClientOptions, rest: Any) -> None:

@@ -16,9 +16,10 @@ import pytest
 
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
+from cardrunner.processes.command import AppProcess, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe, probe
-from cardrunner.tools.commands import AppProcess, command_tools, run_command
+from cardrunner.tools.commands import command_tools
 from tests.unit.tools.test_commands import wait_until
 
 PY = sys.executable
@@ -37,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 def box(root: Path, **kw: object) -> Sandbox:
     run_dir = root / ".cardrunner" / "runs" / "r1"
-    return Sandbox.start("bwrap", root, ["src"], run_dir, read=[Path(sys.prefix)], **kw)  # type: ignore[arg-type]
+    return Sandbox.start("bwrap", root, run_dir, read=[Path(sys.prefix)], **kw)  # type: ignore[arg-type]
 
 
 async def run_py(sandbox: Sandbox, root: Path, code: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -45,11 +46,19 @@ async def run_py(sandbox: Sandbox, root: Path, code: str, env: dict[str, str] | 
     return await run_command(argv, root, 60, env, groups=GROUPS, sandbox=sandbox)
 
 
-async def test_writes_land_only_in_the_write_area_and_a_private_tmp(tmp_path: Path) -> None:
+async def test_builds_write_the_work_tree_and_a_private_tmp_but_not_git_or_config(
+    tmp_path: Path,
+) -> None:
+    """Two areas: the sandbox lets builds write the whole tree (the model's write area is the
+    file tools' and the commit's business), never `.git`, `.cardrunner` or cardrunner's config."""
     root = repo(tmp_path)
+    (root / "cardrunner.toml").write_text("[paths]\n")
+    (root / "coverage").mkdir()
+    (root / "coverage" / "old.json").write_text("{}")
     outside = tmp_path / "outside.txt"
     code = f"""
-        import pathlib
+        import pathlib, shutil
+        shutil.rmtree("coverage")  # vitest removes its folder first: not a mount point
         def attempt(p):
             try:
                 pathlib.Path(p).write_text("x"); return "wrote"
@@ -57,10 +66,11 @@ async def test_writes_land_only_in_the_write_area_and_a_private_tmp(tmp_path: Pa
                 return type(e).__name__
         print("src", attempt("src/new.py"))
         print("docs", attempt("docs/keep.txt"))
+        print("lock", attempt("Cargo.lock"))
         print("git", attempt(".git/config"))
+        print("toml", attempt("cardrunner.toml"))
         print("outside", attempt({str(outside)!r}))  # under /tmp: lands in the private one
         print("etc", attempt("/etc/cardrunner-sandbox-test"))
-        print("home", attempt({str(Path.home() / ".cardrunner-sandbox-test")!r}))
         print("tmp", attempt("/tmp/scratch"))
         print("run", attempt({str(root / ".cardrunner/runs/r1/shot.svg")!r}))
     """
@@ -69,24 +79,26 @@ async def test_writes_land_only_in_the_write_area_and_a_private_tmp(tmp_path: Pa
     lines = dict(line.split() for line in result.output.splitlines())
     assert lines == {
         "src": "wrote",
-        "docs": "OSError",
+        "docs": "wrote",
+        "lock": "wrote",
         "git": "OSError",
+        "toml": "OSError",
         "outside": "wrote",
         "etc": "OSError",
-        "home": "OSError",
         "tmp": "wrote",
         "run": "wrote",
     }
     assert (root / "src" / "new.py").read_text() == "x"
-    assert (root / "docs" / "keep.txt").read_text() == "user text\n"
+    assert (root / "Cargo.lock").read_text() == "x"
+    assert not (root / "coverage").exists()
+    assert (root / "cardrunner.toml").read_text() == "[paths]\n"
     assert not outside.exists()
     assert "scratch" not in os.listdir("/tmp")
-    assert not (Path.home() / ".cardrunner-sandbox-test").exists()
 
 
 async def test_git_stays_read_only_even_when_the_whole_root_is_writable(tmp_path: Path) -> None:
     root = repo(tmp_path)
-    whole = Sandbox.start("bwrap", root, ["."], root / ".cardrunner" / "r", read=[Path(sys.prefix)])
+    whole = Sandbox.start("bwrap", root, root / ".cardrunner" / "r", read=[Path(sys.prefix)])
     code = """
         import pathlib
         pathlib.Path("top.txt").write_text("ok")
@@ -230,9 +242,9 @@ def test_unavailable_bubblewrap_refuses_with_a_way_out(
     probe.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match='sandbox = "off"'):
-            Sandbox.start("bwrap", tmp_path, ["src"], tmp_path / "run")
+            Sandbox.start("bwrap", tmp_path, tmp_path / "run")
         assert "unavailable" in describe("bwrap", False)
-        off = Sandbox.start("off", tmp_path, ["src"], tmp_path / "run")
+        off = Sandbox.start("off", tmp_path, tmp_path / "run")
         assert off.mode == "off" and describe("off", False).startswith("sandbox: off")
     finally:
         probe.cache_clear()
@@ -251,7 +263,7 @@ async def test_the_interpreters_packages_under_tmp_stay_visible(
     sandbox_module.interpreter_folders.cache_clear()
     try:
         root = repo(tmp_path)
-        confined = Sandbox.start("bwrap", root, ["src"], root / ".cardrunner" / "runs" / "r1")
+        confined = Sandbox.start("bwrap", root, root / ".cardrunner" / "runs" / "r1")
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(packages)}
         code = "import probe_pkg_under_tmp as p; print(p.VALUE)"
         result = await run_py(confined, root, code, env)

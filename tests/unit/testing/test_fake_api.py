@@ -412,7 +412,7 @@ async def test_the_cli_serves_a_transcript_to_another_process(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "cardrunner.testing.fake_api",
+        "cardrunner.testing.fake_api_cli",
         "--port",
         "0",
         "--transcript",

@@ -10,8 +10,9 @@ import pytest
 from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.config.confinement import TestArgs
 from cardrunner.config.settings import Commands
+from cardrunner.processes.command import AppProcess
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.tools.commands import AppProcess, command_tools
+from cardrunner.tools.commands import command_tools
 from cardrunner.tools.files import PathGuard
 
 TESTS = "def test_ok():\n    assert True\n\n\ndef test_other():\n    assert True\n"

@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import BuildChecked, Event, ToolOutput
-from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
+from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolPool
 from cardrunner.config.settings import Commands
+from cardrunner.processes.command import AppProcess, CommandError, CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.tools.commands import (
-    AppProcess,
-    CommandResult,
-    command_tools,
-    parse_problems,
-    run_command,
-    summarize_output,
-)
+from cardrunner.tools.commands import command_tools, parse_problems, summarize_output
 
 PY = sys.executable
 GROUPS = ProcessGroups()
@@ -190,12 +184,12 @@ async def test_app_start_output_stop(tmp_path: Path) -> None:
 async def test_app_that_dies_at_once(tmp_path: Path) -> None:
     app = AppProcess(GROUPS, startup_seconds=30)  # returns as the process exits
     code = "import sys; print('port already in use'); sys.exit(3)"
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(CommandError) as info:  # the tool turns it into what the model reads
         await app.start([PY, "-c", code], tmp_path)
     assert "exited at once with exit code 3" in str(info.value)
     assert "port already in use" in str(info.value)
     assert not app.running
-    with pytest.raises(ToolError, match="no such program"):
+    with pytest.raises(CommandError, match="no such program"):
         await app.start(["no-such-app-xyz"], tmp_path)
 
 
@@ -506,3 +500,35 @@ def test_summary_joins_pointers_with_their_headline_and_drops_decoration() -> No
         "Found 1 error.",
         "/venv/lib/plugin.py:306: PytestDeprecationWarning: option unset",
     ]
+
+
+RUNNER_OUTPUT = Path(__file__).parents[2] / "data" / "runner_output"
+
+
+def _relevant(name: str, exit_code: int) -> list[str]:
+    output = (RUNNER_OUTPUT / name).read_text(encoding="utf-8")
+    text = summarize_output(CommandResult(["t"], exit_code, output), "Tests")
+    if "--- errors and warnings ---" not in text:
+        return []
+    section = text.split("--- errors and warnings ---\n", 1)[1]
+    return section.split("\n--- last", 1)[0].splitlines()
+
+
+def test_passing_cargo_lines_are_not_errors_and_warnings() -> None:
+    assert _relevant("cargo_pass.txt", 0) == []
+    failing = _relevant("cargo_nofailfast.txt", 101)
+    assert "test integration_fails ... FAILED" in failing
+    assert not [line for line in failing if line.startswith("test result: ok.")]
+
+
+def test_a_timestamp_is_not_a_file_and_line() -> None:
+    relevant = _relevant("vitest.txt", 1)
+    assert relevant and not [line for line in relevant if "Start at" in line]
+
+
+async def test_a_failed_test_run_names_why_beside_its_problems(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("raise SystemExit('error: the fixture database is missing')\n")
+    pool, events = tools_for(tmp_path, Commands(test=[PY, "t.py"]), AppProcess(GROUPS))
+    await pool.execute("run_tests", {}, ToolContext(round=1, emit=events.append))
+    checked = next(e for e in events if isinstance(e, BuildChecked))
+    assert checked.why == ["error: the fixture database is missing"]

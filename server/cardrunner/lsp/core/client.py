@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from cardrunner.lsp.core.protocolnames import CLIENT_OPTIONS, NATIVE_REVIEW, WANTS_NOTIFICATIONS
+
 log = logging.getLogger("cardrunner.lsp")
 
 REQUEST_TIMEOUT = 10.0
@@ -27,9 +29,6 @@ REQUEST_TIMEOUT = 10.0
 
 CUSTOM_PREFIX = "cardrunner/"
 
-CLIENT_KEY = "client"
-"""The one key of initializationOptions that is not a setting: what the client itself can do."""
-
 
 @dataclass(frozen=True)
 class ClientOptions:
@@ -37,17 +36,24 @@ class ClientOptions:
 
     notifications: bool = False
     """Send the optional `cardrunner/*` notifications (docs/lsp-extensions.md)."""
+    native_review: bool = False
+    """The client shows a review itself, from `cardrunner/reviewRequested` (`"nativeReview":
+    true`, which needs the notifications): the server then neither opens the review's `.diff`
+    nor asks its question; the commands, lenses and code actions decide as for anyone."""
 
 
 def split_client_options(init_options: Any) -> tuple[ClientOptions, Any]:
     """The client's own options, and the rest (the settings overrides) without them.
     Anything malformed under `client` is ignored: it only switches conveniences on."""
-    if not isinstance(init_options, dict) or CLIENT_KEY not in init_options:
+    if not isinstance(init_options, dict) or CLIENT_OPTIONS not in init_options:
         return ClientOptions(), init_options
-    rest = {k: v for k, v in init_options.items() if k != CLIENT_KEY}
-    own = init_options[CLIENT_KEY]
-    wanted = isinstance(own, dict) and own.get("notifications") is True
-    return ClientOptions(notifications=wanted), rest
+    rest = {k: v for k, v in init_options.items() if k != CLIENT_OPTIONS}
+    own = init_options[CLIENT_OPTIONS]
+    if not isinstance(own, dict):
+        return ClientOptions(), rest
+    notifications = own.get(WANTS_NOTIFICATIONS) is True
+    native = notifications and own.get(NATIVE_REVIEW) is True
+    return ClientOptions(notifications=notifications, native_review=native), rest
 
 
 class Client:
@@ -55,10 +61,20 @@ class Client:
 
     def __init__(self, server: LanguageServer) -> None:
         self._ls = server
-        self.custom_notifications = False
+        self.options = ClientOptions()
+        """What the client said of itself at `initialize` (initializationOptions `client`)."""
+
+    @property
+    def custom_notifications(self) -> bool:
         """The client asked for `cardrunner/*` notifications (initializationOptions
         `{"client": {"notifications": true}}`). Off by default: clients that do not know
         them show a warning per message (lsp-mode opens a *Warnings* window each time)."""
+        return self.options.notifications
+
+    @property
+    def native_review(self) -> bool:
+        """The client shows reviews itself; the server's generic review UI stays back."""
+        return self.options.native_review
 
     @property
     def caps(self) -> types.ClientCapabilities:

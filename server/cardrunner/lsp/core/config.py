@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from cardrunner.config.settings import Settings, load_settings
 from cardrunner.lsp.core.client import Client
+from cardrunner.processes.sandbox import describe
 
 log = logging.getLogger("cardrunner.lsp.settings")
 
@@ -48,6 +49,11 @@ class SettingsFeature:
         self.init_options: Any = None
         self.settings = Settings()
         self._last_warning = ""
+
+    def sandbox_mode(self) -> str:
+        """The sandbox mode in force (probing bubblewrap once per process, then cached)."""
+        box = self.settings.sandbox
+        return describe(box.mode, box.network)
 
     def load_initial(self) -> Settings:
         """During `initialize` (no requests to the client allowed yet): files and

@@ -178,6 +178,13 @@ class CardIndex:
         doc = self._ls.workspace.get_text_document(uri)
         return uri, doc.source, doc.version
 
+    def open_text(self, path: Path) -> str | None:
+        """The open buffer of any file (the review's `.diff` too), None when it is not open."""
+        for uri, doc in list(self._ls.workspace.text_documents.items()):
+            if uri_to_path(uri) == path:
+                return str(doc.source)
+        return None
+
     def get(self, path: Path) -> CardEntry | None:
         return self._entries.get(path)
 

@@ -1,6 +1,7 @@
 """Cards changed outside the editor (git pull, another tool, the CLI) show up within ~100 ms.
 
-`watchfiles.awatch(cards_dir, step=10)` runs from `initialized` until shutdown. Editors and
+The cards folder is watched (`core/notify.py`: inotify on Linux, so an idle server never wakes)
+from `initialized` until shutdown. Editors and
 `write_card` save atomically (write a temp file, rename), which arrives as `added` rather than
 `modified`, so added and modified are treated alike and temp names are ignored. When the cards
 folder does not exist yet, its parent is watched until it appears.
@@ -20,12 +21,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from watchfiles import Change, awatch
+from watchfiles import Change
+
+from cardrunner.lsp.core.notify import appeared, changes
 
 log = logging.getLogger("cardrunner.lsp.watcher")
-
-RESCAN_DELAY = 0.2
-"""Seconds after a watch restarts before the folder is read again (awatch has no 'ready')."""
 
 OnChanges = Callable[[set[Path], set[Path]], Awaitable[None]]
 """Called with (changed or added card paths, deleted card paths)."""
@@ -41,7 +41,6 @@ class CardWatcher:
         self._is_card = is_card
         self._on_changes = on_changes
         self._task: asyncio.Task[None] | None = None
-        self._rescans: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
         self._caught_up = asyncio.Event()
 
@@ -54,8 +53,6 @@ class CardWatcher:
 
     def stop(self) -> None:
         self._stop.set()
-        for task in self._rescans:
-            task.cancel()
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -71,13 +68,10 @@ class CardWatcher:
             folder = self._cards_dir()
             try:
                 if folder.is_dir():
-                    # Cards written before the watch is in place (at start, or while it is set
-                    # up again) have no event: read the folder once more when it is.
-                    self._rescan_soon()
-                    await self._watch(folder, stop, recursive=True)
+                    await self._watch(folder, stop)
                 else:
                     await self._changed_safely(set(), set())  # the folder went before we looked
-                    await self._wait_for_folder(folder, stop)
+                    await appeared(folder, stop)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -101,37 +95,20 @@ class CardWatcher:
             if not changed and not deleted:
                 self._caught_up.set()
 
-    def _rescan_soon(self) -> None:
-        async def rescan() -> None:
-            await asyncio.sleep(RESCAN_DELAY)
-            await self._changed_safely(set(), set())
-
-        task = asyncio.create_task(rescan())
-        self._rescans.add(task)
-        task.add_done_callback(self._rescans.discard)
-
-    async def _watch(self, folder: Path, stop: asyncio.Event, recursive: bool) -> None:
-        async for changes in awatch(folder, stop_event=stop, step=10, recursive=recursive):
+    async def _watch(self, folder: Path, stop: asyncio.Event) -> None:
+        # The first batch is empty and comes once the watch is in place: cards written before
+        # it (at start, or while it is set up again) have no event, so it means "read them".
+        async for batch in changes(folder, stop, recursive=True):
             changed: set[Path] = set()
             deleted: set[Path] = set()
-            for change, name in changes:
-                path = Path(name)  # absolute: the watched folder is resolved
+            for change, path in batch:
                 if not self._is_card(path):
                     continue
                 if change == Change.deleted:
                     deleted.add(path)
                 else:
                     changed.add(path)
-            if changed or deleted:
+            if not batch or changed or deleted:
                 await self._changed_safely(changed, deleted - changed)
             if not await asyncio.to_thread(folder.is_dir):
                 return  # the folder itself went away: go back to waiting for it
-
-    async def _wait_for_folder(self, folder: Path, stop: asyncio.Event) -> None:
-        parent = folder.parent
-        while not parent.is_dir():
-            parent = parent.parent
-        async for changes in awatch(parent, stop_event=stop, step=10, recursive=False):
-            if await asyncio.to_thread(folder.is_dir):
-                log.info("the cards folder %s appeared (%d changes)", folder, len(changes))
-                return  # `_run` reads it and watches it

@@ -111,6 +111,8 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         text = f"{'awaiting review · ' if view.state == 'review' else ''}{view.summary()}"
         if view.last_round_text:
             text += f"\n{view.last_round_text[:300]}"
+        if view.why:
+            text += "\nlast failure:\n" + "\n".join(view.why[:4])
         severity = S.Information if view.state == "review" else S.Hint
         out.append(_diag(lines, title_line, text, severity, "run"))
     for index, criterion in enumerate(view.criteria):
@@ -132,7 +134,9 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         out.append(_diag(lines, title_line, message, S.Information, "result"))
     elif view.state == "failed":
         detail = f": {view.detail}" if view.detail else ""
-        out.append(_diag(lines, title_line, f"failed ({view.reason}){detail}", S.Error, "result"))
+        why = "".join(f"\n{line}" for line in view.why[:4])
+        message = f"failed ({view.reason}){detail}{why}"
+        out.append(_diag(lines, title_line, message, S.Error, "result"))
     return out
 
 
@@ -184,6 +188,12 @@ class CardDiagnostics:
         problems = card_problems(entry, self._live(path), self._orphan_run(path), view is None)
         self._store.set(CARD, uri, problems)
         self._store.set(RUN, uri, run_diagnostics(entry, view) if view else [])
+
+    async def read(self, path: Path) -> None:
+        """Read the card from the disk again (closed in the editor, or not seen yet); its
+        diagnostics follow."""
+        await self._index.read(path)
+        self.refresh(path)
 
     def build(self, view: RunView) -> None:
         """Replace the run's build problems; a finished run (no problems) clears them."""

@@ -14,7 +14,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from cardrunner.agent.events import RESUMABLE_REASONS
-from cardrunner.lsp.core.commandids import (
+from cardrunner.lsp.core.index import CardEntry
+from cardrunner.lsp.core.protocolnames import (
     ACCEPT,
     CANCEL,
     REJECT,
@@ -23,7 +24,6 @@ from cardrunner.lsp.core.commandids import (
     SHOW_DIFF,
     SHOW_LOG,
 )
-from cardrunner.lsp.core.index import CardEntry
 from cardrunner.run.view import RunView
 
 

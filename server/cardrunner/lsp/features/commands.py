@@ -10,70 +10,33 @@ message rather than a protocol error. The handlers that pygls calls are register
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef
 from cardrunner.git.hunks import Comment, comments_reason
-from cardrunner.lsp.core import commandids as ids
+from cardrunner.lsp.core import protocolnames as names
+from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.features.board import MANUAL_STATES
 from cardrunner.lsp.features.review import ReviewHub
+from cardrunner.lsp.features.runs import RunsUI
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.options import RunRefused
-from cardrunner.workers.manager import RunManager
 
 log = logging.getLogger("cardrunner.lsp.commands")
-
-_tasks: set[asyncio.Task[Any]] = set()
-
-
-def spawn(coro: Coroutine[Any, Any, Any]) -> None:
-    """Run `coro` in the background, keeping a strong reference until it is done."""
-    task = asyncio.ensure_future(coro)
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
-
-
-class CommandHost(Protocol):
-    """What the commands need of the server (its `CardApp`, in production)."""
-
-    client: Client
-    index: CardIndex
-    settings: SettingsFeature
-    reviews: ReviewHub
-    runs: RunManager
-
-    def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]: ...
-
-    def default_grant(self, path: Path) -> ResumeGrant: ...
-
-    def last_log(self, path: Path) -> Path | None: ...
-
-    async def set_card_state(self, path: Path, state: str) -> None: ...
 
 
 class CommandError(Exception):
     """A command cannot do what was asked; the message is shown to the user."""
-
-
-def _card(server: CommandHost, args: Sequence[Any]) -> Path:
-    if not args or not isinstance(args[0], str):
-        raise CommandError("expected the card's URI as the first argument")
-    path = uri_to_path(args[0])
-    if path is None or not server.index.is_card(path):
-        raise CommandError(f"not a card under '{server.settings.settings.cards}/': {args[0]}")
-    server.index.remember_uri(args[0])  # answer in the client's spelling of the URI
-    return path
 
 
 def _hunk(value: Any) -> HunkRef:
@@ -106,28 +69,51 @@ def _options(args: Sequence[Any], index: int = 1) -> dict[str, Any]:
 
 
 class Commands:
-    """Each public method is one command; `execute` carries out the one named."""
+    """Each public method is one command; `execute` carries out the one named. Runs are
+    started and cards moved through the runs' feature, reviews decided through the hub."""
 
-    def __init__(self, server: CommandHost) -> None:
-        self.s = server
+    def __init__(
+        self,
+        client: Client,
+        index: CardIndex,
+        settings: SettingsFeature,
+        runs: RunsUI,
+        reviews: ReviewHub,
+    ) -> None:
+        self._client = client
+        self._index = index
+        self._settings = settings
+        self._runs = runs
+        self._reviews = reviews
+
+    def _card(self, args: Sequence[Any]) -> Path:
+        """The card the first argument names (remembered in the client's spelling)."""
+        if not args or not isinstance(args[0], str):
+            raise CommandError("expected the card's URI as the first argument")
+        path = uri_to_path(args[0])
+        if path is None or not self._index.is_card(path):
+            cards = self._settings.settings.cards
+            raise CommandError(f"not a card under '{cards}/': {args[0]}")
+        self._index.remember_uri(args[0])  # answer in the client's spelling of the URI
+        return path
 
     def execute(self, name: str, args: Sequence[Any]) -> Any:
         """Command `name` with its JSON arguments; a refusal is shown and answered."""
         try:
             return COMMANDS[name](self, args)
         except (CommandError, RunRefused) as exc:
-            self.s.client.show_message(f"cardrunner: {exc}", types.MessageType.Error)
+            self._client.show_message(f"cardrunner: {exc}", types.MessageType.Error)
             return {"error": str(exc)}
 
     def run_card(self, args: Sequence[Any]) -> dict[str, Any]:
         """Start a run. A Done card runs again (the click asked for it), with a warning: an
         accepted review would commit a second change for work accepted once already."""
-        path = _card(self.s, args)
-        entry = self.s.index.get(path)
+        path = self._card(args)
+        entry = self._index.get(path)
         done = entry.card if entry is not None and entry.card is not None else None
-        started = self.s.start_run(path, None)
+        started = self._runs.start_run(path, None)
         if done is not None and done.state == "Done":
-            self.s.client.show_message(
+            self._client.show_message(
                 f"cardrunner: {done.title} was already Done; it runs again, and accepting its "
                 "review commits a second change (cancel it to keep the card as it was).",
                 types.MessageType.Warning,
@@ -135,21 +121,21 @@ class Commands:
         return started
 
     def resume_run(self, args: Sequence[Any]) -> dict[str, Any]:
-        path = _card(self.s, args)
+        path = self._card(args)
         opts = _options(args)
-        grant = self.s.default_grant(path)
+        grant = self._runs.default_grant(path)
         rounds = opts.get("grantRounds", grant.rounds)
         cost = opts.get("grantCostUsd", grant.cost_usd)
         if not isinstance(rounds, int) or not isinstance(cost, int | float):
             raise CommandError("grantRounds must be an integer and grantCostUsd a number")
-        return self.s.start_run(path, ResumeGrant(rounds, float(cost)))
+        return self._runs.start_run(path, ResumeGrant(rounds, float(cost)))
 
     def cancel_run(self, args: Sequence[Any]) -> dict[str, Any]:
-        path = _card(self.s, args)
-        return {"uri": args[0], "cancelled": self.s.runs.cancel(path)}
+        path = self._card(args)
+        return {"uri": args[0], "cancelled": self._runs.manager.cancel(path)}
 
     def accept_changes(self, args: Sequence[Any]) -> dict[str, Any]:
-        path = _card(self.s, args)
+        path = self._card(args)
         opts = _options(args)
         drop = opts.get("drop", [])
         reason = opts.get("reason", "")
@@ -158,44 +144,44 @@ class Commands:
         if not isinstance(reason, str):
             raise CommandError("'reason' must be text")
         hunks = [_hunk(h) for h in opts.get("dropHunks", [])]
-        decided = self.s.reviews.accept(path, reason, drop, hunks)
+        decided = self._reviews.accept(path, reason, drop, hunks)
         return self._decided(args[0], decided)
 
     def reject_changes(self, args: Sequence[Any]) -> dict[str, Any]:
         """Reason: text, or `{"reason"}`, or `{"comments": [{path, line, code, text}]}`;
         none at all sends the comments typed into the review's `.diff`, else the default."""
-        path = _card(self.s, args)
+        path = self._card(args)
         reason = args[1] if len(args) > 1 else None
         if isinstance(reason, dict):
             comments = [_comment(c) for c in reason.get("comments") or []]
             reason = reason.get("reason") or (comments_reason(comments) if comments else None)
         if reason is not None and not isinstance(reason, str):
             raise CommandError("the reason must be text")
-        return self._decided(args[0], self.s.reviews.reject(path, reason))
+        return self._decided(args[0], self._reviews.reject(path, reason))
 
     def toggle_hunk(self, args: Sequence[Any]) -> dict[str, Any]:
         """`[uri, {"path", "hunk", "drop"?}]`: mark one hunk of the waiting review dropped or
         kept (without `drop`: flip it)."""
-        path = _card(self.s, args)
+        path = self._card(args)
         opts = _options(args)
         drop = opts.get("drop")
         if drop is not None and not isinstance(drop, bool):
             raise CommandError("'drop' must be true or false")
         ref = _hunk(opts)
-        dropped = self.s.reviews.toggle_hunk(path, ref, drop)
+        dropped = self._reviews.toggle_hunk(path, ref, drop)
         if dropped is None:
             raise CommandError(f"no waiting review has hunk {ref.index} of {ref.path}")
         return {"uri": args[0], "path": ref.path, "hunk": ref.index, "dropped": dropped}
 
     def set_state(self, args: Sequence[Any]) -> dict[str, Any]:
         """`[uri, state]`: move a card by hand (New, Done, Failed), as a board drag does."""
-        path = _card(self.s, args)
+        path = self._card(args)
         state = args[1] if len(args) > 1 else None
         if state not in MANUAL_STATES:
             raise CommandError(f"a card can be moved by hand to {', '.join(MANUAL_STATES)} only")
-        if self.s.runs.is_live(path):
+        if self._runs.manager.is_live(path):
             raise CommandError("the card is running; cancel the run first")
-        spawn(self.s.set_card_state(path, str(state)))
+        spawn(self._runs.set_card_state(path, str(state)))
         return {"uri": args[0], "state": state}
 
     def _decided(self, uri: str, decided: bool) -> dict[str, Any]:
@@ -204,38 +190,38 @@ class Commands:
         return {"uri": uri, "decided": True}
 
     def show_diff(self, args: Sequence[Any]) -> dict[str, Any]:
-        path = _card(self.s, args)
-        diff = self.s.reviews.last_diff(path)
+        path = self._card(args)
+        diff = self._reviews.last_diff(path)
         if diff is None:
             raise CommandError("this card has no diff to show yet (it appears at review)")
-        spawn(self.s.reviews.show_diff(path))
+        spawn(self._reviews.show_diff(path))
         return {"uri": args[0], "diffPath": str(diff)}
 
     def show_log(self, args: Sequence[Any]) -> dict[str, Any]:
-        path = _card(self.s, args)
-        log_path = self.s.last_log(path)
+        path = self._card(args)
+        log_path = self._runs.last_log(path)
         if log_path is None:
             raise CommandError("this card has no run log yet")
-        spawn(self.s.client.show_document(from_fs_path(str(log_path)) or log_path.as_uri()))
+        spawn(self._client.show_document(from_fs_path(str(log_path)) or log_path.as_uri()))
         return {"uri": args[0], "logPath": str(log_path)}
 
     def debug_index(self, args: Sequence[Any]) -> dict[str, Any]:
         """What the card index holds and what it did to get there: a parse the watcher or the
         catch-up pass did not need shows here, and no timing can hide it."""
-        index = self.s.index
+        index = self._index
         return {"cards": len(index.paths()), "scanned": index.scanned, **index.stats.as_json()}
 
 
 COMMANDS = {
-    ids.RUN: Commands.run_card,
-    ids.RESUME: Commands.resume_run,
-    ids.CANCEL: Commands.cancel_run,
-    ids.ACCEPT: Commands.accept_changes,
-    ids.REJECT: Commands.reject_changes,
-    ids.SHOW_DIFF: Commands.show_diff,
-    ids.SHOW_LOG: Commands.show_log,
-    ids.TOGGLE_HUNK: Commands.toggle_hunk,
-    ids.SET_STATE: Commands.set_state,
-    ids.DEBUG_INDEX: Commands.debug_index,
+    names.RUN: Commands.run_card,
+    names.RESUME: Commands.resume_run,
+    names.CANCEL: Commands.cancel_run,
+    names.ACCEPT: Commands.accept_changes,
+    names.REJECT: Commands.reject_changes,
+    names.SHOW_DIFF: Commands.show_diff,
+    names.SHOW_LOG: Commands.show_log,
+    names.TOGGLE_HUNK: Commands.toggle_hunk,
+    names.SET_STATE: Commands.set_state,
+    names.DEBUG_INDEX: Commands.debug_index,
 }
-"""One method per id of `ids.COMMANDS` but `DEBUG_MODULES` (the server's own)."""
+"""One method per id of `names.COMMANDS` but `DEBUG_MODULES` (the server's own)."""

@@ -1,6 +1,7 @@
 """Hover on a card: what the run knows about the line under the cursor.
 
-On the title: the card's state and its current or last run (rounds, tokens, cost, commit). On an
+On the title: the card's state and its current or last run (rounds, tokens, cost, commit, and
+the decisive lines of its last failed build or test). On an
 acceptance criterion: pending, verified with the evidence, or failed with why. Elsewhere nothing,
 so the editor's own Markdown hover is not crowded out.
 """
@@ -24,6 +25,8 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
             text += f"\n\nrun `{view.run_id}`: {view.state} · {view.summary()}"
             if view.reason:
                 text += f"\n\nreason: `{view.reason}` {view.detail}"
+            if view.why:
+                text += "\n\nlast failure:\n\n```text\n" + "\n".join(view.why) + "\n```"
             if view.commit:
                 text += f"\n\ncommit `{view.commit[:10]}`"
         elif (last := card.last_run) is not None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
@@ -68,7 +69,7 @@ class RunProgress:
         """Start the progress of a run; returns its token (None: the client has no progress UI)."""
         if not self._client.supports_progress or view.card_path in self._active:
             return None
-        progress = _Progress(f"cardrunner/run/{view.run_id}", f"Card: {view.title}")
+        progress = _Progress(f"{names.PROGRESS_TOKEN_PREFIX}{view.run_id}", f"Card: {view.title}")
         self._active[view.card_path] = progress
         progress.task = asyncio.create_task(self._run(progress, view.card_path))
         self._tasks.add(progress.task)

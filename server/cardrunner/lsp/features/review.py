@@ -5,7 +5,9 @@ every changed file as it was at run start under `.cardrunner/runs/<id>/before/`,
 client (`cardrunner/reviewRequested`, for native diff editors), opens the `.diff` document,
 asks with `window/showMessageRequest`, and offers Accept/Reject lenses, code actions and
 commands. Whichever answers first decides; a client that answers `null`, an error or never
-only stops asking — the lenses and commands still decide.
+only stops asking — the lenses and commands still decide. A client that said at `initialize`
+it shows reviews itself (`nativeReview`, core/client.py) gets the notification alone: no
+`.diff` document is opened for it and no question asked — it decides through the commands.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from pygls.uris import from_fs_path
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
+from cardrunner.git.quoting import quote
+from cardrunner.git.repo import GitRepo
+from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
@@ -30,7 +35,6 @@ log = logging.getLogger("cardrunner.lsp.review")
 
 ACCEPT, REJECT, SHOW_DIFF = "Accept & commit", "Reject", "Show diff"
 DEFAULT_REJECT_REASON = "rejected in the editor"
-REVIEW_REQUESTED = "cardrunner/reviewRequested"
 
 
 @dataclass
@@ -96,7 +100,8 @@ class ReviewHub:
                 text = pending.diff_path.read_text(encoding="utf-8")
             except OSError:
                 text = pending.request.diff
-        seen, own = parse_diff(text), parse_diff(pending.request.diff)
+        own = parse_diff(pending.request.diff, original=pending.request.diff)
+        seen = parse_diff(text, original=pending.request.diff)  # comments: typed lines only
         same = [(h.ref, h.lines) for h in seen.hunks()] == [(h.ref, h.lines) for h in own.hunks()]
         return seen if same else own
 
@@ -166,7 +171,7 @@ class ReviewHub:
         self._diffs[card_path] = diff_path
         asker = asyncio.create_task(self._ask(pending))
         try:
-            self._client.notify(REVIEW_REQUESTED, self._payload(pending))
+            self._client.notify(names.REVIEW_REQUESTED, self._payload(pending))
             self._changed(card_path)
             return await pending.decided
         finally:
@@ -189,7 +194,10 @@ class ReviewHub:
         }
 
     async def _ask(self, pending: PendingReview) -> None:
-        """Open the diff, then ask until someone decides; a client that cannot answer stops it."""
+        """Open the diff, then ask until someone decides; a client that cannot answer stops it.
+        A client with its own review UI gets neither."""
+        if self._client.native_review:
+            return
         await self.show_diff(pending.card_path, say_where=False)  # the question says where
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
@@ -223,7 +231,7 @@ it is the harmless one; Accept, the one that cannot be taken back, comes last.""
 def question(request: ReviewRequest, diff_path: Path) -> str:
     """The review question: what changed, where the diff is, and how else to answer — a client
     without `window/showDocument` shows only this text."""
-    files = ", ".join(request.files[:8]) + (" …" if len(request.files) > 8 else "")
+    files = ", ".join(map(quote, request.files[:8])) + (" …" if len(request.files) > 8 else "")
     subject = request.message.strip().splitlines()[0] if request.message.strip() else ""
     warnings = "".join(f"⚠ {w} — accepting accepts this\n" for w in request.warnings)
     checks = f"runner's checks: {request.checks}\n" if request.checks else ""
@@ -250,21 +258,6 @@ class EditorApprover:
         return await self._hub.review(self._view.card_path, request, criteria)
 
 
-async def _before(root: Path, tree: str, path: str) -> bytes | None:
-    """The file's content in `tree` (the write area at run start), None when it did not exist."""
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "show",
-        f"{tree}:{path}",
-        cwd=root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    out, _ = await proc.communicate()
-    return out if proc.returncode == 0 else None
-
-
 async def write_review_files(
     request: ReviewRequest, workspace: Path
 ) -> tuple[Path, list[dict[str, str | None]]]:
@@ -275,7 +268,8 @@ async def write_review_files(
     folder = StatePaths(workspace).ensure().runs
     diff_path = folder / f"{request.run_id}.diff"
     before_dir = folder / request.run_id / "before"
-    befores = {f: await _before(root, request.base_tree, f) for f in request.files}
+    repo = GitRepo(root)  # each file as it was in the write area at run start (None: new)
+    befores = {f: await repo.show_file(request.base_tree, f) for f in request.files}
 
     def write() -> list[dict[str, str | None]]:
         folder.mkdir(parents=True, exist_ok=True)

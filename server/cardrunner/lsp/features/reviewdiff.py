@@ -14,7 +14,8 @@ from lsprotocol import types
 
 from cardrunner.agent.review import HunkRef
 from cardrunner.git.hunks import Hunk, ParsedDiff
-from cardrunner.lsp.core.commandids import ACCEPT, REJECT, TOGGLE_HUNK
+from cardrunner.git.quoting import quote
+from cardrunner.lsp.core.protocolnames import ACCEPT, REJECT, TOGGLE_HUNK
 
 SOURCE = "cardrunner"
 
@@ -27,7 +28,7 @@ def _hunk_command(card_uri: str, hunk: Hunk, dropped: set[HunkRef]) -> types.Com
     drop = hunk.ref not in dropped
     verb = "✗ Drop hunk" if drop else "↺ Keep hunk"
     return types.Command(
-        title=f"{verb} {hunk.index + 1} of {hunk.path} (+{hunk.added}/-{hunk.removed})",
+        title=f"{verb} {hunk.index + 1} of {quote(hunk.path)} (+{hunk.added}/-{hunk.removed})",
         command=TOGGLE_HUNK,
         arguments=[card_uri, {**hunk_argument(hunk.ref), "drop": drop}],
     )

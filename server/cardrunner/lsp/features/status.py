@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
 from cardrunner.run.view import RunView
 
-RUN_STATUS = "cardrunner/runStatus"
 DEBOUNCE = 0.05
 
 
@@ -69,4 +69,4 @@ class RunStatus:
             self._handle.cancel()
             self._handle = None
         runs = [status_entry(v, self._uri(v.card_path)) for v in self._views()]
-        self._client.notify(RUN_STATUS, {"runs": runs, "sandbox": self._sandbox()})
+        self._client.notify(names.RUN_STATUS, {"runs": runs, "sandbox": self._sandbox()})

@@ -9,7 +9,7 @@ import {
   statusText,
   transitions,
   viewsToRefresh,
-} from "../../src/runView";
+} from "../../src/statusItems";
 
 function run(over: Partial<RunInfo>): RunInfo {
   return {

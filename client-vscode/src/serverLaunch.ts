@@ -13,7 +13,7 @@
  */
 
 /** A resolved command: argv plus where it came from (shown in logs and errors). */
-export interface ServerCommand {
+export interface ServerLaunch {
   command: string;
   args: string[];
   source: string;
@@ -38,7 +38,7 @@ export interface Probe {
 }
 
 export interface Resolution {
-  found: ServerCommand | undefined;
+  found: ServerLaunch | undefined;
   /** One line per candidate looked at, in order, saying what was found. */
   tried: string[];
 }
@@ -60,12 +60,12 @@ export function venvPython(folder: string, platform: string): string {
     : joinPath(platform, folder, ".venv", "bin", "python");
 }
 
-function command(argv: readonly string[], source: string): ServerCommand {
+function command(argv: readonly string[], source: string): ServerLaunch {
   const [head, ...args] = argv;
   return { command: head ?? "", args, source };
 }
 
-async function fromUv(p: Probe, folder: string, tried: string[]): Promise<ServerCommand | undefined> {
+async function fromUv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
   const locked = await p.exists(joinPath(p.platform, folder, "uv.lock"));
   const uv = locked ? await p.which("uv") : undefined;
   if (uv) {
@@ -75,7 +75,7 @@ async function fromUv(p: Probe, folder: string, tried: string[]): Promise<Server
   return undefined;
 }
 
-async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<ServerCommand | undefined> {
+async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
   const python = venvPython(folder, p.platform);
   if (!(await p.exists(python))) {
     tried.push(`${python} -m cardrunner lsp: no such file`);
@@ -88,7 +88,7 @@ async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<Serv
   return undefined;
 }
 
-async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerCommand | undefined> {
+async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerLaunch | undefined> {
   const python = await p.pythonInterpreter();
   if (!python) {
     tried.push("the Python extension's interpreter: none selected (or extension not installed)");
@@ -102,7 +102,7 @@ async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerCom
 }
 
 /** Find the command that starts the server; `found` is undefined when nothing fits. */
-export async function resolveServerCommand(p: Probe): Promise<Resolution> {
+export async function resolveServerLaunch(p: Probe): Promise<Resolution> {
   const tried: string[] = [];
   const setting = p.setting.filter((part) => part !== "");
   if (setting.length === 1 && /(^|[\\/])cardrunner(\.exe)?$/i.test(setting[0] ?? "")) {

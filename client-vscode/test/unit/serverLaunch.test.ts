@@ -7,11 +7,11 @@ import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
 import {
   describeStartError,
   formatArgv,
-  resolveServerCommand,
+  resolveServerLaunch,
   settingArgv,
   startFailureMessage,
   type Probe,
-} from "../../src/serverCommand";
+} from "../../src/serverLaunch";
 
 /** A probe over an imaginary machine: the listed files exist, the listed tools are on PATH. */
 function fakeProbe(over: {
@@ -34,9 +34,9 @@ function fakeProbe(over: {
   };
 }
 
-describe("resolveServerCommand", () => {
+describe("resolveServerLaunch", () => {
   it("uses the setting first, as given", async () => {
-    const res = await resolveServerCommand(
+    const res = await resolveServerLaunch(
       fakeProbe({
         setting: ["/py", "-m", "cardrunner", "lsp"],
         onPath: { uv: "/bin/uv" },
@@ -51,7 +51,7 @@ describe("resolveServerCommand", () => {
   });
 
   it("uses uv when uv is on PATH and the workspace has a uv.lock", async () => {
-    const res = await resolveServerCommand(fakeProbe({ onPath: { uv: "/bin/uv" }, files: ["/ws/uv.lock"] }));
+    const res = await resolveServerLaunch(fakeProbe({ onPath: { uv: "/bin/uv" }, files: ["/ws/uv.lock"] }));
     assert.deepEqual(res.found, {
       command: "/bin/uv",
       args: ["run", "cardrunner", "lsp"],
@@ -60,17 +60,17 @@ describe("resolveServerCommand", () => {
   });
 
   it("falls back to .venv when uv is missing", async () => {
-    const res = await resolveServerCommand(
+    const res = await resolveServerLaunch(
       fakeProbe({ files: ["/ws/uv.lock", "/ws/.venv/bin/python"], withCardrunner: ["/ws/.venv/bin/python"] }),
     );
     assert.deepEqual(res.found?.command, "/ws/.venv/bin/python");
     assert.deepEqual(res.found?.args, ["-m", "cardrunner", "lsp"]);
-    const noUv = await resolveServerCommand(fakeProbe({ files: ["/ws/uv.lock"] }));
+    const noUv = await resolveServerLaunch(fakeProbe({ files: ["/ws/uv.lock"] }));
     assert.match(noUv.tried.join("\n"), /uv not on PATH/);
   });
 
   it("needs a uv.lock for uv: a pyproject.toml alone has no environment to run in", async () => {
-    const res = await resolveServerCommand(
+    const res = await resolveServerLaunch(
       fakeProbe({ onPath: { uv: "/bin/uv", cardrunner: "/u/bin/cardrunner" }, files: ["/ws/pyproject.toml"] }),
     );
     assert.deepEqual(res.found, { command: "/u/bin/cardrunner", args: ["lsp"], source: "cardrunner on PATH" });
@@ -78,7 +78,7 @@ describe("resolveServerCommand", () => {
   });
 
   it("skips a .venv without cardrunner and says so", async () => {
-    const res = await resolveServerCommand(
+    const res = await resolveServerLaunch(
       fakeProbe({ files: ["/ws/.venv/bin/python"], onPath: { cardrunner: "/u/bin/cardrunner" } }),
     );
     assert.equal(res.found?.command, "/u/bin/cardrunner");
@@ -94,7 +94,7 @@ describe("resolveServerCommand", () => {
     };
     const order: string[] = [];
     for (const drop of ["interpreter", "venv", "uv", "path"]) {
-      const res = await resolveServerCommand(fakeProbe(everything));
+      const res = await resolveServerLaunch(fakeProbe(everything));
       order.push(res.found?.source ?? "nothing");
       if (drop === "interpreter") everything.withCardrunner = ["/ws/.venv/bin/python"];
       if (drop === "venv") everything.files = ["/ws/uv.lock"];
@@ -109,23 +109,23 @@ describe("resolveServerCommand", () => {
   });
 
   it("says which PATH it searched when cardrunner is not on it", async () => {
-    const res = await resolveServerCommand({ ...fakeProbe({}), searchPath: "/usr/bin:/bin" });
+    const res = await resolveServerLaunch({ ...fakeProbe({}), searchPath: "/usr/bin:/bin" });
     assert.match(res.tried.join("\n"), /cardrunner not on PATH \(\/usr\/bin:\/bin\)/);
   });
 
   it("uses the Python extension's interpreter only when cardrunner is installed in it", async () => {
-    const without = await resolveServerCommand(
+    const without = await resolveServerLaunch(
       fakeProbe({ interpreter: "/usr/bin/python3", onPath: { cardrunner: "/u/bin/cardrunner" } }),
     );
     assert.deepEqual(without.found, { command: "/u/bin/cardrunner", args: ["lsp"], source: "cardrunner on PATH" });
     assert.match(without.tried.join("\n"), /cardrunner is not installed in that interpreter/);
 
-    const withIt = await resolveServerCommand(fakeProbe({ interpreter: "/opt/py", withCardrunner: ["/opt/py"] }));
+    const withIt = await resolveServerLaunch(fakeProbe({ interpreter: "/opt/py", withCardrunner: ["/opt/py"] }));
     assert.equal(withIt.found?.command, "/opt/py");
   });
 
   it("finds nothing, and says what it tried, on a bare machine", async () => {
-    const res = await resolveServerCommand(fakeProbe({ folder: undefined }));
+    const res = await resolveServerLaunch(fakeProbe({ folder: undefined }));
     assert.equal(res.found, undefined);
     assert.equal(res.tried.length, 4);
     const message = startFailureMessage(res);
@@ -166,7 +166,7 @@ describe("resolveServerCommand", () => {
       }),
       platform: "win32",
     };
-    const res = await resolveServerCommand(probe);
+    const res = await resolveServerLaunch(probe);
     assert.equal(res.found?.command, "C:\\ws\\.venv\\Scripts\\python.exe");
   });
 });
@@ -193,13 +193,13 @@ describe("settingArgv", () => {
   });
 
   it("a string setting starts the server, and the program alone gets lsp", async () => {
-    const res = await resolveServerCommand(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner lsp") }));
+    const res = await resolveServerLaunch(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner lsp") }));
     assert.deepEqual(res.found, {
       command: "/venv/bin/cardrunner",
       args: ["lsp"],
       source: "setting cardrunner.server.command",
     });
-    const bare = await resolveServerCommand(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner") }));
+    const bare = await resolveServerLaunch(fakeProbe({ setting: settingArgv("/venv/bin/cardrunner") }));
     assert.deepEqual(bare.found?.args, ["lsp"]);
   });
 });
@@ -235,7 +235,7 @@ describe("the real probe", () => {
 
   it("resolves the workspace's .venv on a real file system", async () => {
     const probe = nodeProbe([], path.join(dir, "ws"), async () => undefined);
-    const res = await resolveServerCommand({ ...probe, which: async () => undefined });
+    const res = await resolveServerLaunch({ ...probe, which: async () => undefined });
     assert.equal(res.found?.command, path.join(dir, "ws", ".venv", "bin", "python"));
   });
 

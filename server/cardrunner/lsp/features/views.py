@@ -2,48 +2,58 @@
 
 Each request finds what it is about — a card, or the `.diff` of a waiting review — and hands it
 to the feature that computes the answer. The review's diff document gets its own lenses and
-actions (per-hunk keep/drop, accept, reject) and marks on dropped hunks. Part of the features
-(`CardApp`), loaded after `initialize`; the handlers (handlers.py) forward to `Views`.
+actions (per-hunk keep/drop, accept, reject) and marks on dropped hunks. Loaded after
+`initialize` with the other features; the handlers (handlers.py) forward to `Views`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from cardrunner.lsp.core.diagnostics import REVIEW
+from cardrunner.lsp.core.diagnostics import REVIEW, DiagnosticsStore
+from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.features.board import Board, BoardReview, build_board, workspace_symbols
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
+from cardrunner.lsp.features.review import PendingReview, ReviewHub
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
+from cardrunner.lsp.features.runs import RunsUI
 from cardrunner.run.account import RunAccounts
 from cardrunner.run.log import NotARunLog
 
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
 
-if TYPE_CHECKING:
-    from cardrunner.lsp.app import CardApp
-
 
 class Views:
-    """What the read-only requests answer, from the cards, runs and reviews of `app`."""
+    """What the read-only requests answer, from the cards, the runs and the reviews."""
 
-    def __init__(self, app: CardApp) -> None:
-        self.app = app
+    def __init__(
+        self,
+        root: Path,
+        index: CardIndex,
+        runs: RunsUI,
+        reviews: ReviewHub,
+        store: DiagnosticsStore,
+    ) -> None:
+        self._root = root
+        self._index = index
+        self._runs = runs
+        self._reviews = reviews
+        self._store = store
         self.accounts = RunAccounts()
 
     def board(self) -> Board:
         """The board as it stands now (cards the index knows, runs the manager knows)."""
-        app = self.app
-        paths = set(app.index.paths()) | {v.card_path for v in app.runs.views()}
-        return build_board(sorted(paths), app.root, app.situation, self._review)
+        paths = set(self._index.paths()) | {v.card_path for v in self._runs.manager.views()}
+        return build_board(sorted(paths), self._root, self._runs.situation, self._review)
 
     def _review(self, path: Path) -> BoardReview | None:
-        pending = self.app.reviews.pending(path)
+        pending = self._reviews.pending(path)
         if pending is None:
             return None
         r = pending.request
@@ -53,12 +63,12 @@ class Views:
         """The card's current or last run told as `cardrunner log` tells it (while it goes on,
         its opening and newest lines unless `full`), plus what the running command has printed
         so far: the live run view of every client."""
-        app = self.app
-        log_path = app.last_log(path)
-        view = app.runs.get(path)
+        log_path = self._runs.last_log(path)
+        view = self._runs.manager.get(path)
+        uri = self._index.uri(path)
         live = bool(view and view.live)
         if log_path is None:
-            return {"uri": app.index.uri(path), "logPath": None, "live": live, "text": "no run yet"}
+            return {"uri": uri, "logPath": None, "live": live, "text": "no run yet"}
         try:
             text = await asyncio.to_thread(self.accounts.text, log_path, live=live, full=full)
         except (OSError, NotARunLog) as exc:
@@ -67,33 +77,33 @@ class Views:
             text += f"\n\nnow: {view.live_line()}"
             if view.tool and view.output:
                 text += f"\n── {view.tool} output, as it arrives ──\n" + "\n".join(view.output)
-        return {"uri": app.index.uri(path), "logPath": str(log_path), "live": live, "text": text}
+        return {"uri": uri, "logPath": str(log_path), "live": live, "text": text}
 
     def review_marks(self, card_path: Path) -> None:
         """Grey out the dropped hunks of the card's review diff; clear them when it is decided."""
-        reviews = self.app.reviews
+        reviews = self._reviews
         diff = reviews.last_diff(card_path)
         if diff is None:
             return
-        uri = self.app.index.uri(diff)
+        uri = self._index.uri(diff)
         pending = reviews.pending(card_path)
         if pending is None:
-            self.app.store.set(REVIEW, uri, [])
+            self._store.set(REVIEW, uri, [])
             return
         marks = dropped_diagnostics(reviews.parsed(pending), pending.dropped)
-        self.app.store.set(REVIEW, uri, marks)
+        self._store.set(REVIEW, uri, marks)
 
-    def _diff_review(self, uri: str) -> tuple[str, Any] | None:
+    def _diff_review(self, uri: str) -> tuple[str, PendingReview] | None:
         """(card URI, pending review) when `uri` is the `.diff` of a waiting review."""
-        path = self.app.index.remember_uri(uri)
-        pending = self.app.reviews.for_diff(path) if path is not None else None
+        path = self._index.remember_uri(uri)
+        pending = self._reviews.for_diff(path) if path is not None else None
         if pending is None:
             return None
-        return self.app.index.uri(pending.card_path), pending
+        return self._index.uri(pending.card_path), pending
 
     async def _card(self, uri: str) -> Path | None:
         """The card at `uri`, read first if the watcher has not seen it yet; None if none."""
-        index = self.app.index
+        index = self._index
         path = index.remember_uri(uri)
         if path is None or not index.is_card(path):
             return None
@@ -107,41 +117,41 @@ class Views:
         found = self._diff_review(params.text_document.uri)
         if found is not None:
             card_uri, pending = found
-            return diff_lenses(card_uri, self.app.reviews.parsed(pending), pending.dropped)
+            return diff_lenses(card_uri, self._reviews.parsed(pending), pending.dropped)
         path = await self._card(params.text_document.uri)
-        return [] if path is None else code_lenses(path, self.app.situation(path))
+        return [] if path is None else code_lenses(path, self._runs.situation(path))
 
     async def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         found = self._diff_review(params.text_document.uri)
         if found is not None:
             card_uri, pending = found
             lines = range(params.range.start.line, params.range.end.line + 1)
-            return diff_actions(card_uri, self.app.reviews.parsed(pending), pending.dropped, lines)
+            return diff_actions(card_uri, self._reviews.parsed(pending), pending.dropped, lines)
         path = await self._card(params.text_document.uri)
         if path is None:
             return []
         only = list(params.context.only) if params.context.only else None
-        return code_actions(path, self.app.situation(path), only)
+        return code_actions(path, self._runs.situation(path), only)
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
-        path = self.app.index.remember_uri(params.text_document.uri)
-        if path is None or not self.app.index.is_card(path):
+        path = self._index.remember_uri(params.text_document.uri)
+        if path is None or not self._index.is_card(path):
             return None
-        return hover(self.app.situation(path), params.position.line)
+        return hover(self._runs.situation(path), params.position.line)
 
     async def board_request(self) -> dict[str, Any]:
-        await self.app.index.wait_scanned(SCAN_WAIT)
+        await self._index.wait_scanned(SCAN_WAIT)
         return self.board().model_dump(mode="json", by_alias=True)
 
     async def run_summary_request(self, params: Any) -> dict[str, Any]:
         uri, full = _param(params, "uri"), _param(params, "full")
-        path = self.app.index.remember_uri(uri) if isinstance(uri, str) else None
+        path = self._index.remember_uri(uri) if isinstance(uri, str) else None
         if path is None:
             return {"error": 'expected {"uri": <the card\'s URI>}'}
         return await self.run_summary(path, full=full is True)
 
     async def symbols(self, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
-        await self.app.index.wait_scanned(SCAN_WAIT)
+        await self._index.wait_scanned(SCAN_WAIT)
         return workspace_symbols(self.board(), params.query)
 
 

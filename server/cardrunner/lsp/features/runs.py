@@ -1,0 +1,251 @@
+"""The runs as the editor shows them: starting one, and every event of every run, fanned out.
+
+`RunsUI` owns the `RunManager` and is its one `RunListener`: each event of a run goes from here
+to what shows it — the progress notification, the card's diagnostics, the status, the lenses,
+the review's marks — and warnings the user must see (two runs changing the same file, a config
+error) become messages. Progress, diagnostics and status are coalesced, because a run can say
+hundreds of things a second. It also answers what the commands and views ask about a card's
+runs: its situation, its last log, the grant a resume adds. What shows a run is connected once,
+by the app (`connect`), since those displays look the runs up in the manager this owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, assert_never
+
+from lsprotocol import types
+
+from cardrunner.agent import events as ev
+from cardrunner.card.record import KEEP, CardUpdate
+from cardrunner.lsp.core.background import spawn
+from cardrunner.lsp.core.cardstore import EditorCardStore
+from cardrunner.lsp.core.client import Client
+from cardrunner.lsp.core.config import SettingsFeature
+from cardrunner.lsp.core.index import CardIndex
+from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
+from cardrunner.lsp.features.codelens import CardSituation
+from cardrunner.lsp.features.progress import RunProgress
+from cardrunner.lsp.features.review import ReviewHub
+from cardrunner.lsp.features.status import RunStatus
+from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.view import RunView
+from cardrunner.workers.manager import RunManager
+
+log = logging.getLogger("cardrunner.lsp")
+
+COALESCE_SECONDS = 0.1  # a run's progress, diagnostics and status change at most this often
+
+
+@dataclass(frozen=True)
+class RunDisplays:
+    """What shows a run besides the messages: each looks the runs up in the manager."""
+
+    diagnostics: CardDiagnostics
+    progress: RunProgress
+    status: RunStatus
+    review_marks: Callable[[Path], None]
+    """Grey out the dropped hunks of the card's review diff (features/views.py)."""
+
+
+class RunsUI:
+    """The editor's runs: started here, shown through the connected `RunDisplays`."""
+
+    def __init__(
+        self,
+        root: Path,
+        client: Client,
+        index: CardIndex,
+        settings: SettingsFeature,
+        card_store: EditorCardStore,
+        reviews: ReviewHub,
+    ) -> None:
+        self._root = root
+        self._client = client
+        self._index = index
+        self._settings = settings
+        self._card_store = card_store
+        self._reviews = reviews
+        self.manager = RunManager(
+            root, lambda: settings.settings, self, reviews.approver, card_store
+        )
+        self.orphans: dict[Path, str] = {}
+        """Cards whose newest run log has no result and no live process → that run's id."""
+        self._shown: RunDisplays | None = None
+        self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
+        self._lenses_due: set[Path] = set()  # … whose lenses changed too
+
+    def connect(self, displays: RunDisplays) -> None:
+        """What shows the runs (built after this, since each looks the runs up in it)."""
+        self._shown = displays
+
+    @property
+    def shown(self) -> RunDisplays:
+        if self._shown is None:
+            raise RuntimeError("the runs' displays are not connected")
+        return self._shown
+
+    # --- what commands and views ask -------------------------------------------------------
+
+    def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
+        busy = [v for v in self.manager.views() if v.live and v.touched and v.card_path != path]
+        view = self.manager.start(path, resume)
+        self.orphans.pop(path, None)  # its log gets a result now (a resume continues it)
+        for other in busy:
+            self._client.show_message(
+                f"cardrunner: {other.title} is still running and has changed "
+                f"{', '.join(sorted(other.touched)[:8])}; if {view.title} changes them too, "
+                "review both diffs with care (their commits may not apply cleanly together).",
+                types.MessageType.Warning,
+            )
+        entry = self._index.get(path)
+        if entry is not None and entry.card is not None:
+            view.title = entry.card.title
+        elif entry is None:  # run from a command before the watcher or the editor showed it
+            spawn(self.shown.diagnostics.read(path))
+        token = self.shown.progress.start(view)
+        self.card_changed(path)
+        self.shown.status.changed()
+        return {"uri": self._index.uri(path), "runId": view.run_id, "token": token}
+
+    def default_grant(self, path: Path) -> ResumeGrant:
+        """What a resume adds when the user does not say: a quarter more of the budget that
+        ran out (rounds or cost); nothing for a run that stopped for another reason."""
+        limits = self._settings.settings.limits
+        view, entry = self.manager.get(path), self._index.get(path)
+        reason = view.reason if view else None
+        if reason is None and entry is not None and entry.card is not None:
+            last = entry.card.last_run
+            reason = (last.reason if last else None) or entry.card.reason
+        rounds = max(10, limits.max_rounds // 4) if reason == "max_rounds" else 0
+        cost = max(0.5, (limits.max_cost_usd or 0.0) / 4) if reason == "max_cost" else 0.0
+        return ResumeGrant(rounds, cost)
+
+    def last_log(self, path: Path) -> Path | None:
+        view = self.manager.get(path)
+        if view is not None and view.log_path is not None:
+            return view.log_path
+        entry = self._index.get(path)
+        last = entry.card.last_run if entry and entry.card else None
+        return (self._root / last.log).resolve() if last and last.log else None
+
+    def situation(self, path: Path) -> CardSituation:
+        return CardSituation(
+            uri=self._index.uri(path),
+            entry=self._index.get(path),
+            view=self.manager.get(path),
+            live=self.manager.is_live(path),
+            reviewing=self._reviews.pending(path) is not None,
+            orphan_run=self.orphans.get(path),
+        )
+
+    def card_changed(self, path: Path) -> None:
+        """A card's run situation changed: its diagnostics, lenses and review marks follow."""
+        self.shown.diagnostics.refresh(path)
+        self.shown.review_marks(path)
+        self._client.refresh_code_lenses()
+
+    async def set_card_state(self, path: Path, state: str) -> None:
+        """Move a card by hand: its front matter changes (in the buffer when it is open)."""
+        try:
+            kept = KEEP if state == "Failed" else None  # a reason only goes with Failed
+            await self._card_store.update(path, CardUpdate(state=state, reason=kept))
+        except Exception as exc:
+            self._client.show_message(
+                f"cardrunner: cannot move the card: {exc}", types.MessageType.Error
+            )
+            return
+        await self._index.read(path)
+        self.card_changed(path)
+        self.shown.status.changed()
+
+    # --- `RunListener` ----------------------------------------------------------------------
+
+    def run_event(self, view: RunView, event: ev.Event) -> None:
+        """One event of one run, fanned out to every view of it. Progress, diagnostics and
+        status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
+        lenses every round."""
+        self._show_now(view, event)
+        if isinstance(event, ev.RoundFinished):
+            self._lenses_due.add(view.card_path)
+        if isinstance(
+            event, ev.RunStarted | ev.ReviewRequested | ev.ReviewDecided | ev.RunFinished
+        ):
+            self._lenses_due.add(view.card_path)
+            self._follow(view)
+        elif view.card_path not in self._following:
+            later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
+            self._following[view.card_path] = later
+
+    def _show_now(self, view: RunView, event: ev.Event) -> None:
+        """What an event shows at once: build problems, warnings, the log's lines."""
+        match event:
+            case (
+                ev.RoundStarted()
+                | ev.RoundFinished()
+                | ev.ToolStarted()
+                | ev.ToolOutput()
+                | ev.ReviewRequested()
+            ):
+                pass  # progress: in the coalesced update
+            case ev.BuildChecked():
+                self.shown.diagnostics.build(view)
+            case ev.ToolFinished(name="write_file", is_error=False):
+                self._warn_overlap(view, str(event.arguments.get("path")))
+            case ev.Notice(level="warning"):
+                self._client.show_message(f"cardrunner: {event.message}", types.MessageType.Warning)
+            case ev.Notice():
+                log.info("%s: %s", view.title, event.message)
+            case ev.Announced():
+                log.info("%s: told the model: %s", view.title, event.text)
+            case ev.RunFinished():
+                self.shown.diagnostics.build(view)
+                if event.reason == "config_error":
+                    self._client.show_message(
+                        f"cardrunner: {view.title}: {event.detail}", types.MessageType.Error
+                    )
+            case (
+                ev.RunStarted()
+                | ev.ToolFinished()
+                | ev.CriterionReported()
+                | ev.ReviewDecided()
+                | ev.Compacted()
+                | ev.ChecksRan()
+                | ev.GateObjected()
+                | ev.CallObserved()
+            ):
+                pass  # the view holds them; lenses and diagnostics show them
+            case _:
+                assert_never(event)
+
+    def _follow(self, view: RunView) -> None:
+        """Show the run as it is now: its progress, the card's diagnostics, the status."""
+        if (handle := self._following.pop(view.card_path, None)) is not None:
+            handle.cancel()
+        self.shown.progress.report(view)
+        self.shown.diagnostics.refresh(view.card_path)
+        self.shown.status.changed()
+        if view.card_path in self._lenses_due:  # a round ended (or the situation changed)
+            self._lenses_due.discard(view.card_path)
+            self._client.refresh_code_lenses()
+
+    def _warn_overlap(self, view: RunView, path: str) -> None:
+        """Two live runs wrote the same file: say so once, when the second one does."""
+        for other in self.manager.views():
+            if other is not view and other.live and path in other.touched:
+                self._client.show_message(
+                    f"cardrunner: {view.title} and {other.title} both changed {path}",
+                    types.MessageType.Warning,
+                )
+
+    def run_ended(self, view: RunView) -> None:
+        self.shown.progress.end(view)
+        self.card_changed(view.card_path)
+        self.shown.status.send()
+
+
+__all__ = ["COALESCE_SECONDS", "RunDisplays", "RunsUI"]

@@ -1,0 +1,296 @@
+"""How many tests ran, passed, failed and were skipped, read from a test runner's own output.
+
+The test-count guard (fewer tests than at the start blocks Done) and the known-failures rule
+(tests that already failed at the start may still fail) are only as good as this count. Each
+runner prints its totals its own way, so there is one reader per format, each anchored on lines
+only that runner prints: pytest's `1 failed, 3 passed in 0.12s`, unittest's `Ran 5 tests` with
+its `FAILED (failures=1)`, every one of cargo's `test result:` lines (unit, integration and
+doc-tests are separate binaries), go's `--- PASS:` lines (`-v`) or `-json` events, jest's
+`Tests:`, vitest's `Tests  2 passed (3)`, mocha's `N passing`, TAP's `# pass N` (`node --test`)
+and JUnit XML. Every reader runs on the whole output and what they find is summed: `npm test`
+running vitest then mocha is two runners, one count. Colours and carriage returns are stripped
+first; anything else in between is noise the anchors skip.
+
+A test that was skipped did not run: `ran` counts only what executed, so skipping a failing test
+lowers it. When no reader finds anything the count is `None`, with the reason, and the runner
+says so in the review and the commit instead of silently not guarding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from cardrunner.verify.junit import JunitCase, junit_cases
+
+_ANSI_RE = re.compile(
+    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]"
+)
+UNKNOWN = "unknown runner output"
+
+
+@dataclass(frozen=True)
+class TestCount:
+    """One runner's totals (or several runners' summed); `ran` excludes skipped tests."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    ran: int
+    passed: int
+    failed: int
+    skipped: int
+    failed_ids: tuple[str, ...]
+    runner: str
+
+    def __add__(self, other: TestCount) -> TestCount:
+        runners = self.runner.split(" + ")
+        return TestCount(
+            ran=self.ran + other.ran,
+            passed=self.passed + other.passed,
+            failed=self.failed + other.failed,
+            skipped=self.skipped + other.skipped,
+            failed_ids=self.failed_ids + other.failed_ids,
+            runner=" + ".join([*runners, *(r for r in [other.runner] if r not in runners)]),
+        )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the output says: the count, or why there is none (`UNKNOWN` or a runner's hint)."""
+
+    count: TestCount | None
+    why: str = ""
+
+
+def plain(output: str) -> str:
+    """The output without colour codes, with a carriage return read as a new line."""
+    return _ANSI_RE.sub("", output).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _count(runner: str, passed: int, failed: int, skipped: int, ids: list[str]) -> TestCount:
+    return TestCount(passed + failed, passed, failed, skipped, tuple(ids), runner)
+
+
+_PYTEST_RE = re.compile(
+    r"^=*\s*(?P<items>\d+ \w+(?:, \d+ \w+)*|no tests ran) in \d+(?:\.\d+)?s\b.*?=*$", re.MULTILINE
+)
+_PYTEST_ITEM_RE = re.compile(r"(\d+) (\w+)")
+_PYTEST_FAILED_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+_PYTEST_RAN = {"failed": 0, "error": 0, "errors": 0, "passed": 1, "xfailed": 1, "xpassed": 1}
+
+
+def pytest(text: str) -> Iterator[TestCount]:
+    """`=== 1 failed, 3 passed, 1 skipped, 1 xfailed, 1 error in 1.83s ===` (also `-q`)."""
+    ids = _PYTEST_FAILED_RE.findall(text)
+    for match in _PYTEST_RE.finditer(text):
+        items = [(int(n), kind) for n, kind in _PYTEST_ITEM_RE.findall(match["items"])]
+        passed = sum(n for n, kind in items if _PYTEST_RAN.get(kind) == 1)
+        failed = sum(n for n, kind in items if _PYTEST_RAN.get(kind) == 0)
+        skipped = sum(n for n, kind in items if kind in ("skipped", "deselected"))
+        yield _count("pytest", passed, failed, skipped, ids)
+        ids = []  # the failure lines belong to the first summary; a second run names its own
+
+
+_UNITTEST_RE = re.compile(r"^Ran (\d+) tests? in [\d.]+s\n+(OK|FAILED)(?: \(([^)]*)\))?$", re.M)
+_UNITTEST_FAILED_RE = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
+
+
+def unittest(text: str) -> Iterator[TestCount]:
+    """`Ran 5 tests in 0.007s` then `FAILED (failures=1, errors=1, skipped=1)` or `OK`."""
+    ids = [
+        cls if cls.endswith("." + name) else f"{cls}.{name}"
+        for name, cls in _UNITTEST_FAILED_RE.findall(text)
+    ]
+    for match in _UNITTEST_RE.finditer(text):
+        detail = dict(
+            (key.strip(), int(n)) for key, n in re.findall(r"([\w ]+)=(\d+)", match[3] or "")
+        )
+        skipped = detail.get("skipped", 0)
+        failed = sum(detail.get(k, 0) for k in ("failures", "errors", "unexpected successes"))
+        yield _count("unittest", int(match[1]) - skipped - failed, failed, skipped, ids)
+        ids = []
+
+
+_CARGO_RE = re.compile(
+    r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; (\d+) filtered"
+)
+_CARGO_TARGET_RE = re.compile(r"^\s*(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))")
+_CARGO_FAILED_RE = re.compile(r"^test (.+?) \.\.\. FAILED$")
+
+
+def cargo(text: str) -> Iterator[TestCount]:
+    """Every `test result: ok. 2 passed; 0 failed; 1 ignored; …` line: one per test binary.
+
+    A failure is named `target::test` (`tests/more.rs::integration_fails`): the same test name
+    can exist in two binaries."""
+    target, ids = "", []
+    for line in text.splitlines():
+        if found := _CARGO_TARGET_RE.match(line):
+            target = found[1] or f"doc {found[2]}"
+        elif failed := _CARGO_FAILED_RE.match(line):
+            ids.append(f"{target}::{failed[1]}" if target else failed[1])
+        elif result := _CARGO_RE.match(line):
+            passed, failed_n, ignored = int(result[1]), int(result[2]), int(result[3])
+            yield _count("cargo test", passed, failed_n, ignored, ids)
+            ids = []
+
+
+_GO_RESULT_RE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.MULTILINE)
+_GO_PACKAGE_RE = re.compile(r"^(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\))", re.MULTILINE)
+
+
+def go(text: str) -> Iterator[TestCount]:
+    """`go test -v`'s `--- PASS: TestX` lines (subtests too); `-json` events are read as JSON.
+
+    Without `-v` go names only failed tests and passing packages: no count (see `go_hint`)."""
+    if '"Action":' in text:
+        yield from _go_json(text)
+        return
+    if "=== RUN" not in text:
+        return
+    results = _GO_RESULT_RE.findall(text)
+    if results:
+        ids = [name for kind, name in results if kind == "FAIL"]
+        passed = sum(kind == "PASS" for kind, _ in results)
+        yield _count("go test", passed, len(ids), len(results) - passed - len(ids), ids)
+
+
+def _go_json(text: str) -> Iterator[TestCount]:
+    actions: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("Test") and event.get("Action") in _GO_ACTIONS:
+            actions.append((event["Action"], f"{event.get('Package', '')}.{event['Test']}"))
+    if actions:
+        ids = [name for action, name in actions if action == "fail"]
+        passed = sum(action == "pass" for action, _ in actions)
+        yield _count("go test -json", passed, len(ids), len(actions) - passed - len(ids), ids)
+
+
+_GO_ACTIONS = frozenset({"pass", "fail", "skip"})
+
+
+def go_hint(text: str) -> str | None:
+    """Why go's output has no count: it was run without `-v`."""
+    if _GO_PACKAGE_RE.search(text) and "=== RUN" not in text and '"Action":' not in text:
+        return "go test without -v names packages, not tests: add -v (or -json) to count them"
+    return None
+
+
+_JEST_RE = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.MULTILINE)
+_JEST_FAILED_RE = re.compile(r"^\s*● (?!Test suite failed to run)(.+?)\s*$", re.MULTILINE)
+
+
+def jest(text: str) -> Iterator[TestCount]:
+    """`Tests:       1 failed, 1 skipped, 1 todo, 2 passed, 5 total`; failures are `● a › b`."""
+    ids = list(dict.fromkeys(_JEST_FAILED_RE.findall(text)))
+    for match in _JEST_RE.finditer(text):
+        items = dict((kind, int(n)) for n, kind in re.findall(r"(\d+) (\w+)", match[1]))
+        skipped = items.get("skipped", 0) + items.get("todo", 0) + items.get("pending", 0)
+        yield _count("jest", items.get("passed", 0), items.get("failed", 0), skipped, ids)
+        ids = []
+
+
+_VITEST_RE = re.compile(r"^\s*Tests\s{2,}(.*?)\s*\((\d+)\)\s*$", re.MULTILINE)
+_VITEST_FAILED_RE = re.compile(r"^\s*FAIL\s+(\S.*? > .+?)\s*$", re.MULTILINE)
+
+
+def vitest(text: str) -> Iterator[TestCount]:
+    """`      Tests  1 failed | 2 passed | 1 skipped | 1 todo (5)`; failures `FAIL  f > a > b`."""
+    ids = list(dict.fromkeys(_VITEST_FAILED_RE.findall(text)))
+    for match in _VITEST_RE.finditer(text):
+        items = dict((kind, int(n)) for n, kind in re.findall(r"(\d+) (\w+)", match[1]))
+        skipped = items.get("skipped", 0) + items.get("todo", 0)
+        yield _count("vitest", items.get("passed", 0), items.get("failed", 0), skipped, ids)
+        ids = []
+
+
+_MOCHA_RE = re.compile(
+    r"^\s*(\d+) passing \([^)]*\)\s*$(?:\n^\s*(\d+) pending\s*$)?(?:\n^\s*(\d+) failing\s*$)?",
+    re.MULTILINE,
+)
+_MOCHA_FAILURE_RE = re.compile(r"^\s*\d+\) (.+?)\n((?:^\s+.+\n)*?)^\s+(.+):\s*$", re.MULTILINE)
+
+
+def mocha(text: str) -> Iterator[TestCount]:
+    """`2 passing (5ms)`, `2 pending`, `1 failing`; a failure's title spans lines up to `:`."""
+    for match in _MOCHA_RE.finditer(text):
+        rest = text[match.end() :]
+        failing = int(match[3] or 0)
+        ids: list[str] = []
+        for failure in _MOCHA_FAILURE_RE.finditer(rest):
+            if len(ids) == failing:
+                break
+            parts = [failure[1], *failure[2].split("\n"), failure[3]]
+            ids.append(" ".join(p.strip() for p in parts if p.strip()))
+        yield _count("mocha", int(match[1]), failing, int(match[2] or 0), ids)
+
+
+_TAP_RE = re.compile(r"^(?:#|ℹ) (tests|pass|fail|cancelled|skipped|skip|todo) (\d+)\s*$", re.M)
+_TAP_NOT_OK_RE = re.compile(r"^(\s*)not ok \d+ - (.+?)(?: # .*)?\n((?:\1\s+.*\n)*)", re.MULTILINE)
+_SPEC_FAILED_RE = re.compile(r"^✖ (.+?) \([\d.]+m?s\)\s*$", re.MULTILINE)
+
+
+def tap(text: str) -> Iterator[TestCount]:
+    """TAP's trailer (`# pass 3`, `# fail 2`, `# skipped 1`, …), as `node --test` writes it;
+    its spec reporter writes the same as `ℹ pass 3`."""
+    blocks: list[dict[str, int]] = [{}]
+    for kind, n in _TAP_RE.findall(text):
+        if kind in blocks[-1]:
+            blocks.append({})
+        blocks[-1][kind] = int(n)
+    ids = [name for _, name, yaml in _TAP_NOT_OK_RE.findall(text) if "type: 'suite'" not in yaml]
+    if "✖ failing tests:" in text:
+        ids += _SPEC_FAILED_RE.findall(text.split("✖ failing tests:", 1)[1])
+    for block in blocks:
+        if "pass" in block and "fail" in block:
+            failed = block["fail"] + block.get("cancelled", 0)
+            skipped = block.get("skipped", 0) + block.get("skip", 0) + block.get("todo", 0)
+            yield _count("tap", block["pass"], failed, skipped, list(dict.fromkeys(ids)))
+            ids = []
+
+
+def junit(text: str) -> Iterator[TestCount]:
+    """JUnit XML in the output (`node --test --test-reporter=junit`, mocha's xunit)."""
+    cases = junit_cases(text)
+    if cases is not None:
+        yield from [from_junit(cases)]
+
+
+def from_junit(cases: list[JunitCase]) -> TestCount:
+    """The count of a JUnit report's test cases (a report file, or XML found in the output)."""
+    failed = [c.id for c in cases if c.outcome == "failed"]
+    skipped = sum(c.outcome == "skipped" for c in cases)
+    return _count("junit", len(cases) - len(failed) - skipped, len(failed), skipped, failed)
+
+
+READERS: tuple[Callable[[str], Iterator[TestCount]], ...] = (
+    pytest,
+    unittest,
+    cargo,
+    go,
+    jest,
+    vitest,
+    mocha,
+    tap,
+    junit,
+)
+
+
+def read_counts(output: str) -> Reading:
+    """Every runner's totals in `output`, summed; or no count and why."""
+    text = plain(output)
+    found = [count for reader in READERS for count in reader(text)]
+    if not found:
+        return Reading(None, go_hint(text) or UNKNOWN)
+    total = found[0]
+    for count in found[1:]:
+        total += count
+    return Reading(total)

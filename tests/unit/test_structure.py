@@ -1,0 +1,140 @@
+"""The shape the code keeps: no two modules import each other, no module or function too long.
+
+import-linter keeps the layers (pyproject.toml), but it does not see a pair of modules inside
+one layer that import each other — lazily inside a function, or only for type checking — and
+such a knot is what makes one of them impossible to change alone. So every import of every
+module is read here, in any form, and the sizes a reader can hold in mind are checked too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "cardrunner"
+SKIPPED = ("demo/workspace",)
+"""Not cardrunner's code: the demo's own project, copied into the user's folder."""
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if any(rel.as_posix().startswith(s) for s in SKIPPED):
+            continue
+        parts = ["cardrunner", *rel.with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module of ours that `name` imports, anywhere in it, in any form."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {m for m in found if m in MODULES and m != name}
+
+
+def test_no_two_modules_import_each_other() -> None:
+    graph = {name: _imports(name, path) for name, path in MODULES.items()}
+    knots = sorted(
+        f"{a} <-> {b}" for a, deps in graph.items() for b in deps if a < b and a in graph[b]
+    )
+    assert knots == [], "modules that import each other (lazily or for types too):\n" + "\n".join(
+        knots
+    )
+
+
+def test_the_knot_finder_sees_lazy_and_type_only_imports(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from cardrunner.run.log import RunLog\n"
+        "def f():\n    from cardrunner.agent import events\n"
+    )
+    probe = tmp_path / "probe.py"
+    probe.write_text(source)
+    assert _imports("cardrunner.probe", probe) == {
+        "cardrunner.run.log",
+        "cardrunner.agent",
+        "cardrunner.agent.events",
+    }
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_and_functions_stay_short(name: str) -> None:
+    path = MODULES[name]
+    text = path.read_text(encoding="utf-8")
+    lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines"
+    long = [
+        f"{fn.name} ({fn.end_lineno - fn.lineno + 1} lines, line {fn.lineno})"
+        for fn in _functions(ast.parse(text))
+        if fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == [], f"{path.relative_to(PACKAGE)}: functions over {MAX_FUNCTION_LINES} lines"
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines itself at its top level (not those it imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                elts = target.elts if isinstance(target, ast.Tuple) else [target]
+                names |= {t.id for t in elts if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.If | ast.Try):  # a platform's or a fallback's definition
+            names |= {
+                n.name
+                for n in ast.walk(node)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            }
+    return names
+
+
+def test_every_name_is_imported_from_where_it_lives() -> None:
+    """One import path per public name: taking a name from a module that only imported it
+    hides where it lives (and keeps a re-export alive that nobody meant to keep)."""
+    sources = [*MODULES.values(), *sorted((PACKAGE.parents[1] / "tests").rglob("*.py"))]
+    sources += sorted((PACKAGE.parents[1] / "bench").glob("*.py"))
+    defined = {name: _defined(path) for name, path in MODULES.items()}
+    wrong = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module not in defined:
+                continue
+            for alias in node.names:
+                here = alias.name in defined[node.module]
+                if not here and f"{node.module}.{alias.name}" not in MODULES:
+                    wrong.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
+    assert wrong == [], "names imported from a module that does not define them:\n" + "\n".join(
+        wrong
+    )
