@@ -14,14 +14,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED
+
 _EROFS_RE = re.compile(r"read-only file system|\bEROFS\b|os error 30|errno 30", re.IGNORECASE)
 _QUOTED_RE = re.compile(r"""['"`‘“](/[^'"`’”\n]*)['"`’”]""")
 _BARE_RE = re.compile(r"""(?:^|[\s:=])(/[^\s'"`,;]+)""")
 _LOOK_BACK = 3
 """cargo names the path on the line before its `Caused by: Read-only file system`."""
-
-OWN_FILES = (".git", ".cardrunner", "cardrunner.toml", ".mcp.json")
-"""What no build may write, whatever the settings: the repository and cardrunner's own files."""
 
 
 @dataclass(frozen=True)
@@ -43,16 +42,15 @@ def _fix(path: str, root: Path) -> str:
             "`build_write` under [sandbox] in cardrunner.toml"
         )
     rel = resolved.relative_to(root)
-    if rel.parts and rel.parts[0] in OWN_FILES:
-        return (
-            f"{rel.parts[0]} belongs to git or cardrunner and stays read-only; make the build "
-            "write elsewhere"
-        )
     top = rel.parts[0] if rel.parts else "."
-    return (
-        f"{top} is in the work tree but outside the folders builds may write; add {top!r} to "
-        "[paths] write (and to .gitignore if it is build output)"
-    )
+    if top in PROTECTED:
+        return f"{top} belongs to git or cardrunner and stays read-only; make the build write elsewhere"
+    if top in DEPENDENCY_DIRS:
+        return (
+            f"{top} is the checkout's, shown read-only in the run's worktree; make the tool "
+            "write its cache elsewhere, or set isolation = false"
+        )
+    return f"{top} is read-only to builds here; make the build write elsewhere in the work tree"
 
 
 def refusals(output: str, root: Path) -> list[Refusal]:

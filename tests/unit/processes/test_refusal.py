@@ -13,10 +13,10 @@ PYTEST = (
     "[Errno 30] Read-only file system: '/work/proj/.pytest_cache'"
 )
 TSC = (
-    "error TS5033: Could not write file '/work/proj/dist/types/a.d.ts': EROFS: read-only file "
-    "system, mkdir '/work/proj/dist/types'.\n"
-    "error TS5033: Could not write file '/work/proj/dist/types/b.d.ts': EROFS: read-only file "
-    "system, mkdir '/work/proj/dist/types'."
+    "error TS5033: Could not write file '/work/proj/node_modules/.vite/a': EROFS: read-only file "
+    "system, mkdir '/work/proj/node_modules/.vite'.\n"
+    "error TS5033: Could not write file '/work/proj/node_modules/.vite/b': EROFS: read-only file "
+    "system, mkdir '/work/proj/node_modules/.vite'."
 )
 CARGO = "error: failed to open: /work/proj/Cargo.lock\n\nCaused by:\n  Read-only file system (os error 30)"
 CACHE = "npm ERR! EROFS: read-only file system, mkdir '/home/dev/.npm/_cacache'"
@@ -25,10 +25,11 @@ OWN = "OSError: [Errno 30] Read-only file system: '/work/proj/cardrunner.toml'"
 
 def test_each_toolchain_names_its_path() -> None:
     assert [r.path for r in refusals(PYTEST, ROOT)] == ["/work/proj/.pytest_cache"]
-    assert [r.path for r in refusals(CARGO, ROOT)] == ["/work/proj/Cargo.lock"]
+    (cargo,) = refusals(CARGO, ROOT)
+    assert cargo.path == "/work/proj/Cargo.lock" and "Cargo.lock is read-only" in cargo.fix
     (tsc,) = refusals(TSC, ROOT)  # one folder, one fix: said once
-    assert tsc.path == "/work/proj/dist/types/a.d.ts"
-    assert "add 'dist' to [paths] write" in tsc.fix
+    assert tsc.path == "/work/proj/node_modules/.vite/a"
+    assert "node_modules is the checkout's, shown read-only in the run's worktree" in tsc.fix
 
 
 def test_the_fix_depends_on_where_the_path_is() -> None:
