@@ -40,7 +40,8 @@ from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import command_tools
 from cardrunner.tools.commit import CommitTool
 from cardrunner.tools.evidence import Evidence
-from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.files import file_tools
+from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.builds import RunnerChecks
 from cardrunner.verify.calls import CallLog, GitAreaState
 

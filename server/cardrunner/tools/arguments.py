@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cardrunner.agent.gate import ToolError
 from cardrunner.config.confinement import TestArgs
-from cardrunner.tools.files import PathGuard
+from cardrunner.tools.guard import PathGuard
 
 
 def _refuse(arg: str, why: str, policy: TestArgs) -> ToolError:

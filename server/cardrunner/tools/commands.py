@@ -24,7 +24,7 @@ from cardrunner.processes.sandbox import Sandbox
 from cardrunner.tools.arguments import check_test_args
 from cardrunner.tools.base import FunctionTool, Handler
 from cardrunner.tools.base import schema as make_schema
-from cardrunner.tools.files import PathGuard
+from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.decisive import classify, decisive
 
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")

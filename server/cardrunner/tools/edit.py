@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cardrunner.agent.gate import Tool, ToolContext, ToolError
 from cardrunner.tools.base import FunctionTool
 from cardrunner.tools.base import schema as make_schema
-
-if TYPE_CHECKING:
-    from cardrunner.tools.files import ConflictGuard, PathGuard
+from cardrunner.tools.guard import ConflictGuard, PathGuard, read_or_none
 
 MAX_EDITS = 50
 
@@ -70,12 +68,11 @@ def _summary(shown: str, done: list[Replaced]) -> str:
 
 def edit_tool(guard: PathGuard, known: ConflictGuard, timeout: float = 120.0) -> Tool:
     """`edit_file` behind `guard`, sharing the write tool's record of what the run wrote."""
-    from cardrunner.tools.files import _read_or_none
 
     def edit(path: str, edits: list[dict[str, str]]) -> str:
         target = guard.resolve_write(path)
         shown = guard.display(target)
-        data = _read_or_none(target)
+        data = read_or_none(target)
         if data is None:
             raise ToolError(f"{shown} does not exist; create it with write_file.")
         try:

@@ -13,7 +13,7 @@ from cardrunner.config.settings import Commands
 from cardrunner.processes.command import AppProcess
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.commands import command_tools
-from cardrunner.tools.files import PathGuard
+from cardrunner.tools.guard import PathGuard
 
 TESTS = "def test_ok():\n    assert True\n\n\ndef test_other():\n    assert True\n"
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from cardrunner.agent.gate import ToolContext, ToolPool
-from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.files import file_tools
+from cardrunner.tools.guard import PathGuard
 
 TEXT = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 

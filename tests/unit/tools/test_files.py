@@ -9,7 +9,8 @@ import pytest
 
 from cardrunner.agent.events import Event
 from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
-from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.files import file_tools
+from cardrunner.tools.guard import PathGuard
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ import pytest
 
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.gate import ToolContext, ToolPool
-from cardrunner.tools.files import PathGuard, file_tools
+from cardrunner.tools.files import file_tools
+from cardrunner.tools.guard import PathGuard
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardrunner.agent.gate import ToolError
-from cardrunner.tools.files import PathGuard, is_forbidden_name
+from cardrunner.tools.guard import PathGuard, is_forbidden_name
 
 
 def independent_realpath(path: str, hops: int = 0) -> str | None:
