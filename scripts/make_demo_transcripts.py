@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.gate import ToolContext
-from cardrunner.tools.guard import PathGuard
 from cardrunner.tools.files import file_tools
+from cardrunner.tools.guard import PathGuard
 
 REPO = Path(__file__).resolve().parent.parent
 WORKSPACE = REPO / "server/cardrunner/demo/workspace"
