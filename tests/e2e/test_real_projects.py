@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.ecosystems import BREAK_PYTHON, ECOSYSTEMS, RealProject, make_real_project
+from tests.support.ecosystems import (
+    BREAK_PYTHON,
+    ECOSYSTEMS,
+    GIVE_UP,
+    RealProject,
+    make_real_project,
+)
 from tests.support.project import git
 
 COUNTS = {"python": 89, "rust": 46, "javascript": 3, "typescript": 5}
@@ -61,7 +67,7 @@ def test_check_try_counts_the_tests_then_a_harmless_change_ends_done(
 @pytest.mark.parametrize("key", list(ECOSYSTEMS))
 def test_deleting_or_skipping_a_test_is_blocked(key: str, tmp_path: Path) -> None:
     project = make_real_project(key, tmp_path / key)
-    transcript = project.play("drop", project.eco.drop)
+    transcript = project.play("drop", project.eco.drop, GIVE_UP)
     proc = project.cli("run", project.card, "--replay", str(transcript), "--yes")
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     assert _state(project)["state"] == "Failed"
@@ -74,7 +80,7 @@ def test_a_worktree_run_on_an_editable_install_is_not_done_when_it_breaks_the_te
     tmp_path: Path,
 ) -> None:
     project = make_real_project("python", tmp_path / "python", extra_toml="isolation = true\n")
-    transcript = project.play("break", BREAK_PYTHON)
+    transcript = project.play("break", BREAK_PYTHON, GIVE_UP)
     proc = project.cli("run", project.card, "--replay", str(transcript), "--yes")
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     assert _state(project)["state"] == "Failed"

@@ -143,6 +143,9 @@ BREAK_PYTHON = Edit(
 )
 """Keeps only a group's first exception: many of the project's tests fail."""
 
+GIVE_UP = final("The runner does not commit it.\nRESULT: failed: the runner refused the commit")
+"""How a scripted model ends after the runner refused its commit (no more steps to play)."""
+
 CARD = """---
 title: Document {topic}
 state: New
@@ -173,7 +176,9 @@ def _pages(text: str) -> list[tuple[int, int]]:
     return [*pages, (start, count)] if count else pages
 
 
-def transcript(edit: Edit, topic: str, before: str) -> list[dict[str, Any]]:
+def transcript(
+    edit: Edit, topic: str, before: str, ending: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Read (`before` is the file's text, in pages), change, read back, test, report both
     criteria citing what the tools showed, commit."""
     reads = [use("read_file", path=edit.path, start_line=s, max_lines=n) for s, n in _pages(before)]
@@ -192,7 +197,7 @@ def transcript(edit: Edit, topic: str, before: str) -> list[dict[str, Any]]:
             "expect": [edit.tests_say],
         },
         turn(use("git_commit", message=f"card: Document {topic}")),
-        final(),
+        ending or final(),
     ]
 
 
@@ -221,12 +226,12 @@ class RealProject:
             timeout=timeout,
         )
 
-    def play(self, name: str, edit: Edit) -> Path:
+    def play(self, name: str, edit: Edit, ending: dict[str, Any] | None = None) -> Path:
         """A transcript beside the repository (not in it: the tree stays clean); its path."""
         folder = self.root.parent / f"{self.root.name}-transcripts"
         folder.mkdir(exist_ok=True)
         before = (self.root / edit.path).read_text()
-        steps = transcript(edit, self.eco.topic, before)
+        steps = transcript(edit, self.eco.topic, before, ending)
         return write_transcript(folder / f"{name}.json", steps)
 
 
