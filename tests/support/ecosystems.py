@@ -104,7 +104,7 @@ ECOSYSTEMS = {
             ),
         ),
         Ecosystem(
-            "rust", "/target\n", RUST_TOML, "Arguments::contains",
+            "rust", "/target\nCargo.lock\n", RUST_TOML, "Arguments::contains",
             Edit(
                 "src/lib.rs", CONTAINS,
                 CONTAINS.replace(
