@@ -7,8 +7,10 @@ import os
 from pathlib import Path
 
 from cardrunner.card.card import MAX_CARD_BYTES, card_key, find_cards, parse_card
+from cardrunner.cli.configcheck import command_problems, folder_problems
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
+from cardrunner.cli.trial import try_config
 from cardrunner.config.mcpserver import secret_refusal
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import (
@@ -55,6 +57,10 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
     # What would refuse every run (a thinking setting the model rejects, a cost limit without a
     # price), in the very words the run would use.
     out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
+    out += [
+        f"{shown}/cardrunner.toml: {why}"
+        for why in [*command_problems(root, settings), *folder_problems(root, settings)]
+    ]
     box = settings.sandbox
     if box.mode == "bwrap" and not probe(box.network).ok:
         out.append(f"{shown}: {describe(box.mode, box.network)}")
@@ -88,9 +94,11 @@ def widening(root: Path) -> list[str]:
     return out
 
 
-def check_paths(paths: list[Path]) -> list[str]:
-    """Every problem in the given cards, folders and their workspace settings, one per line."""
+def check_paths(paths: list[Path], trying: bool = False) -> tuple[list[str], list[str]]:
+    """(what `--try` found, every problem) of the given cards, folders and their workspace
+    settings, one per line; `trying` builds and tests each workspace once under its sandbox."""
     out: list[str] = []
+    found: list[str] = []
     seen_roots: set[Path] = set()
     for path in paths:
         if not path.exists():
@@ -102,6 +110,10 @@ def check_paths(paths: list[Path]) -> list[str]:
             settings, problems = load_settings(root)
             out += [f"{root.name or root}/{p}" for p in problems]
             out += settings_problems(root, settings)
+            if trying:
+                tried, refused = try_config(root, settings)
+                found += [f"{root.name or root}: {line}" for line in tried]
+                out += [f"{root.name or root}: {line}" for line in refused]
         else:
             settings, _ = load_settings(root)
         if path.is_file():
@@ -116,7 +128,7 @@ def check_paths(paths: list[Path]) -> list[str]:
                 str(real.relative_to(Path.cwd())) if real.is_relative_to(Path.cwd()) else str(card)
             )
             out += _card_problems(card, shown, root)
-    return out
+    return found, out
 
 
 def sandbox_modes(paths: list[Path]) -> list[str]:
@@ -144,14 +156,21 @@ def add_parser(sub: Subparsers) -> None:
         metavar="PATH",
         help="cards, folders of cards or workspace roots (default: the current folder)",
     )
+    check.add_argument(
+        "--try",
+        dest="trying",
+        action="store_true",
+        help="also build and test once on the untouched tree under the run's sandbox, and "
+        "print the tests counted and any write the sandbox refused",
+    )
     check.set_defaults(verb=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print every problem of the given paths; the exit status says whether there were any."""
     paths = args.paths or [Path.cwd()]
-    problems = check_paths(paths)
-    for line in [*sandbox_modes(paths), *problems]:
+    found, problems = check_paths(paths, args.trying)
+    for line in [*sandbox_modes(paths), *found, *problems]:
         print(line)
     if not problems:
         print("no problems found")

@@ -27,6 +27,7 @@ from cardrunner.agent.model import Message
 from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.config.paths import StatePaths
+from cardrunner.config.settings import Settings
 from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.app import AppProcess
 from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
@@ -251,20 +252,31 @@ async def _sandbox(prepared: PreparedRun, area: WorkArea, run_dir: Path) -> Sand
     """The run's sandbox; a run refuses to start where the configured one cannot, or where its
     tests would import the checkout instead of the worktree."""
     o = prepared.options
-    box = o.settings.sandbox
-    read = (o.root, Path(sys.prefix), Path(sys.base_prefix))
     checkout = o.root.resolve() if area.worktree is not None else None
-    if checkout is not None and box.mode == "off":
+    if checkout is not None and o.settings.sandbox.mode == "off":
         await asyncio.to_thread(_refuse_escaping_imports, checkout, area.root)
     try:
         return await asyncio.to_thread(
-            Sandbox.start, box.mode, area.root, run_dir,
-            network=box.network, env_names=box.env, read=read, checkout=checkout,
-            protect=(*PROTECTED, o.settings.cards), build_read=box.build_read,
-            build_write=box.build_write,
-        )  # fmt: skip
+            run_sandbox, o.settings, o.root, area.root, run_dir, checkout
+        )
     except SandboxUnavailable as exc:
         raise RunRefused(str(exc)) from exc
+
+
+def run_sandbox(
+    settings: Settings, root: Path, workdir: Path, run_dir: Path, checkout: Path | None = None
+) -> Sandbox:
+    """The sandbox a run of `root` works in at `workdir` (the checkout, or its worktree shown at
+    `checkout`), also used by `cardrunner check --try`; raises `SandboxUnavailable` where it
+    cannot start."""
+    box = settings.sandbox
+    read = (root, Path(sys.prefix), Path(sys.base_prefix))
+    return Sandbox.start(
+        box.mode, workdir, run_dir,
+        network=box.network, env_names=box.env, read=read, checkout=checkout,
+        protect=(*PROTECTED, settings.cards), build_read=box.build_read,
+        build_write=box.build_write,
+    )  # fmt: skip
 
 
 def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:

@@ -18,9 +18,10 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from cardrunner.agent.events import Event, FailureReason, Notice, RunFinished, Usage
+from cardrunner.agent.events import ChecksRan, Event, FailureReason, Notice, RunFinished, Usage
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.config.display import shown_model
+from cardrunner.processes.refusal import refusals
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.cardcommit import commit_card_state
 from cardrunner.run.cardlock import CardBusy, CardLock
@@ -98,6 +99,9 @@ class RunSession:
         ):
             run.log.write(ran)
             yield ran
+            for notice in _refused(ran, run.area.root):
+                run.log.write(notice)
+                yield notice
         async with contextlib.aclosing(run.loop.run()) as events:
             async for event in events:
                 if isinstance(event, RunFinished):
@@ -207,3 +211,14 @@ def _same_commit_in_ledger(
 def run_card(options: RunOptions) -> AsyncIterator[Event]:
     """The events of one run of `options` (a `RunSession`); always ends with one `RunFinished`."""
     return RunSession(options).events()
+
+
+def _refused(ran: ChecksRan, root: Path) -> list[Notice]:
+    """The baseline's sandbox refusals, named with their fix: a failing baseline that says only
+    `test exit 1` leaves the user guessing that the sandbox was in the way."""
+    return [
+        Notice(level="warning", message=f"the runner's {check.kind} at the start: {refusal}")
+        for check in ran.checks
+        if not check.ok
+        for refusal in refusals(check.tail, root)
+    ]

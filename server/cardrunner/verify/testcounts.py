@@ -74,7 +74,9 @@ def _count(runner: str, passed: int, failed: int, skipped: int, ids: list[str]) 
 
 
 _PYTEST_RE = re.compile(
-    r"^=*\s*(?P<items>\d+ \w+(?:, \d+ \w+)*|no tests ran) in \d+(?:\.\d+)?s\b.*?=*$", re.MULTILINE
+    r"^=*\s*(?P<items>\d+ \w+(?: \w+)?(?:, \d+ \w+(?: \w+)?)*|no tests ran) in \d+(?:\.\d+)?s\b"
+    r".*?=*$",
+    re.MULTILINE,
 )
 _PYTEST_ITEM_RE = re.compile(r"(\d+) (\w+)")
 _PYTEST_FAILED_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)

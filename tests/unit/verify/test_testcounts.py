@@ -33,6 +33,7 @@ CAPTURED: dict[str, tuple[int, int, int, int, str, tuple[str, ...]]] = {
         "pytest",
         ("test_math.py::test_fails", "test_math.py::test_error"),
     ),
+    "pytest_subtests.txt": (88, 88, 0, 15, "pytest", ()),  # pytest 9: `3 subtests passed`
     "pytest_junit.xml": (5, 3, 2, 2, "junit", ("test_math::test_fails", "test_math::test_error")),
     "unittest.txt": (
         4,

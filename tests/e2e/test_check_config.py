@@ -1,0 +1,89 @@
+"""`cardrunner check` tries the config: every mistake a run would only meet later is named.
+
+Through the real CLI on a real git repository: programs that do not exist, a shell line in one
+argument, folders that do not exist, a write area holding the cards and cardrunner.toml, a
+missing replay transcript; and with `--try`, build and test run once under the sandbox, with
+the tests counted and a refused write named with its fix — also at a run's start.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.project import cli, final, git, make_project, write_transcript
+
+WRITES_OWN_CONFIG = [
+    "python",
+    "-c",
+    "import os; open(os.path.abspath('cardrunner.toml'), 'a').close()",
+]
+"""A test command that appends nothing to cardrunner.toml: the sandbox must refuse it."""
+
+
+def _configure(root: Path, paths: str, commands: str, top: str = "") -> None:
+    (root / "cardrunner.toml").write_text(f"{top}[paths]\n{paths}\n[commands]\n{commands}\n")
+    git(root, "commit", "-qam", "config")
+
+
+def test_each_mistake_in_the_config_is_named(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    _configure(
+        tmp_path,
+        'read = [".", "docs"]\nwrite = [".", "lib"]\n',
+        'build = ["no-such-compiler-4711", "-q"]\ntest = ["npm test && npm run lint"]\n'
+        'app = ["./run-app.sh"]\n',
+        top='replay = "transcripts/"\n',
+    )
+    proc = cli(tmp_path, "check", ".")
+    assert proc.returncode == 1, proc.stdout
+    out = proc.stdout
+    assert (
+        "commands.build: the program 'no-such-compiler-4711' is not found on the run's PATH" in out
+    )
+    assert "commands.test: ['npm test && npm run lint'] is a shell line in one argument" in out
+    assert "['npm', 'test']" in out, "the fix shows the argv to write"
+    assert "commands.app: the program './run-app.sh' is not found in the repository" in out
+    assert "paths.write: the folder 'lib' does not exist" in out
+    assert "paths.read: the folder 'docs' does not exist" in out
+    assert "paths.write: '.' lets the model change cards/ and cardrunner.toml and .mcp.json" in out
+    assert "replay: 'transcripts/' does not exist" in out
+
+
+def test_a_good_config_has_no_problems_and_try_counts_the_tests(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    assert cli(tmp_path, "check", ".").stdout.endswith("no problems found\n")
+    proc = cli(tmp_path, "check", "--try", ".")
+    assert proc.returncode == 1, proc.stdout  # the project's one test fails: add is broken
+    assert "try: build (python -m compileall -q src): ok" in proc.stdout
+    assert (
+        "try: test (python -m pytest -q -p no:cacheprovider tests): failed (exit 1)" in proc.stdout
+    )
+    (tmp_path / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(tmp_path, "commit", "-qam", "fix")
+    fixed = cli(tmp_path, "check", "--try", ".")
+    assert fixed.returncode == 0, fixed.stdout
+    assert (
+        "try: test (python -m pytest -q -p no:cacheprovider tests): ok, 1 tests ran" in fixed.stdout
+    )
+    assert git(tmp_path, "status", "--porcelain") == "", "check --try left changes git sees"
+
+
+def test_try_names_a_write_the_sandbox_refused_with_its_fix(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    _configure(tmp_path, 'write = ["src"]\n', f"test = {json.dumps(WRITES_OWN_CONFIG)}\n")
+    proc = cli(tmp_path, "check", "--try", ".")
+    assert proc.returncode == 1, proc.stdout
+    refused = f"the sandbox refused a write to {tmp_path.resolve() / 'cardrunner.toml'}"
+    assert f"try: test: {refused} (read-only file system)" in proc.stdout, proc.stdout
+    assert "cardrunner.toml belongs to git or cardrunner and stays read-only" in proc.stdout
+
+
+def test_a_run_names_the_refused_write_of_its_baseline(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    _configure(tmp_path, 'write = ["src"]\n', f"test = {json.dumps(WRITES_OWN_CONFIG)}\n")
+    transcript = write_transcript(tmp_path.parent / "give-up.json", [final("RESULT: failed: no")])
+    proc = cli(tmp_path, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
+    assert proc.returncode == 1, proc.stderr
+    assert "the runner's test at the start: the sandbox refused a write to" in proc.stderr
+    assert "cardrunner.toml belongs to git or cardrunner" in proc.stderr
