@@ -36,7 +36,7 @@ def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
     wanted = set(sys.argv[1:])
     parsed = 0
     if "settings" in wanted:
-        from cardrunner.config.settings import load_settings
+        from cardrunner.config.loading import load_settings
 
         _kept.append(load_settings(root, None))
     if "cards" in wanted:

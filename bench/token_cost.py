@@ -92,7 +92,7 @@ def _key(name: str, arguments: Any) -> str:
 async def ours(case: Case, dest: Path) -> Tally:
     from cardrunner.agent.events import RunFinished, ToolStarted
     from cardrunner.agent.review import AutoApprover
-    from cardrunner.config.settings import load_settings
+    from cardrunner.config.loading import load_settings
     from cardrunner.models.anthropic import AnthropicModel
     from cardrunner.run.options import RunOptions
     from cardrunner.run.session import run_card
@@ -120,7 +120,7 @@ async def plain(case: Case, dest: Path) -> Tally:
     """The loop as the articles write it; the tools are the runner's own `ToolPool`."""
     from cardrunner.agent.gate import ToolContext
     from cardrunner.agent.review import AutoApprover
-    from cardrunner.config.settings import load_settings
+    from cardrunner.config.loading import load_settings
     from cardrunner.models.scripted import ScriptedModel
     from cardrunner.run.assembly import open_run
     from cardrunner.run.options import RunOptions

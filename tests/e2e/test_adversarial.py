@@ -14,7 +14,7 @@ from typing import Any
 
 from cardrunner.agent.events import Event, GateObjected, RunFinished, ToolFinished
 from cardrunner.agent.review import Approver, AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card

@@ -13,7 +13,7 @@ import pytest
 
 from cardrunner.agent.events import RunFinished
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import transcript_for
 from cardrunner.models.scripted import ScriptedModel

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cardrunner.agent.events import ChecksRan, Event, RunFinished, ToolFinished
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card

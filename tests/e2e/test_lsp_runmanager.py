@@ -14,7 +14,7 @@ import pytest
 
 from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.options import MISSING_KEY, RunRefused, replay_path

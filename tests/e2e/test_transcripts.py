@@ -11,8 +11,8 @@ import yaml
 
 from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
+from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import TRANSCRIPTS, transcript_for
 from cardrunner.models.binding import SignatureBinder

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.config.loading import load_settings
 from cardrunner.config.model_table import MODELS
-from cardrunner.config.settings import load_settings
 from tests.support.project import cli, fix_transcript, make_project, write_transcript
 
 MODEL = "claude-sonnet-5-5"

@@ -11,7 +11,7 @@ import pytest
 
 from cardrunner.agent.events import RunFinished
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.run.log import read_log
 from cardrunner.run.options import RunOptions

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardrunner.config.settings import Settings, load_settings
+from cardrunner.config.loading import load_settings
+from cardrunner.config.settings import Settings
 
 KEYS = [
     "model",

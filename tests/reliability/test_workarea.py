@@ -29,7 +29,7 @@ from cardrunner.agent.review import (
     ReviewRequest,
     ScriptedApprover,
 )
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.run.grant import ResumeGrant

@@ -13,7 +13,8 @@ from typing import Any
 
 from cardrunner.agent.events import Event, RunFinished
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import Settings, load_settings
+from cardrunner.config.loading import load_settings
+from cardrunner.config.settings import Settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.options import RunOptions

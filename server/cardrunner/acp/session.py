@@ -24,7 +24,7 @@ from cardrunner.acp.approver import PermissionApprover
 from cardrunner.acp.cards import Block, cards_text, prompt_text, read_prompt, remember, remembered
 from cardrunner.acp.updates import RunUpdates, SessionUpdate, say
 from cardrunner.agent import events as ev
-from cardrunner.config.settings import has_clash, load_settings
+from cardrunner.config.loading import has_clash, load_settings
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.liveness import interruption
 from cardrunner.run.log import read_events, read_log

@@ -11,14 +11,10 @@ from cardrunner.cli.configcheck import command_problems, folder_problems
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
 from cardrunner.cli.trial import try_config
+from cardrunner.config.loading import load_settings, repository_settings, user_settings
 from cardrunner.config.mcpserver import secret_refusal
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import (
-    Settings,
-    load_settings,
-    repository_settings,
-    user_settings,
-)
+from cardrunner.config.settings import Settings
 from cardrunner.processes.sandbox import describe, probe
 from cardrunner.run.liveness import live_cards
 

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the plan for the workspace of the paths given; exit 2 on a configuration or budget
     problem."""
     root = find_root(args.paths[0] if args.paths else Path.cwd())
-    from cardrunner.config.settings import has_clash, load_settings
+    from cardrunner.config.loading import has_clash, load_settings
     from cardrunner.run.plan import PlanError, Selection, make_plan
 
     settings, problems = load_settings(root)

@@ -157,7 +157,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
 
     The model, a resume and the sweep are the run's own preparation (`prepare_run`), the same
     for the editor and the demo; only what is particular to a command line is checked here."""
-    from cardrunner.config.settings import has_clash, load_settings
+    from cardrunner.config.loading import has_clash, load_settings
     from cardrunner.run.grant import ResumeGrant
     from cardrunner.run.options import RunOptions
 

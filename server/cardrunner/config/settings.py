@@ -1,28 +1,20 @@
 """One typed settings model, read once, shared by the CLI and the language server.
 
-Sources, later wins: defaults, the user's own `config.toml` (config/user.py), `[tool.cardrunner]`
-in `pyproject.toml`, `cardrunner.toml`, `.mcp.json` (config/sources.py), then overrides (CLI flags,
-LSP `initializationOptions` / `workspace/configuration`) in the same shape — except that what the
-user set of the limits, the sandbox and the read paths a repository can only tighten
-(config/precedence.py).
-Invalid settings never crash a front end: `load_settings` returns defaults for the broken part and
-a list of problems, each naming the file, the key and what was expected.
+What each setting is, its type, default and bounds. Where the values come from, and which wins,
+is config/loading.py's (`load_settings`): defaults, the user's own `config.toml`, the
+repository's files, then overrides (CLI flags, LSP `initializationOptions` /
+`workspace/configuration`) in the same shape — a repository can only tighten what the user set.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
-from cardrunner.config.precedence import user_wins
-from cardrunner.config.sources import SettingsProblem, deep_merge, repository_data, user_data
-from cardrunner.config.user import user_config_path
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -231,80 +223,3 @@ class Settings(_Strict):
         return self.model_spec(name).thinking_problem(
             name, self.options.thinking, self.options.effort
         )
-
-
-def _loc_key(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc)
-
-
-def _validate(data: dict[str, Any], file: str, problems: list[SettingsProblem]) -> Settings:
-    """Validate; on errors drop each offending key (falling back to its default) and retry."""
-    for _ in range(50):
-        try:
-            return Settings.model_validate(data)
-        except ValidationError as exc:
-            for err in exc.errors():
-                loc = tuple(err["loc"])
-                expected = err["msg"]
-                got = err.get("input")
-                shown = json.dumps(got, default=str)[:60] if err["type"] != "missing" else ""
-                message = f"{expected}" + (f" (got {shown})" if shown else "")
-                problems.append(SettingsProblem(file=file, key=_loc_key(loc), message=message))
-                data = _drop(data, loc)
-    return Settings()
-
-
-def _drop(data: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any]:
-    if not loc:
-        return {}
-    head, rest = loc[0], loc[1:]
-    if head not in data:
-        return data
-    out = dict(data)
-    if not rest or not isinstance(out[head], dict):
-        del out[head]
-    else:
-        out[head] = _drop(out[head], rest)
-    return out
-
-
-def load_settings(
-    root: Path, overrides: dict[str, Any] | None = None
-) -> tuple[Settings, list[SettingsProblem]]:
-    """Read the workspace's settings. Never raises: problems are returned, defaults fill in.
-
-    Later wins: the user's config.toml, the repository's files, the overrides; then every
-    guarded value the user set (config.toml or overrides) is tightened by the repository's
-    only (config/precedence.py)."""
-    problems: list[SettingsProblem] = []
-    user_raw = user_data(root, problems)
-    repo_raw, file = repository_data(root, problems, user_raw)
-    user = _validate(user_raw, str(user_config_path()), problems)
-    repo = _validate(repo_raw, file, problems)
-    user_set, repo_set = user.model_dump(exclude_unset=True), repo.model_dump(exclude_unset=True)
-    settings = _validate(deep_merge(user_set, repo_set), file, problems)
-    if overrides:
-        merged = deep_merge(settings.model_dump(exclude_unset=True), overrides)
-        settings = _validate(merged, "overrides", problems)
-    mine_set = deep_merge(user_set, overrides or {})
-    mine = _validate(mine_set, "overrides", [])  # its problems are reported above
-    settings, widened = user_wins(settings, mine, mine_set, repo, repo_set, root)
-    return settings, problems + widened
-
-
-def repository_settings(root: Path) -> Settings:
-    """What the repository's own files set, on the defaults alone (what the trust question
-    is about); problems are `load_settings`'s to report."""
-    problems: list[SettingsProblem] = []
-    data, file = repository_data(root, problems, user_data(root, problems))
-    return _validate(data, file, problems)
-
-
-def user_settings(root: Path) -> Settings:
-    """The user's own config.toml on the defaults (what a repository is compared with)."""
-    return _validate(user_data(root, []), str(user_config_path()), [])
-
-
-def has_clash(problems: list[SettingsProblem]) -> bool:
-    """A name clash between `.mcp.json` and the TOML settings is a configuration error."""
-    return any(p.file == ".mcp.json" and "also defined" in p.message for p in problems)

@@ -69,7 +69,7 @@ def missing_pieces() -> list[str]:
 
 async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
     from cardrunner.agent.review import Approver, AutoApprover
-    from cardrunner.config.settings import load_settings
+    from cardrunner.config.loading import load_settings
     from cardrunner.run.options import RunOptions
     from cardrunner.run.session import RunSession
     from cardrunner.terminal.approver import TerminalApprover
@@ -119,7 +119,7 @@ def run_cards(root: Path, cards: Sequence[tuple[str, Path]], *, yes: bool) -> li
     A failed run may keep its changes for the user to look at, but here the next card's run
     would refuse to start over them ("uncommitted changes"): one failure must stay one failure.
     """
-    from cardrunner.config.settings import load_settings
+    from cardrunner.config.loading import load_settings
 
     rows: list[Row] = []
     for card, transcript in cards:

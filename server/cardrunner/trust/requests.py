@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.config.confinement import TestArgs
+from cardrunner.config.loading import repository_settings, user_settings
 from cardrunner.config.mcpserver import McpServer
-from cardrunner.config.settings import Settings, repository_settings, user_settings
+from cardrunner.config.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardrunner.config.loading import load_settings
 from cardrunner.config.model_table import Price
-from cardrunner.config.settings import load_settings
 
 
 def test_sonnet_5_5_defaults_are_fitted_from_the_table(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.config.settings import has_clash, load_settings
+from cardrunner.config.loading import has_clash, load_settings
 
 
 def test_defaults_are_those_of_the_design(tmp_path: Path) -> None:

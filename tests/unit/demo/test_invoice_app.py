@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cardrunner.card.card import load_card
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.demo import CARDS, WORKSPACE, DemoError, create_workspace
 from tests.support.uiserver import FIXES, Ui, ui_server
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
+from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.cardlock import CardLock
 from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget

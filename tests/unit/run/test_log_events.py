@@ -12,8 +12,8 @@ import pytest
 
 from cardrunner.agent.events import Event, RoundFinished, RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
+from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.account import Account, summarize_log
 from cardrunner.run.log import NotARunLog, log_events, log_record, read_events

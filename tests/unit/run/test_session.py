@@ -15,8 +15,8 @@ from typing import Any
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
 from cardrunner.card.record import CardUpdate
+from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.cardlock import CardBusy, CardLock
 from cardrunner.run.options import RunOptions, RunRefused

@@ -18,7 +18,7 @@ import pytest
 
 from cardrunner.agent import events as ev
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.processes.groups import process_alive
 from cardrunner.run.options import RunOptions
 from cardrunner.workers import wire

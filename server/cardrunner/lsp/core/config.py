@@ -16,7 +16,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from cardrunner.config.settings import Settings, load_settings
+from cardrunner.config.loading import load_settings
+from cardrunner.config.settings import Settings
 from cardrunner.lsp.core.client import Client
 from cardrunner.processes.sandbox import describe
 

@@ -13,8 +13,8 @@ import pytest
 
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.gate import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
+from cardrunner.config.loading import has_clash, load_settings
 from cardrunner.config.mcpserver import USER_SOURCE, McpServer
-from cardrunner.config.settings import has_clash, load_settings
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import BASE_ENV
 from cardrunner.tools.mcp import transport as mcp_transport

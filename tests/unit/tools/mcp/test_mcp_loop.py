@@ -14,7 +14,7 @@ import pytest
 
 from cardrunner.agent.events import RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
