@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from cardrunner.card.record import RunRecord, record_from_trailers
 from cardrunner.git.repo import GitError, GitRepo
@@ -56,7 +57,48 @@ class StartPoint:
 
 
 class BranchRepo(GitRepo):
-    """`GitRepo` plus the branch, remote and history operations of a CI run and a board plan."""
+    """`GitRepo` plus the branch, worktree, remote and history operations of an isolated run,
+    a CI run and a board plan."""
+
+    async def worktrees(self) -> frozenset[Path]:
+        """The worktrees git itself knows of (git keeps real paths), the main one included."""
+        out = await self._git("worktree", "list", "--porcelain", "-z")
+        items = out.items()
+        return frozenset(
+            Path(i.removeprefix("worktree ")) for i in items if i.startswith("worktree ")
+        )
+
+    async def add_worktree(self, path: Path, branch: str) -> None:
+        """Check `branch` out at `path`; a new branch starts at HEAD."""
+        exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
+        if exists.code == 0:
+            await self._git("worktree", "add", str(path), branch)
+        else:
+            await self._git("worktree", "add", "-b", branch, str(path), "HEAD")
+
+    async def remove_worktree(self, path: Path, force: bool = False) -> None:
+        """Remove the worktree at `path` (`force`: even with changes in it)."""
+        await self._git("worktree", "remove", *(["--force"] if force else []), str(path))
+
+    async def cherry_pick_clean(self, sha: str) -> bool:
+        """Apply commit `sha` on the current branch if it applies cleanly; else change nothing.
+
+        Git itself refuses before touching anything when local changes are in the way; on a
+        conflict the cherry-pick is aborted, which puts back the state from before.
+        """
+        if await self.head() is None or await self._cherry_picking():
+            return False
+        ident = await self._identity()
+        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", sha, check=False)
+        if out.code == 0:
+            return True
+        if await self._cherry_picking():
+            await self._git("cherry-pick", "--abort", check=False)
+        return False
+
+    async def _cherry_picking(self) -> bool:
+        out = await self._git("rev-parse", "-q", "--verify", "CHERRY_PICK_HEAD", check=False)
+        return out.code == 0
 
     async def tracked_files(self) -> list[str]:
         """Every file in the index under the workspace, relative to it."""

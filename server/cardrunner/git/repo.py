@@ -19,15 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
-from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, overrides, safe_env
+from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, git_env, overrides
 
-_REPO_LOCATION_VARS = frozenset(
-    {
-        "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-    }
-)  # fmt: skip
 _FALLBACK_IDENTITY = (
     ("user.name", "NAME", "cardrunner"),
     ("user.email", "EMAIL", "cardrunner@localhost"),
@@ -86,10 +79,7 @@ class GitRepo:
         data: bytes | None = None,
     ) -> _Out:  # fmt: skip
         """Run `git args` in `root` with none of the repository's own commands (git/safety.py)."""
-        full_env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
-        full_env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-        full_env.update(GIT_EDITOR="true", **(env or {}))
-        full_env = safe_env(full_env)
+        full_env = git_env(env)
         listing = await self._spawn([*BASE_CONFIG, *LIST_CONFIG], full_env)
         quoting = ["-c", "core.quotePath=false"]  # names as bytes; git/quoting.py shows them
         argv = [*BASE_CONFIG, *quoting, *overrides(listing.stdout), *command_args(args)]
@@ -354,10 +344,6 @@ class GitRepo:
         await self._git("reset", "-q", sha, "--", *self._specs([path]), check=False)
         return sha
 
-    async def delete_branch(self, branch: str) -> None:
-        """Delete `branch` (its commits were brought elsewhere, e.g. cherry-picked)."""
-        await self._git("branch", "-D", branch)
-
     async def _tree_has_files(self, tree: str) -> bool:
         return bool((await self._git("ls-tree", "--name-only", "-z", tree)).stdout)
 
@@ -370,14 +356,6 @@ class GitRepo:
         if restored:
             async with self._temp_index(base_tree) as env:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
-
-    async def worktrees(self) -> frozenset[Path]:
-        """The worktrees git itself knows of (git keeps real paths), the main one included."""
-        out = await self._git("worktree", "list", "--porcelain", "-z")
-        items = out.items()
-        return frozenset(
-            Path(i.removeprefix("worktree ")) for i in items if i.startswith("worktree ")
-        )
 
     async def write_index(self, index: Path, tree: str) -> None:
         """Fill the index file `index` (not the user's) with `tree`."""
@@ -401,38 +379,6 @@ class GitRepo:
             return await self.toplevel() / folder
         common = await self._git("rev-parse", "--path-format=absolute", "--git-common-dir")
         return Path(common.text) / "hooks"
-
-    async def add_worktree(self, path: Path, branch: str) -> None:
-        """Check `branch` out at `path`; a new branch starts at HEAD."""
-        exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
-        if exists.code == 0:
-            await self._git("worktree", "add", str(path), branch)
-        else:
-            await self._git("worktree", "add", "-b", branch, str(path), "HEAD")
-
-    async def remove_worktree(self, path: Path, force: bool = False) -> None:
-        """Remove the worktree at `path` (`force`: even with changes in it)."""
-        await self._git("worktree", "remove", *(["--force"] if force else []), str(path))
-
-    async def cherry_pick_clean(self, sha: str) -> bool:
-        """Apply commit `sha` on the current branch if it applies cleanly; else change nothing.
-
-        Git itself refuses before touching anything when local changes are in the way; on a
-        conflict the cherry-pick is aborted, which puts back the state from before.
-        """
-        if await self.head() is None or await self._cherry_picking():
-            return False
-        ident = await self._identity()
-        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", sha, check=False)
-        if out.code == 0:
-            return True
-        if await self._cherry_picking():
-            await self._git("cherry-pick", "--abort", check=False)
-        return False
-
-    async def _cherry_picking(self) -> bool:
-        out = await self._git("rev-parse", "-q", "--verify", "CHERRY_PICK_HEAD", check=False)
-        return out.code == 0
 
 
 def _remove_created(root: Path, created: list[str], paths: list[str]) -> None:

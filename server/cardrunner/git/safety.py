@@ -131,6 +131,24 @@ def safe_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return {**(os.environ if base is None else base), **SAFE_ENV}
 
 
+REPO_LOCATION_VARS = frozenset(
+    {
+        "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+    }
+)  # fmt: skip
+"""Variables that would point git at another repository (a hook's, a caller's) or leak the key."""
+
+
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git call: ours without `REPO_LOCATION_VARS`, never prompting,
+    never opening an editor, `extra` on top, and `SAFE_ENV` over all."""
+    env = {k: v for k, v in os.environ.items() if k not in REPO_LOCATION_VARS}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_EDITOR="true")
+    return safe_env({**env, **(extra or {})})
+
+
 def safe_argv(cwd: Path, *args: str) -> list[str]:
     """The full argv of `git args` in `cwd`, for the few callers that run git synchronously."""
     listing = subprocess.run(

@@ -37,7 +37,7 @@ class WorkAreaError(Exception):
 
 @dataclass
 class WorkArea:
-    main: GitRepo
+    main: BranchRepo
     git: GitRepo
     paths: list[str]
     base_tree: str
@@ -63,7 +63,7 @@ class WorkArea:
         build_output: Sequence[str] = (),
     ) -> WorkArea:
         """The work area of a run; `build_output` globs are never part of its changes."""
-        main = GitRepo(root, build_output)
+        main = BranchRepo(root, build_output)
         if not await main.is_repo():
             raise WorkAreaError(
                 f"{root} is not a git repository; cardrunner commits its work with git"
@@ -92,7 +92,7 @@ class WorkArea:
     @classmethod
     async def _isolated(
         cls,
-        main: GitRepo,
+        main: BranchRepo,
         paths: list[str],
         run_id: str,
         resume_base: str | None,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError, GitRepo
 
 BINARY = bytes(range(256)) * 4
@@ -218,7 +219,7 @@ async def test_workspace_in_a_subfolder(repo: Path) -> None:
 
 
 async def test_worktree_and_cherry_pick(repo: Path, tmp_path: Path) -> None:
-    main = GitRepo(repo)
+    main = BranchRepo(repo)
     wt_path = tmp_path / "wt"
     await main.add_worktree(wt_path, "cardrunner/run-1")
     wt = GitRepo(wt_path)
