@@ -74,6 +74,12 @@ def add_parser(sub: Subparsers) -> None:
         help="trust this repository's config without asking (CI; also CARDRUNNER_TRUST=1); "
         "on a terminal cardrunner asks once, see `cardrunner trust` and docs/security.md",
     )
+    _limit_arguments(run)
+    run.set_defaults(verb=run_verb)
+
+
+def _limit_arguments(run: argparse.ArgumentParser) -> None:
+    """The run's budgets, and what a resume adds on top of the stopped run's."""
     limits = (
         ("--max-rounds", int, "N", "model calls in this run"),
         ("--max-tokens", int, "N", "tokens in this run, cache reads and writes included"),
@@ -100,7 +106,6 @@ def add_parser(sub: Subparsers) -> None:
         metavar="USD",
         help="with --resume: dollars on top of the stopped run's limit",
     )
-    run.set_defaults(verb=run_verb)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
