@@ -191,10 +191,12 @@ class GitRepo:
 
     async def ignored_tops(self) -> list[str]:
         """Top-level names under `root` that git ignores (`.venv`, `node_modules` …)."""
-        out = await self._git(
-            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
-        )
-        return sorted({item.split("/", 1)[0] for item in out.items()})
+        return sorted({item.split("/", 1)[0] for item in await self.ignored_listing()})
+
+    async def ignored_listing(self) -> list[str]:
+        """What git ignores under `root`: files by path, wholly ignored folders as `name/`."""
+        args = ("--others", "--ignored", "--exclude-standard", "--directory")
+        return (await self._git("ls-files", "-z", *args)).items()
 
     async def remove_files(self, files: list[str], paths: list[str]) -> None:
         """Delete `files` (root-relative) and the folders below `paths` they leave empty."""

@@ -27,6 +27,7 @@ from cardrunner.agent.events import RunFinished
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError, GitRepo
+from cardrunner.run.seed import seed_worktree
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
 
@@ -111,6 +112,7 @@ class WorkArea:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
             await BranchRepo(main.root).prune_worktrees()  # a folder deleted by hand
             await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
+            await seed_worktree(main, worktree, main.build_output)  # what an install generated
         git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
             await git.restore(resume_work, paths)
