@@ -10,6 +10,9 @@ diagnostics, so every problem carries the line it is about. Writing back goes th
 A card keeps one run record, `last_run:`, replaced by each run: the front matter stays the same
 size however many runs the card has had, and so does the cost of parsing it. The history is in
 git: every committed run's card commit carries the record as trailers (`run/cardcommit.py`).
+
+Backlog.md tasks are cards as they are (`backlog.py`): their `status:` is the state, their
+`<!-- AC:BEGIN -->` list and Definition of Done the criteria, and a run writes back in their format.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cardrunner.card.backlog import board_of
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.writeback import update_card_text
@@ -116,9 +120,12 @@ MAX_CARD_BYTES = 2_000_000
 
 
 def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
-    """Parse a card; never raises. With any error the card is None; warnings come with a card."""
+    """Parse a card; never raises. With any error the card is None; warnings come with a card.
+
+    A task of a Backlog.md project (`backlog/tasks/…`) is read through its board (statuses,
+    Definition of Done)."""
     try:
-        fields, problems = read_card(text)
+        fields, problems = read_card(text, board_of(path))
     except Exception as error:  # a parser bug must not take the language server down
         return None, [CardProblem(0, f"cannot read this card ({type(error).__name__}: {error})")]
     return (Card(path=path, text=text, **fields) if fields is not None else None), problems
@@ -145,7 +152,7 @@ def write_card(path: Path, change: CardUpdate) -> Card:
     """
     try:
         old = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
-        new = update_card_text(old, **change.text_arguments())
+        new = update_card_text(old, board=board_of(path), **change.text_arguments())
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CardError(path, [CardProblem(0, f"cannot update the card: {error}")]) from error
     if new != old:

@@ -151,6 +151,12 @@ class ModelOptions(_Strict):
     )
 
 
+BACKLOG_CONFIG = "backlog/config.yml"
+BACKLOG_TASKS = "backlog/tasks"
+"""A Backlog.md project (its config at the root's `backlog/`): its tasks are the cards unless
+`cards` says otherwise (card/backlog.py reads the rest of it)."""
+
+
 class Settings(_Strict):
     """Everything configurable, with the defaults of DESIGN.md."""
 
@@ -423,6 +429,8 @@ def load_settings(
     if overrides:
         merged = _deep_merge(settings.model_dump(exclude_unset=True), overrides)
         settings = _validate(merged, "overrides", problems)
+    if "cards" not in settings.model_fields_set and (root / BACKLOG_CONFIG).is_file():
+        settings = settings.model_copy(update={"cards": BACKLOG_TASKS})
     return settings, problems
 
 
