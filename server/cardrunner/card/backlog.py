@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import BACKLOG_CONFIG
+from cardrunner.config.sources import BACKLOG_CONFIG
 
 BACKLOG_KEYS = (
     "id",

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cardrunner.config.confinement import Sandbox, TestArgs
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
+from cardrunner.config.sources import default_cards
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -149,12 +150,6 @@ class ModelOptions(_Strict):
     retry_max_delay_seconds: float = Field(
         30, ge=0, description="Cap on our own backoff; a server-given delay is honoured."
     )
-
-
-BACKLOG_CONFIG = "backlog/config.yml"
-BACKLOG_TASKS = "backlog/tasks"
-"""A Backlog.md project (its config at the root's `backlog/`): its tasks are the cards unless
-`cards` says otherwise (card/backlog.py reads the rest of it)."""
 
 
 class Settings(_Strict):
@@ -429,8 +424,8 @@ def load_settings(
     if overrides:
         merged = _deep_merge(settings.model_dump(exclude_unset=True), overrides)
         settings = _validate(merged, "overrides", problems)
-    if "cards" not in settings.model_fields_set and (root / BACKLOG_CONFIG).is_file():
-        settings = settings.model_copy(update={"cards": BACKLOG_TASKS})
+    if "cards" not in settings.model_fields_set and (cards := default_cards(root)):
+        settings = settings.model_copy(update={"cards": cards})  # a Backlog.md board's tasks
     return settings, problems
 
 
