@@ -49,6 +49,8 @@ class Card:
     criteria_lines: list[int]
     title_line: int
     reason: str | None
+    source: str | None
+    """Where the card came from (`source:`): the issue it was imported from (card/issues.py)."""
     runs: list[dict[str, Any]]
     """A legacy `runs:` list exactly as the file has it (cards written before `last_run:`);
     a write-back leaves it as it is."""

@@ -189,6 +189,7 @@ class _Parser:
             "state": state,
             "category": self.text_value(data, root, "category", where("category"), "warning"),
             "reason": self.text_value(data, root, "reason", where("reason"), "warning"),
+            "source": self.text_value(data, root, "source", where("source"), "warning"),
             "title_line": where("title"),
             "runs": runs,
             "last_entry": self.last_run(root, data, start, runs),

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cardrunner.cli import check, demo, log, lsp, plan, run, transcript
+from cardrunner.cli import check, demo, importing, log, lsp, plan, run, transcript
 from cardrunner.cli.exiting import EXIT_FAILED
 
-VERBS = (run, lsp, check, demo, log, plan, transcript)
+VERBS = (run, lsp, check, demo, log, plan, transcript, importing)
 """Every verb module, in the order `cardrunner --help` lists them."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cardrunner.card.card import Card
+from cardrunner.card.issues import issue_number
 from cardrunner.config.secrets import redact
 from cardrunner.run.view import Criterion, RunView
 
@@ -64,6 +65,8 @@ def pr_body(report: RunReport) -> str:
     ]
     if report.pushed_to:
         lines += ["", REVIEW_ON_PR]
+    if (number := issue_number(report.card.source)) is not None:
+        lines += ["", f"Fixes #{number}"]  # the issue the card was imported from
     return "\n".join(lines) + "\n"
 
 
