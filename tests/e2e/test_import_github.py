@@ -142,6 +142,18 @@ def test_open_issues_become_cards_once(tmp_path: Path, github: FakeGitHub) -> No
     assert after == sorted(n if n != "1-greeting-say-hello.md" else "renamed.md" for n in before)
 
 
+def test_a_planted_symlink_is_not_written_through(tmp_path: Path, github: FakeGitHub) -> None:
+    make_project(tmp_path)
+    marker = tmp_path.parent / f"{tmp_path.name}-marker"
+    (tmp_path / "cards" / "1-greeting-say-hello.md").symlink_to(marker)
+    proc = cli(tmp_path, "import", "github", "o/r", "--all-open", env=env(github))
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    assert (
+        load_card(tmp_path / "cards" / "1-greeting-say-hello-2.md").criteria[0] == "It says hello"
+    )
+
+
 def test_a_long_rate_limit_fails_clearly(tmp_path: Path, github: FakeGitHub) -> None:
     make_project(tmp_path)
     proc = cli(tmp_path, "import", "github", "o/r", "--number", "9", env=env(github))

@@ -127,6 +127,28 @@ def test_a_run_writes_back_in_backlog_mds_format() -> None:
     assert fields["criteria"] == ["Prints hello", "Exits 0", "Tests pass", "Docs"]
 
 
+_VALUES = st.one_of(
+    st.just("[]"),
+    st.just("['@a', \"@b\"]  # who"),
+    st.just("'2026-11-30 10:00'"),
+    st.integers(0, 10**6).map(str),
+    st.text(st.sampled_from("abc XYZ-_"), min_size=1, max_size=12).map(lambda s: f'"{s}"'),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["assignee", "labels", "ordinal", "type", "x_own"]), _VALUES),
+        max_size=6,
+    )
+)
+def test_every_other_front_matter_byte_stays(keys: list[tuple[str, str]]) -> None:
+    extra = "".join(f"{k}: {v}\n" for k, v in dict(keys).items())
+    text = TASK.format(status="Backlog").replace("ordinal: 1000\n", extra)
+    new = update_card_text(text, state="Failed", reason=None, board=BOARD)
+    assert new == text.replace("status: Backlog\n", "status: Blocked\n")
+
+
 @given(
     st.lists(
         st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1).filter(
