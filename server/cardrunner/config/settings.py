@@ -420,12 +420,11 @@ def load_settings(
         mcp[name] = spec
     if mcp and (raw_mcp is None or isinstance(raw_mcp, dict)):
         data["mcp"] = mcp
+    data.setdefault("cards", default_cards(root))  # `cards/`, or a Backlog.md board's tasks
     settings = _validate(data, file, problems)
     if overrides:
         merged = _deep_merge(settings.model_dump(exclude_unset=True), overrides)
         settings = _validate(merged, "overrides", problems)
-    if "cards" not in settings.model_fields_set and (cards := default_cards(root)):
-        settings = settings.model_copy(update={"cards": cards})  # a Backlog.md board's tasks
     return settings, problems
 
 

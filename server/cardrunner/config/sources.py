@@ -13,6 +13,6 @@ BACKLOG_CONFIG = "backlog/config.yml"
 BACKLOG_TASKS = "backlog/tasks"
 
 
-def default_cards(root: Path) -> str | None:
-    """The cards folder a workspace has without a `cards` setting, when it is not `cards`."""
-    return BACKLOG_TASKS if (root / BACKLOG_CONFIG).is_file() else None
+def default_cards(root: Path) -> str:
+    """The cards folder a workspace has without a `cards` setting."""
+    return BACKLOG_TASKS if (root / BACKLOG_CONFIG).is_file() else "cards"
