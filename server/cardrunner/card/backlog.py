@@ -91,8 +91,10 @@ def state_of(status: str, statuses: Sequence[str]) -> str | None:
 def status_of(state: str, statuses: Sequence[str]) -> str:
     """The project's status for a card state: the inverse of `state_of` where there is one.
 
-    A project without a Review (or Failed) status keeps such a card in its "In Progress"-like
-    status (or its first one): the run's reason and notes say the rest."""
+    A project without a Failed status gets a failed card back in its first status (To Do: to be
+    run again, its `reason:` and notes say why) rather than "In Progress", which would read as a
+    run still going on; one without a Review status keeps a verified but uncommitted card in its
+    "In Progress"-like status (or its first one)."""
     middle = list(statuses[1:-1])
     active = next((s for s in middle if _like(s, _ACTIVE)), None)
     active = active or next((s for s in middle if state_of(s, statuses) == "In Work"), None)
@@ -103,9 +105,8 @@ def status_of(state: str, statuses: Sequence[str]) -> str:
         return statuses[-1]
     if wanted:
         found = next((s for s in middle if _like(s, wanted)), None)
-        if found:
-            return found
-        return active or statuses[0]
+        if found or state == "Failed":
+            return found or statuses[0]
     return active or statuses[0]
 
 

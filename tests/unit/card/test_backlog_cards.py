@@ -73,12 +73,12 @@ def test_statuses_map_through_the_projects_own_list() -> None:
 def test_every_state_has_a_status_that_reads_back_as_it() -> None:
     for state in ("New", "In Work", "Review", "Failed", "Done"):
         assert state_of(status_of(state, BOARD.statuses), BOARD.statuses) == state
-    plain = ("To Do", "In Progress", "Done")  # no Review or Failed: the card stays in progress
+    plain = ("To Do", "In Progress", "Done")  # no Review: in progress; no Failed: to do again
     assert [status_of(s, plain) for s in ("New", "In Work", "Review", "Failed", "Done")] == [
         "To Do",
         "In Progress",
         "In Progress",
-        "In Progress",
+        "To Do",
         "Done",
     ]
 
