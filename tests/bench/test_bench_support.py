@@ -22,7 +22,7 @@ from _lsp import LspProcess, position  # noqa: E402
 from client_cpu import PACE, make_workspace  # noqa: E402
 from token_cost import billed  # noqa: E402
 
-from cardrunner.config.settings import load_settings  # noqa: E402
+from cardrunner.config.loading import load_settings  # noqa: E402
 from cardrunner.models.scripted import load_transcript  # noqa: E402
 from cardrunner.testing.fake_script import load_transcript as load_fake_transcript  # noqa: E402
 

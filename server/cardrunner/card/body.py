@@ -4,6 +4,11 @@ The criteria are what the run is judged by — the model reports on each by inde
 shows each one's status on its bullet — so this reads lists the way people write them: `-`, `*`,
 `+`, `1.` and `1)` bullets, `[ ]` checkboxes, wrapped and lazily continued lines, nested details,
 under an ATX heading, a setext heading, a bold line or a plain "Acceptance criteria:" line.
+
+Backlog.md's task format reads too: its list sits between `<!-- AC:BEGIN -->` and
+`<!-- AC:END -->` (an HTML comment ends a list, it never continues a criterion), its items are
+numbered `- [ ] #1 …` (the number is Backlog.md's, not part of the criterion), and the items of
+its "Definition of Done" section are criteria as well. Its section markers are not description.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ _BULLET = re.compile(r"([ \t]*)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*)|[ \t]*)")
 _RULE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _FENCE = re.compile(r" {0,3}(?:```|~~~)")
 _CHECKBOX = re.compile(r"\[[ xX]\](?:[ \t]+|$)")
+_NUMBER = re.compile(r"#\d{1,9}(?:[ \t]+|$)")
+_COMMENT = re.compile(r" {0,3}<!--.*-->[ \t]*")
+MARKER = re.compile(r" {0,3}<!--[ \t]*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)[ \t]*-->[ \t]*")
+"""A Backlog.md section marker line: structure, not text."""
 
 Severity = Literal["error", "warning"]
 
@@ -41,15 +50,26 @@ def parse_body(text: str, first_line: int) -> Body:
     if not text or text.endswith(("\n", "\r")):
         lines.append("")
     body = Body()
-    heading = _find_heading(lines, first_line)
-    if heading is None:
+    heading = _find_heading(lines, first_line, "acceptance criteria")
+    done = _find_heading(lines, first_line, "definition of done")
+    used: set[int] = set()
+    if heading is not None:
+        used = _read_criteria(lines, heading, body, "error")
+    if done is not None and done != heading:
+        dod = Body()
+        used |= _read_criteria(lines, done, dod, "warning")
+        body.criteria += dod.criteria
+        body.criteria_lines += dod.criteria_lines
+        body.problems += dod.problems
+    if heading is None and not body.criteria:
         at = min(first_line, len(lines) - 1)
         message = "no acceptance criteria: add '## Acceptance criteria' and a '- …' bullet for each"
         body.problems.append((at, message, "error"))
-        used: set[int] = set()
-    else:
-        used = _read_criteria(lines, heading, body)
-    kept = [line for i, line in enumerate(lines[first_line:], first_line) if i not in used]
+    kept = [
+        line
+        for i, line in enumerate(lines[first_line:], first_line)
+        if i not in used and not MARKER.fullmatch(line)
+    ]
     body.description = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
     return body
 
@@ -68,25 +88,37 @@ def _heading_title(lines: list[str], i: int) -> tuple[str, int] | None:
     return None
 
 
-def _is_criteria_title(title: str) -> bool:
-    return " ".join(re.sub(r"[*_`:#]", " ", title).split()).lower() == "acceptance criteria"
+def _is_titled(title: str, wanted: str) -> bool:
+    return " ".join(re.sub(r"[*_`:#]", " ", title).split()).lower() == wanted
 
 
-def _find_heading(lines: list[str], start: int) -> int | None:
-    """The line of the first "Acceptance criteria" heading outside code fences."""
+def _find_heading(lines: list[str], start: int, wanted: str) -> int | None:
+    """The line of the first heading titled `wanted` (lowercase) outside code fences."""
     fenced = False
     for i in range(start, len(lines)):
         if _FENCE.match(lines[i]):
             fenced = not fenced
         elif not fenced:
             heading = _heading_title(lines, i)
-            if _is_criteria_title(heading[0] if heading else lines[i]):
+            if _is_titled(heading[0] if heading else lines[i], wanted):
                 return i
     return None
 
 
-def _read_criteria(lines: list[str], heading: int, body: Body) -> set[int]:
-    """Fill in the criteria below `heading`; returns the lines that belong to the section."""
+def _criterion(item: str) -> str:
+    """A bullet's text without its checkbox and, after one, Backlog.md's `#n` number."""
+    box = _CHECKBOX.match(item)
+    if box is None:
+        return item
+    rest = item[box.end() :]
+    number = _NUMBER.match(rest)
+    return (rest[number.end() :] if number else rest).strip()
+
+
+def _read_criteria(lines: list[str], heading: int, body: Body, empty: Severity) -> set[int]:
+    """Fill in the criteria below `heading`; returns the lines that belong to the section.
+
+    `empty` is how bad a section without bullets is (the Definition of Done may be empty)."""
     title = _heading_title(lines, heading)
     used = set(range(heading, heading + (title[1] if title else 1)))
     content_column = 0
@@ -97,9 +129,14 @@ def _read_criteria(lines: list[str], heading: int, body: Body) -> set[int]:
         indent = len(line) - len(line.lstrip())
         if _heading_title(lines, i) is not None:
             break
+        if _COMMENT.fullmatch(line):
+            if MARKER.fullmatch(line):
+                used.add(i)
+            if body.criteria:
+                break  # `<!-- AC:END -->`, or any comment: the list has ended
+            continue
         if bullet and (not body.criteria or indent < content_column):
-            text = _CHECKBOX.sub("", (bullet.group(3) or "").strip(), count=1)
-            body.criteria.append(text.strip())
+            body.criteria.append(_criterion((bullet.group(3) or "").strip()))
             body.criteria_lines.append(i)
             content_column = bullet.start(3) if bullet.group(3) else bullet.end(2) + 1
         elif body.criteria and line.strip() and (indent >= content_column or not blank_before):
@@ -115,7 +152,7 @@ def _read_criteria(lines: list[str], heading: int, body: Body) -> set[int]:
     _drop_empty(body)
     if not body.criteria:
         message = "the acceptance criteria section has no bullets: list each criterion as '- …'"
-        body.problems.append((heading, message, "error"))
+        body.problems.append((heading, message, empty))
     return used
 
 

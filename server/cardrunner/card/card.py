@@ -10,6 +10,9 @@ diagnostics, so every problem carries the line it is about. Writing back goes th
 A card keeps one run record, `last_run:`, replaced by each run: the front matter stays the same
 size however many runs the card has had, and so does the cost of parsing it. The history is in
 git: every committed run's card commit carries the record as trailers (`run/cardcommit.py`).
+
+Backlog.md tasks are cards as they are (`backlog.py`): their `status:` is the state, their
+`<!-- AC:BEGIN -->` list and Definition of Done the criteria, and a run writes back in their format.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cardrunner.card.backlog import board_of
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.writeback import update_card_text
@@ -55,6 +59,8 @@ class Card:
     criteria_lines: list[int]
     title_line: int
     reason: str | None
+    source: str | None
+    """Where the card came from (`source:`): the issue it was imported from (card/issues.py)."""
     runs: list[dict[str, Any]]
     """A legacy `runs:` list exactly as the file has it (cards written before `last_run:`);
     a write-back leaves it as it is."""
@@ -122,11 +128,16 @@ def card_slug(path: Path, root: Path) -> str:
     name a run before the card is read.
     """
     key = card_key(path, root)
-    folded = unicodedata.normalize("NFKC", PurePosixPath(key).stem).casefold()
-    ascii_stem = unicodedata.normalize("NFKD", folded).encode("ascii", "ignore").decode()
-    words = re.sub(r"[^a-z0-9]+", "-", ascii_stem)[:SLUG_WORDS].strip("-") or "card"
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
-    return f"{words}-{digest[:8]}"
+    return f"{readable_words(PurePosixPath(key).stem)}-{digest[:8]}"
+
+
+def readable_words(text: str) -> str:
+    """`text` as a person reads it in a name: NFKC, casefolded, ASCII words joined by dashes
+    (`card` when nothing is left). Never an identity by itself: look-alikes share it."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    ascii_text = unicodedata.normalize("NFKD", folded).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text)[:SLUG_WORDS].strip("-") or "card"
 
 
 class CardError(Exception):
@@ -149,9 +160,12 @@ MAX_CARD_BYTES = 2_000_000
 
 
 def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
-    """Parse a card; never raises. With any error the card is None; warnings come with a card."""
+    """Parse a card; never raises. With any error the card is None; warnings come with a card.
+
+    A task of a Backlog.md project (`backlog/tasks/…`) is read through its board (statuses,
+    Definition of Done)."""
     try:
-        fields, problems = read_card(text)
+        fields, problems = read_card(text, board_of(path))
     except Exception as error:  # a parser bug must not take the language server down
         return None, [CardProblem(0, f"cannot read this card ({type(error).__name__}: {error})")]
     return (Card(path=path, text=text, **fields) if fields is not None else None), problems
@@ -178,7 +192,7 @@ def write_card(path: Path, change: CardUpdate) -> Card:
     """
     try:
         old = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
-        new = update_card_text(old, **change.text_arguments())
+        new = update_card_text(old, board=board_of(path), **change.text_arguments())
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CardError(path, [CardProblem(0, f"cannot update the card: {error}")]) from error
     if new != old:

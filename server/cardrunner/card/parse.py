@@ -8,6 +8,7 @@ checked. Line numbers come from character offsets (PyYAML's marks), mapped to ed
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from cardrunner.card.backlog import BACKLOG_KEYS, DEFAULT_STATUSES, Board, state_of
 from cardrunner.card.body import parse_body
 from cardrunner.card.cache import TextCache
 from cardrunner.card.text import (
@@ -38,12 +40,21 @@ class CardProblem:
     end_line: int | None = None
 
 
-def read_card(text: str) -> tuple[dict[str, Any] | None, list[CardProblem]]:
+KNOWN_KEYS = (*CARD_KEYS, *BACKLOG_KEYS)
+"""Keys read or kept without a warning: cardrunner's own and Backlog.md's."""
+
+
+def read_card(
+    text: str, board: Board | None = None
+) -> tuple[dict[str, Any] | None, list[CardProblem]]:
     """The keyword arguments for `Card` (all but path and text), or None if there is an error.
 
-    The same text is parsed once (`_PARSED`); each caller gets its own copy of the mutable
-    values, so a caller changing a card's list cannot change what the next one reads."""
-    fields, problems = _PARSED.get(text, _parse)
+    `board` is the Backlog.md project the card is a task of: its statuses give `status:` its
+    state and its Definition of Done is added to the criteria. The same text (and board) is
+    parsed once (`_PARSED`); each caller gets its own copy of the mutable values, so a caller
+    changing a card's list cannot change what the next one reads."""
+    key = text if board is None else f"{board!r}\0{text}"
+    fields, problems = _PARSED.get(key, lambda _: _Parser(text, board).parse())
     return (_fresh(fields, {}) if fields is not None else None), list(problems)
 
 
@@ -69,10 +80,6 @@ def _fresh(value: Any, memo: dict[int, Any]) -> Any:
     return value  # str, int, float, bool, None, bytes, date, datetime: immutable
 
 
-def _parse(text: str) -> tuple[dict[str, Any] | None, list[CardProblem]]:
-    return _Parser(text).parse()
-
-
 _PARSED: TextCache[tuple[dict[str, Any] | None, list[CardProblem]]] = TextCache(
     max_entries=512, max_chars=4_000_000
 )
@@ -83,8 +90,8 @@ asking about an unchanged card cost a dictionary look-up (and a copy of a few sm
 class _Parser:
     """One parse of one card text, collecting problems as it goes."""
 
-    def __init__(self, text: str) -> None:
-        self.text, self.starts = text, line_starts(text)
+    def __init__(self, text: str, board: Board | None) -> None:
+        self.text, self.starts, self.board = text, line_starts(text), board
         self.problems: list[CardProblem] = []
 
     def line(self, offset: int) -> int:
@@ -110,6 +117,13 @@ class _Parser:
             self.problem(line, message, severity)
         if fields is None or any(p.severity == "error" for p in self.problems):
             return None, self.problems
+        last = body.criteria_lines[-1] if body.criteria_lines else front.close_line
+        have = {c.casefold() for c in body.criteria}
+        for item in self.board.definition_of_done if self.board else ():
+            if item.casefold() not in have:  # the project's Definition of Done, once
+                body.criteria.append(item)
+                body.criteria_lines.append(last)
+                have.add(item.casefold())
         fields.update(
             description=body.description,
             criteria=body.criteria,
@@ -168,7 +182,26 @@ class _Parser:
             self.problem(0, "missing title: add a line 'title: …' to the front matter")
         elif data["title"] is None or (title is not None and not title.strip()):
             self.problem(where("title"), "the title is empty")
-        state = "New" if "state" not in data else self.text_value(data, root, "state", 0, None)
+        state = self.state(data, root, where)
+        runs = self.runs(root, data, start)
+        return {
+            "title": (title or "").strip(),
+            "state": state,
+            "category": self.text_value(data, root, "category", where("category"), "warning"),
+            "reason": self.text_value(data, root, "reason", where("reason"), "warning"),
+            "source": self.text_value(data, root, "source", where("source"), "warning"),
+            "title_line": where("title"),
+            "runs": runs,
+            "last_entry": self.last_run(root, data, start, runs),
+        }
+
+    def state(
+        self, data: dict[Any, Any], root: MappingNode, where: Callable[[str, bool], int]
+    ) -> str | None:
+        """`state:`, or without one Backlog.md's `status:` through the board; New by default."""
+        if "state" not in data:
+            return self.status(data, root, where("status", True)) if "status" in data else "New"
+        state = self.text_value(data, root, "state", 0, None)
         if state not in CARD_STATES:
             allowed = ", ".join(CARD_STATES)
             if state is None:
@@ -176,23 +209,25 @@ class _Parser:
             else:
                 what = f"unknown state {state!r}"
             self.problem(where("state", True), f"{what} (expected one of {allowed})")
-        runs = self.runs(root, data, start)
-        return {
-            "title": (title or "").strip(),
-            "state": state,
-            "category": self.text_value(data, root, "category", where("category"), "warning"),
-            "reason": self.text_value(data, root, "reason", where("reason"), "warning"),
-            "title_line": where("title"),
-            "runs": runs,
-            "last_entry": self.last_run(root, data, start, runs),
-        }
+        return state
+
+    def status(self, data: dict[Any, Any], root: MappingNode, line: int) -> str | None:
+        """A Backlog.md `status:` as a card state, through the project's statuses (None and a
+        problem when the project has no such status)."""
+        statuses = self.board.statuses if self.board else DEFAULT_STATUSES
+        status = self.text_value(data, root, "status", line, None)
+        state = state_of(status, statuses) if status is not None else None
+        if state is None:
+            what = f"unknown status {status!r}" if status is not None else "the status is empty"
+            self.problem(line, f"{what} (this board's statuses: {', '.join(statuses)})")
+        return state
 
     def unknown_keys(self, root: MappingNode, start: int) -> None:
         """Warn about keys cardrunner does not read: usually a typo (`sate: Done`) that would
         otherwise pass silently while the real key keeps its default."""
         for key, _ in root.value:
             name = key.value if isinstance(key, ScalarNode) else None
-            if name in CARD_KEYS:
+            if name in KNOWN_KEYS:
                 continue
             close = get_close_matches(str(name), CARD_KEYS, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(CARD_KEYS)}"

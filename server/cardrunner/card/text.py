@@ -27,7 +27,7 @@ from cardrunner.card.cache import TextCache
 CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 """The states a card may be in, in board order."""
 
-CARD_KEYS = ("title", "state", "category", "reason", "last_run", "runs")
+CARD_KEYS = ("title", "state", "category", "reason", "source", "last_run", "runs")
 """The front-matter keys a card may have; any other key is a typo or unused (a warning)."""
 
 

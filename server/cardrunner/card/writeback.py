@@ -25,6 +25,8 @@ from typing import Any, Literal
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from cardrunner.card.backlog import DEFAULT_STATUSES, Board, status_of
+from cardrunner.card.backlogwrite import is_backlog_task, write_result
 from cardrunner.card.text import (
     CARD_STATES,
     compose,
@@ -48,8 +50,13 @@ def update_card_text(
     state: str | None = None,
     reason: str | Literal[False] | None = None,
     run: dict[str, Any] | None = None,
+    board: Board | None = None,
 ) -> str:
     """Set `state`, set (or with False remove) `reason`, make `run` the `last_run:`; nothing else.
+
+    A Backlog.md task (a `status:` and no `state:`) gets its state as one of `board`'s statuses
+    (Backlog.md's defaults without one), and a run's result in its own format as well:
+    verified criteria ticked and the evidence as an implementation note (`backlogwrite.py`).
 
     Only the targeted values and lines change: comments, spacing, key order, line endings, the
     body and a missing final newline all stay. New keys go after `state` (`reason`) or at the end
@@ -71,12 +78,17 @@ def update_card_text(
     if not isinstance(root, MappingNode) or root.flow_style or not isinstance(data, dict):
         raise ValueError("the card's front matter must be a block-style mapping to be updated")
     edits = _Edits(y, root, front.newline)
-    anchor = edits.set_state(state)
+    status = None
+    if state is not None and "state" not in data and "status" in data:
+        status = status_of(state, board.statuses if board else DEFAULT_STATUSES)
+    anchor = edits.set_state(state, status)
     edits.set_reason(reason, anchor)
     if run is not None:
         edits.set_last_run(run)
     new_text = text[: front.start] + edits.apply() + text[front.end :]
-    _check(new_text, data, state, reason, run)
+    _check(new_text, data, ("status", status) if status else ("state", state), reason, run)
+    if run is not None and status is not None and is_backlog_task(new_text):
+        new_text = write_result(new_text, run, board, front.newline)
     return new_text
 
 
@@ -108,9 +120,13 @@ class _Edits:
             end -= 1
         self.edits.append((start, end, new))
 
-    def set_state(self, state: str | None) -> int:
-        """Replace the state's value (or add the key); returns where a new `reason:` goes."""
-        found = pairs(self.root, "state")
+    def set_state(self, state: str | None, status: str | None = None) -> int:
+        """Replace the state's value (or add the key), or with `status` the Backlog.md status's
+        value; returns where a new `reason:` goes."""
+        found = pairs(self.root, "status" if status is not None else "state")
+        if status is not None and found:
+            self._replace_value(found[-1][1], scalar(status))
+            return self._next_line(content_end(found[-1][1], self.y))
         if found:
             anchor = self._next_line(content_end(found[-1][1], self.y))
         else:
@@ -188,7 +204,7 @@ class _Edits:
 def _check(
     new_text: str,
     old: dict[Any, Any],
-    state: str | None,
+    target: tuple[str, str | None],
     reason: str | Literal[False] | None,
     run: dict[str, Any] | None,
 ) -> None:
@@ -200,14 +216,15 @@ def _check(
         data = None
     if not isinstance(data, dict):
         raise ValueError("cannot update this card's front matter without breaking it")
-    changed = ("state", "reason", "last_run") if run is not None else ("state", "reason")
+    key, state = target
+    changed = (key, "reason", "last_run") if run is not None else (key, "reason")
     expected = {k: v for k, v in old.items() if k not in changed}
     try:
         problems = [k for k in expected if normalized(data.get(k)) != normalized(expected[k])]
     except RecursionError:  # absurdly deep nesting cannot be compared, so it is not rewritten
         raise ValueError("cannot update this card: its front matter is nested too deeply") from None
-    if state is not None and data.get("state") != state:
-        problems.append("state")
+    if state is not None and data.get(key) != state:
+        problems.append(key)
     if (reason is False and "reason" in data) or (
         isinstance(reason, str) and data.get("reason") != reason
     ):

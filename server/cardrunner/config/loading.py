@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cardrunner.config.cardfolder import default_cards
 from cardrunner.config.precedence import user_wins
 from cardrunner.config.settings import (
     Settings,
@@ -72,7 +73,9 @@ def load_settings(
     user = _validate(user_raw, str(user_config_path()), problems)
     repo = _validate(repo_raw, file, problems)
     user_set, repo_set = user.model_dump(exclude_unset=True), repo.model_dump(exclude_unset=True)
-    settings = _validate(deep_merge(user_set, repo_set), file, problems)
+    both = deep_merge(user_set, repo_set)
+    both.setdefault("cards", default_cards(root))  # `cards/`, or a Backlog.md board's tasks
+    settings = _validate(both, file, problems)
     if overrides:
         merged = deep_merge(settings.model_dump(exclude_unset=True), overrides)
         settings = _validate(merged, "overrides", problems)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from cardrunner.card.backlog import board_of
 from cardrunner.card.card import Card, card_slug
 from cardrunner.card.record import CardUpdate, RunRecord, record_trailers
 from cardrunner.card.writeback import update_card_text
@@ -70,7 +71,7 @@ async def commit_card_state(repo: GitRepo, rel: str, card: Card, update: CardUpd
     if PurePosixPath(rel).is_absolute() or rel.startswith(".."):
         return f"the card {card.path} is outside the repository; its state was not committed"
     try:
-        new = update_card_text(card.text, **update.text_arguments())
+        new = update_card_text(card.text, board=board_of(card.path), **update.text_arguments())
     except ValueError as exc:
         return f"the card cannot be updated ({exc}); its state was not committed"
     try:

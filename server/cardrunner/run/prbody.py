@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from cardrunner.card.card import Card
+from cardrunner.card.issues import issue_number
 from cardrunner.config.secrets import redact
 from cardrunner.run.view import Criterion, RunView
 
@@ -93,6 +94,8 @@ def pr_body(report: RunReport) -> str:
     ]
     if report.pushed_to:
         lines += ["", REVIEW_ON_PR]
+    if (number := issue_number(report.card.source)) is not None:
+        lines += ["", f"Fixes #{number}"]  # the issue the card was imported from
     return "\n".join(lines) + "\n"
 
 

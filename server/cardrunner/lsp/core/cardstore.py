@@ -30,6 +30,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from cardrunner.card.backlog import board_of
 from cardrunner.card.record import CardUpdate
 from cardrunner.card.writeback import card_edits, update_card_text
 from cardrunner.lsp.core.client import Client
@@ -61,7 +62,7 @@ class EditorCardStore:
             return
         uri, text, version = doc
         try:
-            new = update_card_text(text, **change.text_arguments())
+            new = update_card_text(text, board=board_of(path), **change.text_arguments())
         except ValueError as exc:
             log.warning("cannot update the open card %s (%s); writing the file", path.name, exc)
             await self._write(path, change)

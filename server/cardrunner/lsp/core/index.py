@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
@@ -173,7 +174,9 @@ class CardIndex:
     def open_document(self, path: Path) -> tuple[str, str, int | None] | None:
         """`(uri, text, version)` of the open buffer for `path`, or None when it is not open."""
         uri = self._uris.get(path)
-        if uri is None or uri not in self._ls.workspace.text_documents:
+        # pygls keys its documents by the unquoted URI: a card named `task-1 - x.md` (every
+        # Backlog.md task) is open under `…/task-1 - x.md`, not `…/task-1%20-%20x.md`
+        if uri is None or unquote(uri) not in self._ls.workspace.text_documents:
             return None
         doc = self._ls.workspace.get_text_document(uri)
         return uri, doc.source, doc.version

@@ -1,0 +1,81 @@
+"""`cardrunner import github OWNER/REPO`: the repository's issues as cards, each one once.
+
+Work already tracked as issues should not have to be typed again. One card per issue is written
+into the cards folder (card/issues.py says what goes in it); an issue imported before — a card
+with its link as `source:` — is left alone, so the import can run on a schedule or from a
+workflow. Exit status: 0 the import went through (even if nothing was new), 1 GitHub refused or
+failed, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from cardrunner.card.github import GitHub, GitHubError, find_token
+from cardrunner.card.issues import import_issues
+from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers, err
+from cardrunner.cli.root import find_root
+from cardrunner.config.cardfolder import BACKLOG_TASKS
+from cardrunner.config.loading import load_settings
+
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `import github` and its selection."""
+    importing = sub.add_parser("import", help="make cards from another tracker's work")
+    sources = importing.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    github = sources.add_parser(
+        "github",
+        help="one card per GitHub issue (by label, by number, or all open)",
+        epilog="The token comes from GITHUB_TOKEN, GH_TOKEN or `gh auth token`; GITHUB_API_URL "
+        "points at GitHub Enterprise. Exit status: 0 imported, 1 GitHub failed, 2 usage.",
+    )
+    github.add_argument("repo", metavar="OWNER/REPO")
+    which = github.add_mutually_exclusive_group(required=True)
+    which.add_argument("--label", help="the open issues with this label")
+    which.add_argument("--number", type=int, help="this one issue")
+    which.add_argument("--all-open", action="store_true", help="every open issue")
+    github.set_defaults(verb=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fetch the chosen issues and write the cards that are new."""
+    if not _REPO.fullmatch(args.repo):
+        err(f"cardrunner import: {args.repo!r} is not OWNER/REPO")
+        return EXIT_USAGE
+    root = find_root(Path.cwd())
+    settings, _ = load_settings(root)
+    if settings.cards == BACKLOG_TASKS:
+        err(
+            "cardrunner import: this is a Backlog.md board; import into it with `backlog`, "
+            "or set `cards` in cardrunner.toml to a folder of cardrunner cards"
+        )
+        return EXIT_USAGE
+    client = GitHub(token=find_token())
+    base = f"/repos/{args.repo}/issues"
+    try:
+        if args.number is not None:
+            issues = [client.get(f"{base}/{args.number}")]
+        else:
+            params = {"state": "open", "per_page": "100"}
+            issues = client.get_all(
+                base, {**params, **({"labels": args.label} if args.label else {})}
+            )
+    except GitHubError as error:
+        err(f"cardrunner import: {error}")
+        return EXIT_FAILED
+    for seconds in client.waited:
+        err(f"waited {seconds:.0f} s for GitHub's rate limit")
+    done = import_issues(issues, root / settings.cards)
+    for path in done.written:
+        print(f"wrote {path.relative_to(root)}")
+    for number, why in done.skipped:
+        err(f"issue #{number} not imported: {why}")
+    print(
+        f"{len(done.written)} new card(s); {len(done.known)} issue(s) already imported"
+        + (f"; {len(done.skipped)} left out" if done.skipped else "")
+    )
+    return EXIT_DONE
