@@ -10,7 +10,8 @@ from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparser
 from cardrunner.cli.root import find_root
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings, load_settings
-from cardrunner.processes.sandbox import describe, probe
+from cardrunner.processes.bwrapprobe import probe
+from cardrunner.processes.sandbox import describe
 from cardrunner.run.liveness import live_cards
 
 
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     """Print every problem of the given paths; the exit status says whether there were any."""
     paths = args.paths or [Path.cwd()]
     problems = check_paths(paths)
-    for line in [*sandbox_modes(paths), *problems]:
+    for line in dict.fromkeys([*sandbox_modes(paths), *problems]):  # an unusable sandbox: once
         print(line)
     if not problems:
         print("no problems found")
