@@ -151,6 +151,6 @@ async def test_a_claim_too_early_is_answered_then_verified_work_ends_done(
     assert record["outcome"] == "committed"
     assert record["evidence"][0].startswith(f"0: verified on {commit[:10]}")
 
-    diagnostic = diag_codes(api_client, uri)["criterion-0"]
+    diagnostic = diag_codes(api_client, uri)["criterion-1"]
     assert diagnostic.message.startswith(f"verified (checked on {commit[:10]})")
     assert 'read_file toolu_read_app: "return f"hello"' in diagnostic.message

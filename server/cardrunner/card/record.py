@@ -45,7 +45,8 @@ class RunRecord(BaseModel):
     outcome: str | None = None
     """How a run that held ended: committed, not_committed or nothing_to_change."""
     evidence: list[str] | None = None
-    """The evidence ledger, one line per criterion (`0: verified on abc… — run_tests …`)."""
+    """The evidence ledger, one line per criterion, numbered for people from 1 (`1. verified on
+    abc… — run_tests …`; records written before say `0: …`)."""
 
     @classmethod
     def started_at(cls, when: datetime) -> str:

@@ -98,7 +98,7 @@ async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
         approver=approver,
         replay=transcript,
     )
-    view = LiveView(sys.stderr.write, sys.stderr.isatty())
+    view = LiveView(sys.stderr.write, sys.stderr.isatty(), not yes)
     started = time.monotonic()
     before = head(root)
     row = Row(Path(card).stem, "failed: no result", 0, 0, 0, 0.0, 0.0, before=before)
