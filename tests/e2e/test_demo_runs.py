@@ -160,7 +160,9 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     assert f'cmd = {{ "{me}", "lsp" }}' in proc.stdout, "the Neovim line names it too"
     last = root / CARDS[-1]
     assert "state: New" in last.read_text() and f"nvim {last}" in proc.stdout
-    clean = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True)
+    clean = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+    )
     assert clean.stdout == "", "the editor settings stay out of git"
     # the first click in the editor: a run of the New card with the folder's own settings
     again = subprocess.run(

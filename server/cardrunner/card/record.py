@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cardrunner.card.text import RUN_KEYS
 
-
 LEDGER = frozenset({"evidence"})
 """What a run record carries into the card commit's trailers but not into the card."""
 

@@ -213,7 +213,9 @@ def run_demo(folder: Path | None, *, yes: bool = False) -> int:
     )
     rows = run_cards(root, [(card, transcript_for(card)) for card in CARDS], yes=yes)
     if rows[-1].refused:
-        sys.stderr.write("cardrunner demo: stopped: the other cards would be refused the same way\n")
+        sys.stderr.write(
+            "cardrunner demo: stopped: the other cards would be refused the same way\n"
+        )
         return 1
     print(table(rows))
     print(

@@ -37,7 +37,7 @@ NO_NAMESPACES = (
 
 MACOS = (
     "cardrunner's sandbox is bubblewrap, which exists only on Linux; on macOS commands cannot be "
-    "confined yet. Set sandbox = \"off\" in cardrunner.toml to run builds, tests and the app with "
+    'confined yet. Set sandbox = "off" in cardrunner.toml to run builds, tests and the app with '
     "your own rights (only for projects and cards you trust), or run cardrunner on Linux "
     "(a VM or a container)"
 )

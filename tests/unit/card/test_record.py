@@ -74,7 +74,7 @@ def test_the_reason_is_set_removed_or_kept_as_the_update_says() -> None:
     assert reason(CardUpdate(state="Review")) == "max_rounds"
 
 
-LEDGER = ["1. verified on abc1234567 — run_tests t1: \"2 passed\"", "2. verified on abc1234567"]
+LEDGER = ['1. verified on abc1234567 — run_tests t1: "2 passed"', "2. verified on abc1234567"]
 
 
 def test_the_cards_record_stays_short_and_the_ledger_goes_to_the_trailers() -> None:
@@ -104,5 +104,7 @@ def test_an_old_card_with_the_ledger_in_its_record_still_reads_and_is_shortened(
     card, problems = parse_card(old, Path("c.md"))
     assert card is not None and not problems and card.last_run is not None
     assert card.last_run.evidence is not None and len(card.last_run.evidence) == 2
-    again = update_card_text(old, **CardUpdate(run=RunRecord(id="r3", result="done")).text_arguments())
+    again = update_card_text(
+        old, **CardUpdate(run=RunRecord(id="r3", result="done")).text_arguments()
+    )
     assert "evidence" not in again and "last_run:\n  id: r3\n  result: done\n---" in again

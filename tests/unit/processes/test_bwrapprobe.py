@@ -23,7 +23,7 @@ def fake_bwrap(folder: Path, says: str, code: int = 1) -> str:
     """An executable `bwrap` that prints `says` on stderr and exits with `code`."""
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "bwrap"
-    script.write_text(f"#!/bin/sh\necho \"{says}\" >&2\nexit {code}\n")
+    script.write_text(f'#!/bin/sh\necho "{says}" >&2\nexit {code}\n')
     script.chmod(0o755)
     return str(script)
 

@@ -16,10 +16,10 @@ import pytest
 
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
-from cardrunner.processes.command import AppProcess, run_command
-from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes import bwrapprobe
 from cardrunner.processes.bwrapprobe import probe
+from cardrunner.processes.command import AppProcess, run_command
+from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe
 from cardrunner.tools.commands import command_tools
 from tests.unit.tools.test_commands import wait_until
