@@ -36,9 +36,7 @@ class Limits(_Strict):
     max_tokens: int = Field(
         400_000, ge=0, description="Input+output tokens per run, cache included."
     )
-    max_cost_usd: float | None = Field(
-        2.0, ge=0, description="USD per run at the price table (default 2.0: a runaway run stops)."
-    )
+    max_cost_usd: float | None = Field(2.0, ge=0, description="USD per run at the price table.")
     max_consecutive_tool_errors: int = Field(
         3, ge=0, description="Rounds in a row in which every tool call failed."
     )

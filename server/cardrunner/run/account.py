@@ -87,6 +87,18 @@ class Account:
             return "\n".join([*lines[:head], gap, *lines[-newest:]])
 
 
+def _round_row(event: ev.RoundFinished) -> str:
+    """One round: every priced token count (cache writes too, the dearest), so the row adds up
+    to its cost."""
+    u = event.usage
+    return (
+        f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
+        f"cache r {u.cache_read_input_tokens:>7,} w {u.cache_creation_input_tokens:>7,}  "
+        f"out {u.output_tokens:>6,}  "
+        f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
+    )
+
+
 def describe(event: ev.Event, view: RunView) -> list[str]:
     """The lines one logged event adds to the account (`view` already holds it)."""
     match event:
@@ -96,14 +108,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():
-            u = event.usage
-            return [
-                # every priced count, so the row adds up to its cost: cache writes cost most
-                f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
-                f"cache r {u.cache_read_input_tokens:>7,} w {u.cache_creation_input_tokens:>7,}  "
-                f"out {u.output_tokens:>6,}  "
-                f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
-            ]
+            return [_round_row(event)]
         case ev.ToolFinished():
             first = event.result.strip().splitlines()[:1]
             mark = "✗" if event.is_error else "·"

@@ -93,9 +93,8 @@ class LiveView:
                     self._line(f"  ✗ {event.tool}: {len(event.problems)} problem(s)")
                     for why in event.why[:_WHY_LINES]:
                         self._line(f"      {why}")
-            case ev.ReviewRequested():
-                if not self._asks:
-                    self._line(review_requested(len(event.files)))
+            case ev.ReviewRequested() if not self._asks:
+                self._line(review_requested(len(event.files)))
             case ev.ReviewDecided():
                 what = f"committed {event.commit[:10]}" if event.commit else event.reason
                 self._line(f"  review: {event.decision} {what}".rstrip())
@@ -123,8 +122,8 @@ class LiveView:
                 first = event.message.splitlines()[1:2]
                 why = first[0].lstrip("- ") if first else event.reason
                 self._line(f"  ↺ done refused ({event.attempt}/{event.max_attempts}): {why}")
-            case ev.CallObserved():
-                pass
+            case ev.CallObserved() | ev.ReviewRequested():
+                pass  # a review requested: the asking approver shows the line itself
             case ev.RunFinished():
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:
