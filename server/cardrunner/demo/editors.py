@@ -79,8 +79,9 @@ def editor_steps(root: Path, card: str, settings: Path) -> str:
     """How to open `root` in VS Code or Neovim with this cardrunner, exactly."""
     lsp = ", ".join(json.dumps(a) for a in [*this_cardrunner(), "lsp"])
     return f"""Open it in an editor ({card} is New again, and runs without a key):
-  VS Code: {settings} already starts this cardrunner; install the extension
-           (client-vscode/), then `code {root}`, open {card} and click "▶ Run card".
+  VS Code: {settings} already starts this cardrunner;
+           install the extension (client-vscode/), then `code {root}`,
+           open {card} and click "▶ Run card".
   Neovim 0.11+: put in init.lua (docs/editors.md has the lenses and keys), then `nvim {root / card}`:
     vim.lsp.config("cardrunner", {{ cmd = {{ {lsp} }}, filetypes = {{ "markdown", "diff" }},
                                    root_markers = {{ "cardrunner.toml", ".git" }} }})
