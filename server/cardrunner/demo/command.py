@@ -172,7 +172,9 @@ def next_steps(root: Path, rows: list[Row], reviewed: bool, editors: str) -> str
         else "the cards' states after each run (no card made a commit)"
     )
     if rows[-1].commit:  # `_ready_for_editors` undid it
-        commits += f";\n{' ' * 39}then the last run reverted and `replay` set, so {CARDS[-1]} is New again"
+        commits += (
+            f";\n{' ' * 39}then the last run reverted and `replay` set, so {CARDS[-1]} is New again"
+        )
     me = shell_words(this_cardrunner())
     card = root / CARDS[-1]
     return f"""
