@@ -18,9 +18,10 @@ from pathlib import Path
 
 from _common import machine
 
+from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import run_command
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.processes.sandbox import Sandbox, probe
+from cardrunner.processes.sandbox import Sandbox
 
 N = 15
 GROUPS = ProcessGroups()

@@ -135,6 +135,7 @@ async def play_allowing_leftovers(root: Path, card: str) -> RunFinished:
     return events[-1]
 
 
+@pytest.mark.timeout(900)  # the demo, then one more run of its New card, on a shared machine
 def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     proc = subprocess.run(
@@ -150,6 +151,46 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     assert proc.stdout.count(" done ") == 3
     assert "no terminal to ask on" in proc.stderr
     assert "Open it in an editor" in proc.stdout
+    root = tmp_path / "demo"
+    me = str(Path(sys.executable).parent / "cardrunner")  # not on that PATH: named in full
+    assert f"{me} log {root}/.cardrunner/runs/" in proc.stdout
+    assert "git revert" not in proc.stdout.replace("git -C", "")
+    settings = json.loads((root / ".vscode" / "settings.json").read_text())
+    assert settings == {"cardrunner.server.command": [me, "lsp"]}
+    assert f'cmd = {{ "{me}", "lsp" }}' in proc.stdout, "the Neovim line names it too"
+    last = root / CARDS[-1]
+    assert "state: New" in last.read_text() and f"nvim {last}" in proc.stdout
+    clean = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+    )
+    assert clean.stdout == "", "the editor settings stay out of git"
+    # the first click in the editor: a run of the New card with the folder's own settings
+    again = subprocess.run(
+        [me, "run", CARDS[-1], "--yes"], capture_output=True, text=True, env=env, cwd=root,
+        stdin=subprocess.DEVNULL, timeout=600,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "state: Done" in last.read_text()
+
+
+def test_a_refused_demo_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cardrunner.demo import command
+    from cardrunner.processes import bwrapprobe
+    from tests.unit.processes.test_bwrapprobe import NO_PERMISSIONS, fake_bwrap
+
+    fakes = [(fake_bwrap(tmp_path / "usr", NO_PERMISSIONS), bwrapprobe.SYSTEM)]
+    monkeypatch.setattr(bwrapprobe, "candidates", lambda: fakes)
+    bwrapprobe.probe.cache_clear()
+    try:
+        assert command.run_demo(tmp_path / "demo", yes=True) == 1
+    finally:
+        bwrapprobe.probe.cache_clear()
+    out, err = capsys.readouterr()
+    assert (out + err).count("does not allow unprivileged user namespaces") == 1, out + err
+    assert "stopped: the other cards would be refused the same way" in err
+    assert "git revert" not in out + err and "Open it in an editor" not in out
 
 
 def test_a_failed_demo_card_leaves_nothing_for_the_next(tmp_path: Path) -> None:

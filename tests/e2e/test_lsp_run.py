@@ -54,9 +54,9 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     await wait_for(lambda: editor.questions, what="the review question")
     # Paused in review: criteria verified with evidence, the build problem gone again.
     codes = diag_codes(client, uri)
-    assert codes["criterion-0"].severity == S.Hint  # a success: not in problem lists
-    assert "hello Ann" in codes["criterion-0"].message
-    assert codes["criterion-1"].severity == S.Hint
+    assert codes["criterion-1"].severity == S.Hint  # a success: not in problem lists
+    assert "hello Ann" in codes["criterion-1"].message
+    assert codes["criterion-2"].severity == S.Hint
     assert codes["run"].range.start.line == 1  # the title line
     app_uri = (project.root / "src" / "app.py").as_uri()
     app_publishes = [p for p in editor.diagnostics if p.uri == app_uri]
@@ -107,11 +107,11 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
         p
         for p in history
         if any(
-            d.code == "criterion-0" and d.severity == S.Warning and "pending" in d.message
+            d.code == "criterion-1" and d.severity == S.Hint and "pending: criterion 1" in d.message
             for d in p.diagnostics
         )
     ]
-    assert pending, "criteria start out pending"
+    assert pending, "criteria start out pending, as a Hint: no Problems entry during a run"
     await wait_for(lambda: "result" in diag_codes(client, uri), what="the result diagnostic")
     assert diag_codes(client, uri)["result"].severity == S.Hint
     assert await lens_titles(client, uri) == ["▶ Run card", "Show last log"]

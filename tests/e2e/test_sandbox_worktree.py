@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cardrunner.processes.sandbox import probe
+from cardrunner.processes.bwrapprobe import probe
 from tests.support.project import (
     cli,
     final,

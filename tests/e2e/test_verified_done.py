@@ -149,8 +149,10 @@ async def test_a_claim_too_early_is_answered_then_verified_work_ends_done(
 
     record = front_matter(editor.text(uri))["last_run"]
     assert record["outcome"] == "committed"
-    assert record["evidence"][0].startswith(f"0: verified on {commit[:10]}")
+    assert "evidence" not in record, "the card keeps a short record"
+    card_commit = git(api_project.root, "log", "-1", "--format=%B", "HEAD")
+    assert f"Evidence: 1. verified on {commit[:10]}" in card_commit, "the ledger is in git"
 
-    diagnostic = diag_codes(api_client, uri)["criterion-0"]
+    diagnostic = diag_codes(api_client, uri)["criterion-1"]
     assert diagnostic.message.startswith(f"verified (checked on {commit[:10]})")
     assert 'read_file toolu_read_app: "return f"hello"' in diagnostic.message

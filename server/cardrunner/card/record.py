@@ -21,6 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cardrunner.card.text import RUN_KEYS
 
+LEDGER = frozenset({"evidence"})
+"""What a run record carries into the card commit's trailers but not into the card."""
+
 
 class RunRecord(BaseModel):
     """A card's `last_run:` (or a legacy `runs:` entry); any field may be missing if hand-edited."""
@@ -45,7 +48,9 @@ class RunRecord(BaseModel):
     outcome: str | None = None
     """How a run that held ended: committed, not_committed or nothing_to_change."""
     evidence: list[str] | None = None
-    """The evidence ledger, one line per criterion (`0: verified on abc… — run_tests …`)."""
+    """Trailers only (never written into the card: `entry`), read back from older cards."""
+    """The evidence ledger, one line per criterion, numbered for people from 1 (`1. verified on
+    abc… — run_tests …`; records written before say `0: …`)."""
 
     @classmethod
     def started_at(cls, when: datetime) -> str:
@@ -65,9 +70,14 @@ class RunRecord(BaseModel):
         return cls()
 
     def entry(self) -> dict[str, Any]:
-        """The record as the card holds it: keys in the order they are written, None left out."""
+        """The record as the card holds it: keys in the order they are written, None left out.
+
+        Short scalars only — the outcome, the commit, the cost, the log's path — so the card's
+        own text is not pushed down by the run: the evidence ledger (a line per criterion) is in
+        the card commit's `Evidence:` trailers and the run log. A card written before, with the
+        ledger in `last_run:`, still reads (`read`), and its next run replaces the record."""
         values = self.model_dump()
-        return {k: values[k] for k in RUN_KEYS if values.get(k) is not None}
+        return {k: values[k] for k in RUN_KEYS if k not in LEDGER and values.get(k) is not None}
 
 
 class Keep(enum.Enum):

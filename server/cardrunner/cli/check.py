@@ -15,7 +15,8 @@ from cardrunner.config.loading import load_settings, repository_settings, user_s
 from cardrunner.config.mcpserver import secret_refusal
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings
-from cardrunner.processes.sandbox import describe, probe
+from cardrunner.processes.bwrapprobe import probe
+from cardrunner.processes.sandbox import describe
 from cardrunner.run.liveness import live_cards
 
 
@@ -166,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
     """Print every problem of the given paths; the exit status says whether there were any."""
     paths = args.paths or [Path.cwd()]
     found, problems = check_paths(paths, args.trying)
-    for line in [*sandbox_modes(paths), *found, *problems]:
+    for line in dict.fromkeys(
+        [*sandbox_modes(paths), *found, *problems]
+    ):  # an unusable sandbox: once
         print(line)
     if not problems:
         print("no problems found")

@@ -200,12 +200,14 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
 def run_verb(args: argparse.Namespace) -> int:
     """Run one card with the live view on stderr; the exit status says how it ended."""
     from cardrunner.run.session import RunSession
+    from cardrunner.terminal.approver import TerminalApprover
     from cardrunner.terminal.liveview import LiveView
 
     options = _run_options(args)
     if isinstance(options, int):
         return options
-    view = LiveView(sys.stderr.write, sys.stderr.isatty() and not args.ci)
+    asks = isinstance(options.approver, TerminalApprover)
+    view = LiveView(sys.stderr.write, sys.stderr.isatty() and not args.ci, asks)
     ci = ci_run(args, options) if args.ci else None
 
     async def main() -> int:

@@ -34,7 +34,7 @@ class Limits(_Strict):
     max_tokens: int = Field(
         400_000, ge=0, description="Input+output tokens per run, cache included."
     )
-    max_cost_usd: float | None = Field(None, ge=0, description="USD per run at the price table.")
+    max_cost_usd: float | None = Field(2.0, ge=0, description="USD per run at the price table.")
     max_consecutive_tool_errors: int = Field(
         3, ge=0, description="Rounds in a row in which every tool call failed."
     )
@@ -213,7 +213,7 @@ class Settings(_Strict):
                 f"limits.max_cost_usd is ${cap:.2f} but model {self.model!r} has no price, so "
                 f"the cost limit could never stop the run; add [prices.{self.model}] (input, "
                 "output, cache_read, cache_write in USD per million tokens) to cardrunner.toml, "
-                "or unset max_cost_usd"
+                "or set max_cost_usd = 0 under [limits] to run without a cost limit"
             )
         return out
 

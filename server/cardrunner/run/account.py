@@ -87,6 +87,18 @@ class Account:
             return "\n".join([*lines[:head], gap, *lines[-newest:]])
 
 
+def _round_row(event: ev.RoundFinished) -> str:
+    """One round: every priced token count (cache writes too, the dearest), so the row adds up
+    to its cost."""
+    u = event.usage
+    return (
+        f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
+        f"cache r {u.cache_read_input_tokens:>7,} w {u.cache_creation_input_tokens:>7,}  "
+        f"out {u.output_tokens:>6,}  "
+        f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
+    )
+
+
 def describe(event: ev.Event, view: RunView) -> list[str]:
     """The lines one logged event adds to the account (`view` already holds it)."""
     match event:
@@ -96,12 +108,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():
-            u = event.usage
-            return [
-                f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
-                f"cache {u.cache_read_input_tokens:>7,}  out {u.output_tokens:>6,}  "
-                f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
-            ]
+            return [_round_row(event)]
         case ev.ToolFinished():
             first = event.result.strip().splitlines()[:1]
             mark = "✗" if event.is_error else "·"
@@ -113,7 +120,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             cites = [
                 f"     cites {c.tool} {c.call}: {json.dumps(c.quote)[:90]}" for c in event.cites
             ]
-            return [f"   criterion {event.index}: {verdict} — {event.evidence[:100]}", *cites]
+            return [f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}", *cites]
         case ev.ChecksRan():
             runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
             count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
@@ -142,7 +149,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
                 event.status, f"FAILED ({event.reason}: {event.detail})"
             )
             commit = f" · commit {event.commit[:10]}" if event.commit else ""
-            ledger = [f"  criterion {e.index}: {e.line()}" for e in event.ledger]
+            ledger = [f"  criterion {e.index + 1}: {e.line()}" for e in event.ledger]
             return [f"result: {status} · {view.totals()}{commit}", *ledger]
         case ev.Announced():
             return [f"   told the model: {event.text[:120]}"]

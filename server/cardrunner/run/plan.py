@@ -91,7 +91,7 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
     """Select, read and schedule the cards; raises PlanError for a budget that cannot work."""
     cost = selection.max_cost_usd
     cost = cost if cost is not None else settings.limits.max_cost_usd
-    if selection.budget_usd is not None and cost is None:
+    if selection.budget_usd is not None and not cost:  # 0 is no limit, as None
         raise PlanError(
             "a board budget needs a cost budget per card: set [limits] max_cost_usd in "
             "cardrunner.toml or pass --max-cost"

@@ -104,7 +104,7 @@ def evidence_ledger(view: RunView) -> str:
     rows = [
         f"- [{'x' if c.status == 'verified' else ' '}] {i}. {_one_line(c.text)}"
         + (f" — {_one_line(c.evidence)}" if c.evidence else "")
-        for i, c in enumerate(view.criteria)
+        for i, c in enumerate(view.criteria, 1)
     ]
     return "Evidence:\n" + "\n".join(rows)
 

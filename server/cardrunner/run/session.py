@@ -172,7 +172,7 @@ class RunSession:
             branch=result.unmerged_branch,
             log=relative(run.log.path, self.options.root),
             outcome=result.outcome,
-            evidence=[f"{e.index}: {e.line()}" for e in result.ledger] or None,
+            evidence=[f"{e.index + 1}. {e.line()}" for e in result.ledger] or None,
         )
         state = (
             "Failed"

@@ -3,6 +3,10 @@
 Besides yes and no, the reviewer may drop single hunks (`d`): the hunks are listed by number,
 as the diff above shows them, and the ones picked are left out of the commit (`git.choice`).
 Files may also be edited in another window while the question waits; the runner notices.
+
+The approver writes the run's `⏸ review requested` line itself, before the diff and the
+question: the live view hears of the request only when the tool next yields to the event loop,
+which is after the question is already on the screen (`LiveView(asks=True)` leaves it out).
 """
 
 from __future__ import annotations
@@ -13,6 +17,11 @@ from collections.abc import Callable
 
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.git.hunks import Hunk, lines_of, parse_diff
+
+
+def review_requested(files: int) -> str:
+    """The status line of a run that waits for its review, as the live view shows it too."""
+    return f"  ⏸ review requested: {files} file(s)"
 
 
 def colour_diff(diff: str, colour: bool) -> str:
@@ -53,6 +62,7 @@ class TerminalApprover:
 
     def _show(self, request: ReviewRequest) -> None:
         colour = sys.stderr.isatty()
+        self._write(f"{review_requested(len(request.files))}\n")
         self._write(f"\n── review: {request.card_title} ── {len(request.files)} file(s)\n")
         self._write(colour_diff(request.diff, colour) + "\n")
         self._write(f"commit message:\n  {request.message.replace(chr(10), chr(10) + '  ')}\n")

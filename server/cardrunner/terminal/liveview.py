@@ -15,6 +15,7 @@ from typing import assert_never
 
 from cardrunner.agent import events as ev
 from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
+from cardrunner.terminal.approver import review_requested
 
 _WHY_LINES = 4
 """Decisive lines shown under a failed build or test: the error, not the whole output."""
@@ -23,9 +24,12 @@ _WHY_LINES = 4
 class LiveView:
     """Renders events; `write` receives text (usually sys.stderr.write)."""
 
-    def __init__(self, write: Callable[[str], object], tty: bool) -> None:
+    def __init__(self, write: Callable[[str], object], tty: bool, asks: bool = False) -> None:
+        """`asks`: a `TerminalApprover` asks on the same terminal and shows the review's status
+        line itself, in front of its question."""
         self._write = write
         self._tty = tty
+        self._asks = asks
         self._started = time.monotonic()
         self.view = RunView(card_path=Path(), run_id="", title="")
         """The run's state; the card's path is not needed to show it."""
@@ -83,14 +87,14 @@ class LiveView:
                 self._redraw()
             case ev.CriterionReported():
                 mark = "✓" if event.passed else "✗"
-                self._line(f"  {mark} criterion {event.index}: {event.evidence[:140]}")
+                self._line(f"  {mark} criterion {event.index + 1}: {event.evidence[:140]}")
             case ev.BuildChecked():
                 if not event.ok:
                     self._line(f"  ✗ {event.tool}: {len(event.problems)} problem(s)")
                     for why in event.why[:_WHY_LINES]:
                         self._line(f"      {why}")
-            case ev.ReviewRequested():
-                self._line(f"  ⏸ review requested: {len(event.files)} file(s)")
+            case ev.ReviewRequested() if not self._asks:
+                self._line(review_requested(len(event.files)))
             case ev.ReviewDecided():
                 what = f"committed {event.commit[:10]}" if event.commit else event.reason
                 self._line(f"  review: {event.decision} {what}".rstrip())
@@ -118,8 +122,8 @@ class LiveView:
                 first = event.message.splitlines()[1:2]
                 why = first[0].lstrip("- ") if first else event.reason
                 self._line(f"  ↺ done refused ({event.attempt}/{event.max_attempts}): {why}")
-            case ev.CallObserved():
-                pass
+            case ev.CallObserved() | ev.ReviewRequested():
+                pass  # a review requested: the asking approver shows the line itself
             case ev.RunFinished():
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:
@@ -137,7 +141,7 @@ def summary(view: RunView, seconds: float) -> str:
             head = f"■ FAILED: {view.reason}" + (f" — {view.detail}" if view.detail else "")
     tail = f" · commit {view.commit[:10]}" if view.commit else ""
     ledger = "".join(
-        f"\n  criterion {i}: {c.status}{_ledger(c)}" for i, c in enumerate(view.criteria)
+        f"\n  criterion {i}: {c.status}{_ledger(c)}" for i, c in enumerate(view.criteria, 1)
     )
     return f"{head}\n  {view.totals()} · {elapsed(seconds)}{tail}{ledger}"
 

@@ -36,8 +36,7 @@ def record(number: int) -> RunRecord:
         cost_usd=0.25,
         commit=f"c{number:039x}",
         log=f".cardrunner/runs/20261201-{number:06d}-fix-add.jsonl",
-        evidence=[f"0: verified on {number:010x} — run_tests 1 passed"],
-    )
+    )  # the ledger goes to the card commit's trailers, not into the card
 
 
 def front_matter(text: str) -> str:

@@ -72,3 +72,39 @@ def test_the_reason_is_set_removed_or_kept_as_the_update_says() -> None:
     assert reason(CardUpdate(state="Failed", reason="cancelled")) == "cancelled"
     assert reason(CardUpdate(state="Review", reason=KEEP)) == "max_rounds"
     assert reason(CardUpdate(state="Review")) == "max_rounds"
+
+
+LEDGER = ['1. verified on abc1234567 — run_tests t1: "2 passed"', "2. verified on abc1234567"]
+
+
+def test_the_cards_record_stays_short_and_the_ledger_goes_to_the_trailers() -> None:
+    record = RunRecord(
+        id="r2", started="2026-12-01T10:15:00Z", result="done", rounds=7, tokens=9_000,
+        cost_usd=0.31, commit="abc1234567", log=".cardrunner/runs/r2.jsonl", outcome="committed",
+        evidence=LEDGER,
+    )  # fmt: skip
+    text = update_card_text(CARD, **CardUpdate(state="Done", run=record).text_arguments())
+    front = text.split("---\n")[1]
+    assert "evidence" not in front and "verified on" not in front
+    record_lines = front[front.index("last_run:") :].splitlines()
+    assert len(record_lines) == 10, record_lines  # the key and nine one-line scalars
+    assert all(len(line) <= 60 for line in record_lines), record_lines
+    card, _ = parse_card(text, Path("c.md"))
+    assert card is not None and card.last_run == record.model_copy(update={"evidence": None})
+    assert ("Evidence", LEDGER[0]) in record_trailers(record), "the ledger stays in the commit"
+
+
+def test_an_old_card_with_the_ledger_in_its_record_still_reads_and_is_shortened() -> None:
+    old = CARD.replace(
+        "---\nText",
+        "last_run:\n  id: r1\n  result: done\n  cost_usd: 0.2\n  evidence:\n"
+        "    - '0: verified on abc — run_tests t1: \"2 passed\"'\n"
+        "    - '1: verified on abc — ui_read t2: \"Total: 81.00\"'\n---\nText",
+    )
+    card, problems = parse_card(old, Path("c.md"))
+    assert card is not None and not problems and card.last_run is not None
+    assert card.last_run.evidence is not None and len(card.last_run.evidence) == 2
+    again = update_card_text(
+        old, **CardUpdate(run=RunRecord(id="r3", result="done")).text_arguments()
+    )
+    assert "evidence" not in again and "last_run:\n  id: r3\n  result: done\n---" in again

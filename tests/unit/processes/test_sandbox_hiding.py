@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import run_command
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.processes.sandbox import Sandbox, probe
+from cardrunner.processes.sandbox import Sandbox
 
 PY = sys.executable
 GROUPS = ProcessGroups()

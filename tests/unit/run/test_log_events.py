@@ -78,8 +78,15 @@ async def test_the_live_view_the_log_and_a_fold_agree_on_the_counts(tmp_path: Pa
     summary = summarize_log(log).splitlines()
     result = [line for line in summary if line.startswith("result: ")]  # the ledger follows
     assert result[-1].startswith("result: DONE · " + live_view.totals())
-    assert summary[-1].startswith("  criterion 1: verified on ")
+    assert summary[-1].startswith("  criterion 2: verified on "), "numbered for people, from 1"
     assert any(line.strip().startswith(live_view.totals()) for line in lines), lines
+    rounds = [e for e in events if isinstance(e, RoundFinished)]
+    rows = [line for line in summary if line.startswith("round ")]
+    for event, row in zip(rounds, rows, strict=True):  # every priced count: the row adds up
+        u = event.usage
+        counts = f"in {u.input_tokens:>7,}  cache r {u.cache_read_input_tokens:>7,} "
+        counts += f"w {u.cache_creation_input_tokens:>7,}  out {u.output_tokens:>6,}  "
+        assert counts + f"${event.cost_usd:.4f}" in row, row
 
 
 def test_lines_of_an_unknown_kind_or_shape_are_skipped() -> None:

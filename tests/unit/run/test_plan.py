@@ -168,8 +168,11 @@ async def test_another_cards_history_is_never_this_cards(repo: Path) -> None:
 
 async def test_a_board_budget_without_a_card_budget_is_refused(repo: Path) -> None:
     add_cards(repo, a=card("A", "Work."))
+    off = Settings.model_validate({"limits": {"max_cost_usd": 0}})  # the default is $2.00
     with pytest.raises(PlanError, match="max_cost_usd"):
-        await make_plan(repo, Settings(), Selection(budget_usd=5.0))
+        await make_plan(repo, off, Selection(budget_usd=5.0))
+    plan = await make_plan(repo, Settings(), Selection(budget_usd=5.0))
+    assert plan.include[0].budget.max_cost_usd == 2.0
 
 
 async def test_an_invalid_card_is_skipped_and_says_why(repo: Path) -> None:

@@ -5,8 +5,10 @@ Always: each parse problem on its line, and a card whose last run stopped withou
 round, one per acceptance criterion, and at the end the result. Severities say what needs
 attention, because a problem list full of successes hides the one failure: verified criteria,
 a running round and a done result are Hints (shown in the editor, left out of problem lists);
-a waiting review is Information; a pending criterion is a Warning, a failed one and a failed
-run are Errors. Lines come from the card as it reads now, so a criterion's diagnostic follows
+a waiting review is Information; a criterion still pending (or stale) is a Hint while the run
+goes on — that is progress, not something for the user — and a Warning once it is over; a
+failed criterion and a failed run are Errors. Criteria are numbered for people, from 1
+(`criterion-1`). Lines come from the card as it reads now, so a criterion's diagnostic follows
 the criterion when the front matter grows.
 """
 
@@ -117,8 +119,8 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
         out.append(_diag(lines, title_line, text, severity, "run"))
     for index, criterion in enumerate(view.criteria):
         line = card.criteria_lines[index] if card and index < len(card.criteria_lines) else 0
-        message, severity = _criterion_message(index, criterion)
-        out.append(_diag(lines, line, message, severity, f"criterion-{index}"))
+        message, severity = _criterion_message(index + 1, criterion, view.live)
+        out.append(_diag(lines, line, message, severity, f"criterion-{index + 1}"))
     if view.state == "done" and view.unmerged_branch:  # not on the user's branch: not done
         message = (
             f"committed on {view.unmerged_branch} only ({(view.commit or '')[:10]}): it does "
@@ -140,8 +142,14 @@ def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
     return out
 
 
-def _criterion_message(index: int, c: Criterion) -> tuple[str, types.DiagnosticSeverity]:
-    """The criterion's ledger line: the claim, the calls and quotes it rests on, the commit."""
+def _criterion_message(
+    number: int, c: Criterion, live: bool
+) -> tuple[str, types.DiagnosticSeverity]:
+    """The criterion's ledger line: the claim, the calls and quotes it rests on, the commit.
+
+    While the run goes on, a criterion not verified yet (or to verify again) is its progress,
+    not a problem: a Hint, kept out of the Problems panel; a Warning once the run is over."""
+    open_ = S.Hint if live else S.Warning
     cites = "".join(f'\n  {x.tool} {x.call}: "{x.quote}"' for x in c.cites)
     on = f" (checked on {c.commit[:10]})" if c.commit else ""
     match c.status:
@@ -150,9 +158,9 @@ def _criterion_message(index: int, c: Criterion) -> tuple[str, types.DiagnosticS
         case "failed":
             return f"failed: {c.evidence}{cites}", S.Error
         case "stale":
-            return f"stale — {c.stale}; verify again: {c.evidence}{cites}", S.Warning
+            return f"stale — {c.stale}; verify again: {c.evidence}{cites}", open_
         case "pending":
-            return f"pending: criterion {index} not verified yet", S.Warning
+            return f"pending: criterion {number} not verified yet", open_
         case _:
             assert_never(c.status)
 

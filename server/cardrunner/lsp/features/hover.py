@@ -39,15 +39,15 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
     if line in card.criteria_lines:
         index = card.criteria_lines.index(line)
         if view is None or index >= len(view.criteria):
-            return _markdown(f"criterion {index}: not checked by a run yet")
-        return _markdown(_criterion(index, view.criteria[index]))
+            return _markdown(f"criterion {index + 1}: not checked by a run yet")
+        return _markdown(_criterion(index + 1, view.criteria[index]))
     return None
 
 
-def _criterion(index: int, c: Criterion) -> str:
+def _criterion(number: int, c: Criterion) -> str:
     """The evidence ledger's entry: claim, cited calls with their quotes and saved results."""
     detail = f": {c.evidence}" if c.evidence else ""
-    text = f"criterion {index}: **{c.status}**{detail}"
+    text = f"criterion {number}: **{c.status}**{detail}"
     if c.stale:
         text += f"\n\nstale: {c.stale}"
     for cite in c.cites:
