@@ -26,7 +26,9 @@ _NOTES_BEGIN = re.compile(r" {0,3}<!--[ \t]*SECTION:NOTES:BEGIN[ \t]*-->[ \t]*")
 _NOTES_END = re.compile(r" {0,3}<!--[ \t]*SECTION:NOTES:END[ \t]*-->[ \t]*")
 _SUMMARY = re.compile(r"## Final Summary[ \t]*", re.IGNORECASE)
 _OPEN_BOX = re.compile(r"([ \t]*[-*+][ \t]+)\[ \]")
-_VERIFIED = re.compile(r"(\d+): verified\b")
+_ENTRY = re.compile(r"(\d+)(\.|:) (.*)", re.S)
+"""A ledger line: `1. verified on …` (numbered for people), or `0: verified …` as older runs
+wrote it (the model's index)."""
 _OWN_PARAGRAPH = "cardrunner run "
 """How the run's paragraph in the notes starts: the one a later run replaces."""
 
@@ -53,9 +55,7 @@ def write_result(text: str, run: dict[str, Any], board: Board | None, newline: s
         if d.casefold() not in have
     ]
     criteria = body.criteria + extra
-    verified = {
-        int(m.group(1)) for e in run.get("evidence") or [] if (m := _VERIFIED.match(str(e)))
-    }
+    verified = {i for i, rest in _entries(run) if rest.startswith("verified")}
     for index, number in enumerate(body.criteria_lines):
         if index in verified:
             lines[number] = _OPEN_BOX.sub(r"\1[x]", lines[number], count=1)
@@ -113,11 +113,20 @@ def _paragraph(run: dict[str, Any], criteria: Sequence[str]) -> list[str]:
     found = [head]
     if run.get("reason"):
         found.append(f"Reason: {' '.join(str(run['reason']).split())}")
-    for entry in run.get("evidence") or []:
-        index, _, rest = str(entry).partition(": ")
-        name = criteria[int(index)] if index.isdigit() and int(index) < len(criteria) else index
+    for index, rest in _entries(run):
+        name = criteria[index] if 0 <= index < len(criteria) else f"criterion {index + 1}"
         found.append(f"- {name}: {' '.join(rest.split())}")
     return found
+
+
+def _entries(run: dict[str, Any]) -> list[tuple[int, str]]:
+    """(0-based criterion, the rest of its line) of each ledger line of the run."""
+    out = []
+    for entry in run.get("evidence") or []:
+        if m := _ENTRY.match(str(entry)):
+            number = int(m.group(1))
+            out.append((number - 1 if m.group(2) == "." else number, m.group(3)))
+    return out
 
 
 def _put_note(lines: list[str], paragraph: list[str], nl: str) -> list[str]:

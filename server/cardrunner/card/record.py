@@ -104,7 +104,8 @@ class CardUpdate:
         """The keyword arguments of `update_card_text` for this change."""
         reason = None if self.reason is KEEP else (self.reason or False)
         run = self.run.entry() if self.run is not None else None
-        return {"state": self.state, "reason": reason, "run": run}
+        evidence = self.run.evidence if self.run is not None else None
+        return {"state": self.state, "reason": reason, "run": run, "evidence": evidence}
 
 
 TRAILERS = (

@@ -51,6 +51,7 @@ def update_card_text(
     reason: str | Literal[False] | None = None,
     run: dict[str, Any] | None = None,
     board: Board | None = None,
+    evidence: list[str] | None = None,
 ) -> str:
     """Set `state`, set (or with False remove) `reason`, make `run` the `last_run:`; nothing else.
 
@@ -88,7 +89,8 @@ def update_card_text(
     new_text = text[: front.start] + edits.apply() + text[front.end :]
     _check(new_text, data, ("status", status) if status else ("state", state), reason, run)
     if run is not None and status is not None and is_backlog_task(new_text):
-        new_text = write_result(new_text, run, board, front.newline)
+        ledger = evidence if evidence is not None else run.get("evidence")  # an older record's
+        new_text = write_result(new_text, {**run, "evidence": ledger}, board, front.newline)
     return new_text
 
 
