@@ -103,7 +103,7 @@ def test_check_flags_what_would_mislead_a_run(tmp_path: Path) -> None:
         .replace("max_rounds = 30", "max_rounds = 30\nmax_cost_usd = 1.5")
     )
     card = tmp_path / "cards" / "fix-add.md"
-    card.write_text(card.read_text().replace("state: New", "state: New\nsate: Done\npriority: 1"))
+    card.write_text(card.read_text().replace("state: New", "state: New\nsate: Done\ncolour: 1"))
     proc = cli(tmp_path, "check", ".")
     assert proc.returncode == 1
     out = proc.stdout
@@ -112,7 +112,7 @@ def test_check_flags_what_would_mislead_a_run(tmp_path: Path) -> None:
     assert (
         "cards/fix-add.md:4: warning: unknown key 'sate' is ignored (did you mean 'state'?)" in out
     )
-    assert "cards/fix-add.md:5: warning: unknown key 'priority' is ignored" in out
+    assert "cards/fix-add.md:5: warning: unknown key 'colour' is ignored" in out
     (tmp_path / "cards" / "fix-add.md").unlink()
     (tmp_path / "cards").rmdir()
     assert "the cards folder 'cards' does not exist" in cli(tmp_path, "check", ".").stdout

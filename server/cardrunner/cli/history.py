@@ -45,7 +45,7 @@ async def card_history(card_path: Path, root: Path) -> list[str]:
         runs = []  # not a repository: the card's own record is all there is
     lines = [run_line(r) for r in runs]
     last = card.last_run
-    if last is not None and (not runs or last != runs[0]):
+    if last is not None and (not runs or last.id != runs[0].id):  # the card's record is short
         lines.insert(0, run_line(last) + " · not committed (in the card only)")
     header = f"{card.title} — {len(lines)} run{'s' if len(lines) != 1 else ''}, newest first"
     return [header, *(f"  {line}" for line in lines)]

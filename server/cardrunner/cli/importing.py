@@ -33,7 +33,7 @@ def add_parser(sub: Subparsers) -> None:
         epilog="The token comes from GITHUB_TOKEN, GH_TOKEN or `gh auth token`; GITHUB_API_URL "
         "points at GitHub Enterprise. Exit status: 0 imported, 1 GitHub failed, 2 usage.",
     )
-    github.add_argument("repo", metavar="OWNER/REPO")
+    github.add_argument("repo", metavar="OWNER/REPO", help="the repository whose issues to import")
     which = github.add_mutually_exclusive_group(required=True)
     which.add_argument("--label", help="the open issues with this label")
     which.add_argument("--number", type=int, help="this one issue")
