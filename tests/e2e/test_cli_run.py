@@ -274,20 +274,20 @@ def test_a_failing_test_says_why_in_the_run_output_and_the_log(tmp_path: Path) -
     make_project(tmp_path)
     (tmp_path / "tests" / "test_calc.py").write_text(
         "from pathlib import Path\n\n\ndef test_writes_beside_itself():\n"
-        "    Path(__file__).with_name('out.txt').write_text('x')\n"
+        "    (Path(__file__).parents[1] / '.git' / 'out.txt').write_text('x')\n"
     )
-    git(tmp_path, "commit", "-qam", "a test that writes outside the write area")
+    git(tmp_path, "commit", "-qam", "a test that writes into .git (read-only for builds)")
     steps = [turn(use("run_tests")), final("RESULT: failed: the tests cannot write")]
     with FakeMessagesAPI(steps) as api:
         proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
         api.assert_complete()
     assert proc.returncode == 1
-    erofs = f"Read-only file system: '{tmp_path / 'tests' / 'out.txt'}'"
+    erofs = f"Read-only file system: '{tmp_path / '.git' / 'out.txt'}'"
     baseline = proc.stderr.split("runner's checks (baseline)", 1)[1].splitlines()
     assert erofs in "\n".join(baseline[1:4]), proc.stderr
     run_tests = proc.stderr.split("✗ run_tests:", 1)[1].splitlines()
     assert erofs in "\n".join(run_tests[1:4]), proc.stderr
-    assert not (tmp_path / "tests" / "out.txt").exists()
+    assert not (tmp_path / ".git" / "out.txt").exists()
     log = sorted((tmp_path / ".cardrunner/runs").glob("*.jsonl"))[-1]
     summary = cli(tmp_path, "log", str(log)).stdout
     assert summary.count(erofs) >= 2, summary

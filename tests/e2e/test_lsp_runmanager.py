@@ -172,6 +172,7 @@ async def test_cancel_right_after_start_still_ends_the_run(project: Project) -> 
     await asyncio.wait_for(runs.wait(card.resolve()), 10)
     assert view.state == "failed" and view.reason == "cancelled"
     assert recorder.ended == [view] and not runs.is_live(card)
+    await asyncio.wait_for(runs.aclose(), 30)  # and the spare it keeps from now on ends too
 
 
 async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_crosses(
