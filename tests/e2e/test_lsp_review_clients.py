@@ -154,7 +154,7 @@ async def test_a_commit_that_does_not_apply_stays_on_its_branch_and_the_card_say
     result = await wait_for(lambda: result_of(client, uris["second"]), 30, "the second's result")
 
     assert result.severity == types.DiagnosticSeverity.Warning
-    assert "cards/second" in result.message and "not apply" in result.message
+    assert "cardrunner/" in result.message and "not apply" in result.message  # the run's branch
     fields = front_matter(cards["second"].read_text())
     assert fields["state"] == "Review", "not Done: the commit is not on the user's branch"
     record = fields["last_run"]

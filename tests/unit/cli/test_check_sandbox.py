@@ -23,7 +23,7 @@ def test_an_unusable_sandbox_is_said_once(
     monkeypatch.setattr(bwrapprobe, "candidates", lambda: fakes)
     bwrapprobe.probe.cache_clear()
     try:
-        assert check.run(argparse.Namespace(paths=[root])) == EXIT_FAILED
+        assert check.run(argparse.Namespace(paths=[root], trying=False)) == EXIT_FAILED
     finally:
         bwrapprobe.probe.cache_clear()
     out = capsys.readouterr().out

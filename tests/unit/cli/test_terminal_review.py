@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.config.settings import load_settings
+from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession

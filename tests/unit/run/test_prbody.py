@@ -87,11 +87,11 @@ def test_the_ledger_goes_before_the_trailers_once() -> None:
     out = with_ledger(message, v)
     assert out == (
         "card: Delete asks first\n\nAsk first.\n\nEvidence:\n"
-        "- [x] 0. A dialog names the item. — dialog shown\n"
-        '- [ ] 1. "No" keeps the row.\n\nCard: delete\nRun: run-1\n'
+        "- [x] 1. A dialog names the item. — dialog shown\n"
+        '- [ ] 2. "No" keeps the row.\n\nCard: delete\nRun: run-1\n'
     )
     assert with_ledger(out, v) == out  # a message that carries the evidence stays as it is
-    assert with_ledger("card: x\n", v).endswith('— dialog shown\n- [ ] 1. "No" keeps the row.\n')
+    assert with_ledger("card: x\n", v).endswith('— dialog shown\n- [ ] 2. "No" keeps the row.\n')
 
 
 HOSTILE = (
