@@ -25,6 +25,7 @@ from acp.schema import (
 
 from cardrunner.acp.toolcalls import ToolCalls, checks_call
 from cardrunner.agent import events as ev
+from cardrunner.agent.ledger import LedgerEntry
 
 SessionUpdate = (
     AgentMessageChunk | AgentThoughtChunk | AgentPlanUpdate | ToolCallStart | ToolCallProgress
@@ -68,7 +69,7 @@ class Plan:
             self.working()
         return [self.update()]
 
-    def ended(self, ledger: list[ev.LedgerEntry]) -> list[AgentPlanUpdate]:
+    def ended(self, ledger: list[LedgerEntry]) -> list[AgentPlanUpdate]:
         """At the end the ledger says what holds: only verified criteria stay completed."""
         held = {e.index for e in ledger if e.status == "verified"}
         final: list[PlanEntryStatus] = [

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cardrunner.agent.ledger import Citation, LedgerEntry
+
 FailureReason = Literal[
     "model_failed",
     "max_rounds",
@@ -163,19 +165,6 @@ class ToolOutput(_Event):
     text: str
 
 
-class Citation(BaseModel):
-    """One tool call a criterion's evidence rests on, and the text quoted from its result."""
-
-    model_config = ConfigDict(frozen=True)
-    call: str
-    """The tool_use id of the call."""
-    tool: str
-    quote: str
-    round: int = 0
-    artifact: str | None = None
-    """The call's result (text, screenshots) saved under the run's folder, workspace-relative."""
-
-
 class CallObserved(_Event):
     """The runner's record of one call: the write area's fingerprint before and after it.
 
@@ -203,33 +192,6 @@ class CriterionReported(_Event):
     cites: list[Citation] = []
     tree: str = ""
     """The write area's fingerprint the cited calls saw."""
-
-
-class LedgerEntry(BaseModel):
-    """The evidence ledger's line for one criterion: the claim, what it rests on, where it held."""
-
-    model_config = ConfigDict(frozen=True)
-    index: int
-    criterion: str
-    status: Literal["pending", "verified", "failed", "stale"]
-    claim: str = ""
-    cites: list[Citation] = []
-    commit: str | None = None
-    """The commit the evidence was checked on (its tree is the one the cited calls saw)."""
-    stale: str = ""
-    """Why the evidence no longer holds (the code changed after it), if it does not."""
-
-    def line(self) -> str:
-        """One line for summaries and commit trailers."""
-        quotes = "; ".join(f'{c.tool} {c.call}: "{_short(c.quote)}"' for c in self.cites)
-        on = f" on {self.commit[:10]}" if self.commit else ""
-        why = f" ({self.stale})" if self.stale else ""
-        return f"{self.status}{on}{why}" + (f" — {quotes}" if quotes else "")
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class CheckRun(BaseModel):

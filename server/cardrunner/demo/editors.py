@@ -10,6 +10,7 @@ click on "▶ Run card" runs without an API key.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,6 +19,8 @@ import sys
 from pathlib import Path
 
 from cardrunner.demo import DemoError
+from cardrunner.trust.gate import question
+from cardrunner.trust.store import grant
 
 DEMO_IDENTITY = ["-c", "user.name=cardrunner demo", "-c", "user.email=demo@cardrunner.invalid"]
 
@@ -73,6 +76,16 @@ def leave_card_new(root: Path, before: str, transcripts: Path) -> None:
     toml = root / "cardrunner.toml"
     toml.write_text(f"replay = {json.dumps(str(transcripts))}\n" + toml.read_text())
     _git(root, "commit", "-qam", "demo: play the transcripts for runs started here")
+    trust_the_demo(root)
+
+
+def trust_the_demo(root: Path) -> None:
+    """Remember that the user trusts this folder as it now is: the demo made it, from
+    cardrunner's own files, so the editor's first click runs it without a question."""
+    asked = question(root)
+    if asked is not None:
+        with contextlib.suppress(OSError):  # no user folder to write to: the editor will ask
+            grant(root, asked.fingerprint, asked.items)
 
 
 def editor_steps(root: Path, card: str, settings: Path) -> str:

@@ -122,15 +122,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             ]
             return [f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}", *cites]
         case ev.ChecksRan():
-            runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
-            count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
-            count += "".join(
-                f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
-            )
-            mark = "✓" if event.ok else "✗"
-            why = [f"     {w}" for c in event.checks for w in c.why]
-            sees = [f"     {event.sees}"] if event.sees else []
-            return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *sees, *why]
+            return _checks_lines(event)
         case ev.BuildChecked(ok=False):
             return [f"   ✗ {event.tool}: {len(event.problems)} problem(s)"] + [
                 f"     {w}" for w in event.why
@@ -145,12 +137,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             change = f"{event.tokens_before:,} → {event.tokens_after:,}"
             return [f"   compaction ({event.kind}): {change} tokens"]
         case ev.RunFinished():
-            status = {"done": "DONE", "verified": f"VERIFIED, {event.outcome} (not Done)"}.get(
-                event.status, f"FAILED ({event.reason}: {event.detail})"
-            )
-            commit = f" · commit {event.commit[:10]}" if event.commit else ""
-            ledger = [f"  criterion {e.index + 1}: {e.line()}" for e in event.ledger]
-            return [f"result: {status} · {view.totals()}{commit}", *ledger]
+            return _result_lines(event, view)
         case ev.Announced():
             return [f"   told the model: {event.text[:120]}"]
         case (
@@ -165,6 +152,27 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
             return []  # transient, or shown by the lines around them
         case _:
             assert_never(event)
+
+
+def _checks_lines(event: ev.ChecksRan) -> list[str]:
+    """The runner's own build and tests: exits, the count, what they saw and why they failed."""
+    runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
+    count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+    count += "".join(f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted)
+    mark = "✓" if event.ok else "✗"
+    why = [f"     {w}" for c in event.checks for w in c.why]
+    sees = [f"     {event.sees}"] if event.sees else []
+    return [f"   {mark} runner's checks ({event.phase}): {runs}{count}", *sees, *why]
+
+
+def _result_lines(event: ev.RunFinished, view: RunView) -> list[str]:
+    """How the run ended, its totals and commit, and each criterion's line of the ledger."""
+    status = {"done": "DONE", "verified": f"VERIFIED, {event.outcome} (not Done)"}.get(
+        event.status, f"FAILED ({event.reason}: {event.detail})"
+    )
+    commit = f" · commit {event.commit[:10]}" if event.commit else ""
+    ledger = [f"  criterion {e.index + 1}: {e.line()}" for e in event.ledger]
+    return [f"result: {status} · {view.totals()}{commit}", *ledger]
 
 
 LIVE_LINES = 60

@@ -73,19 +73,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     """Build every part of the run; raises RunRefused when the card or the work area cannot do."""
     o, resume = prepared.options, prepared.resume
     run_id = resume.run_id if resume else (o.run_id or new_run_id(o.root, o.card_path))
-    try:
-        card = await asyncio.to_thread(load_card, o.card_path)
-        area = await WorkArea.open(
-            o.root,
-            o.settings.paths.write,
-            run_id,
-            isolation=bool(o.settings.isolation),
-            resume_base=resume.base_tree if resume else None,
-            resume_work=resume.work_tree if resume else None,
-            build_output=o.settings.paths.build_output,
-        )
-    except (CardError, WorkAreaError) as exc:
-        raise RunRefused(str(exc)) from exc
+    card, area = await _card_and_area(prepared, run_id)
     paths = StatePaths(o.root).ensure()
     await asyncio.to_thread(paths.run_dir(run_id).mkdir, parents=True, exist_ok=True)
     limits = resume.limits if resume else o.settings.limits
@@ -137,6 +125,25 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     )
     log = RunLog(paths.log(run_id))
     return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC), checks)
+
+
+async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, WorkArea]:
+    """The card, and where the run works; RunRefused when either cannot be had."""
+    o, resume = prepared.options, prepared.resume
+    try:
+        card = await asyncio.to_thread(load_card, o.card_path)
+        area = await WorkArea.open(
+            o.root,
+            o.settings.paths.write,
+            run_id,
+            isolation=bool(o.settings.isolation),
+            resume_base=resume.base_tree if resume else None,
+            resume_work=resume.work_tree if resume else None,
+            build_output=o.settings.paths.build_output,
+        )
+    except (CardError, WorkAreaError) as exc:
+        raise RunRefused(str(exc)) from exc
+    return card, area
 
 
 def _restore(

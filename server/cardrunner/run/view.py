@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, assert_never
 
 from cardrunner.agent import events as ev
+from cardrunner.agent.ledger import Citation
 
 OUTPUT_TAIL = 40
 """Lines of a running command's output a view keeps (the live run view shows them)."""
@@ -26,7 +27,7 @@ class Criterion:
     text: str
     status: Literal["pending", "verified", "failed", "stale"] = "pending"
     evidence: str = ""
-    cites: list[ev.Citation] = field(default_factory=list)
+    cites: list[Citation] = field(default_factory=list)
     commit: str | None = None
     """The commit the evidence was checked on."""
     stale: str = ""

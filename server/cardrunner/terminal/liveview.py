@@ -69,14 +69,7 @@ class LiveView:
                 self._thinking = True
                 self._redraw()
             case ev.RoundFinished():
-                self._thinking = False
-                for said in event.text.strip().splitlines()[:3] if event.calls else []:
-                    self._line(f"  » {said[:160]}")  # what the model wrote between tool calls
-                if not self._tty:
-                    self._line(
-                        self.status() + (f" · {', '.join(event.calls)}" if event.calls else "")
-                    )
-                self._redraw()
+                self._round(event)
             case ev.ToolStarted() | ev.ToolOutput():
                 self._redraw()
             case ev.ToolFinished():
@@ -107,17 +100,7 @@ class LiveView:
             case ev.Announced():
                 self._line(f"  told the model: {event.text}")
             case ev.ChecksRan():
-                runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
-                count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
-                count += "".join(
-                    f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
-                )
-                mark = "✓" if event.ok else "✗"
-                self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
-                if event.sees:
-                    self._line(f"    {event.sees}")
-                for why in [w for c in event.checks for w in c.why][:_WHY_LINES]:
-                    self._line(f"      {why}")
+                self._checks(event)
             case ev.GateObjected():
                 first = event.message.splitlines()[1:2]
                 why = first[0].lstrip("- ") if first else event.reason
@@ -128,6 +111,27 @@ class LiveView:
                 self._line(summary(self.view, time.monotonic() - self._started))
             case _:
                 assert_never(event)
+
+    def _round(self, event: ev.RoundFinished) -> None:
+        self._thinking = False
+        for said in event.text.strip().splitlines()[:3] if event.calls else []:
+            self._line(f"  » {said[:160]}")  # what the model wrote between tool calls
+        if not self._tty:
+            self._line(self.status() + (f" · {', '.join(event.calls)}" if event.calls else ""))
+        self._redraw()
+
+    def _checks(self, event: ev.ChecksRan) -> None:
+        runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
+        count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
+        count += "".join(
+            f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+        )
+        mark = "✓" if event.ok else "✗"
+        self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")
+        if event.sees:
+            self._line(f"    {event.sees}")
+        for why in [w for c in event.checks for w in c.why][:_WHY_LINES]:
+            self._line(f"      {why}")
 
 
 def summary(view: RunView, seconds: float) -> str:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardrunner.agent.events import Citation, CriterionReported, LedgerEntry
+from cardrunner.agent.events import CriterionReported
 from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.agent.ledger import Citation, LedgerEntry
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.verify.calls import CallLog, ObservedCall
 
