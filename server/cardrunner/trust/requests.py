@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from cardrunner.config.confinement import TestArgs
 from cardrunner.config.loading import repository_settings, user_settings
 from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.settings import Settings
+from cardrunner.git.safety import safe_argv
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,38 @@ def requests(root: Path) -> list[Request]:
                 f"replay: plays the repository's transcript {repo.replay} instead of the model",
             )
         )
-    return out + _money(repo, user)
+    return out + _hooks(root, repo) + _money(repo, user)
+
+
+_HOOKS = ("pre-commit", "commit-msg")
+"""The repository's hooks a run runs (verify/hooks.py): the question names them, by content."""
+
+
+def _hooks(root: Path, repo: Settings) -> list[Request]:
+    """The repository's own commit hooks, when they would run: their paths and a hash each."""
+    if not repo.git.hooks:
+        return []
+    folders = [root / ".git" / "hooks", root / ".husky"]
+    try:
+        configured = subprocess.run(
+            safe_argv(root, "config", "--local", "--get", "core.hooksPath"),
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, check=False,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        configured = ""
+    if configured:
+        folders.insert(0, root / configured)
+    found: dict[str, str] = {}
+    for folder in folders:
+        for name in _HOOKS:
+            hook = folder / name
+            if hook.is_file() and os.access(hook, os.X_OK):
+                rel = os.path.relpath(hook, root)
+                found[rel] = hashlib.sha256(hook.read_bytes()).hexdigest()
+    if not found:
+        return []
+    text = f"commit hooks: {', '.join(sorted(found))} run (in the sandbox) before each review"
+    return [Request("git.hooks", found, text)]
 
 
 def fingerprint(asked: list[Request]) -> str:

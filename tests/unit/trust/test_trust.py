@@ -115,3 +115,20 @@ async def test_ci_trusts_explicitly_and_stores_nothing(tmp_path: Path, user: Pat
     with pytest.raises(Untrusted):
         await ensure_trusted(root, {"CARDRUNNER_TRUST": "yes please"}, None)
     assert not (user / store.TRUST_FILE).exists()
+
+
+def test_the_repositorys_commit_hooks_are_listed_by_their_content(tmp_path: Path) -> None:
+    root = repo(tmp_path, "")
+    (root / ".git" / "hooks").mkdir(parents=True)
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    (root / ".git" / "hooks" / "commit-msg.sample").write_text("#!/bin/sh\n")  # never runs
+    assert requests(root) == []  # not executable: git would not run it, nor would we
+    hook.chmod(0o755)
+    [asked] = requests(root)
+    assert asked.key == "git.hooks" and ".git/hooks/pre-commit" in asked.text
+    before = fingerprint([asked])
+    hook.write_text("#!/bin/sh\ntouch /tmp/x\n")
+    assert fingerprint(requests(root)) != before  # a changed hook asks again
+    (root / "cardrunner.toml").write_text("[git]\nhooks = false\n")
+    assert all(r.key != "git.hooks" for r in requests(root))
