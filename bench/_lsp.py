@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,3 +226,20 @@ def doc(uri: str) -> dict[str, Any]:
 
 def position(uri: str, line: int, character: int = 0) -> dict[str, Any]:
     return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+
+
+@contextlib.asynccontextmanager
+async def initialized(argv: list[str], root: Path) -> AsyncIterator[tuple[LspProcess, float]]:
+    """A server spawned and initialized, with `initialized` handled (one round trip after it,
+    answered MethodNotFound), and the seconds from its spawn to the `initialize` answer; closed
+    on leaving."""
+    server = LspProcess(argv, root)
+    await server.spawn()
+    try:
+        await server.initialize(root)
+        took = time.perf_counter() - server.spawned_at
+        with contextlib.suppress(RuntimeError):
+            await server.request("bench/ping", None, within=30)
+        yield server, took
+    finally:
+        await server.close()

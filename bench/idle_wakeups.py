@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from _common import VENV_BIN, header, median, verdict
-from _lsp import LspProcess
+from _lsp import initialized
 
 SETTLE_SECONDS = 3.0
 """Start-up work to let pass before counting (the scan and the watcher start in the first)."""
@@ -43,20 +43,13 @@ def switches(pid: int) -> int:
 
 async def one(argv: list[str], root: Path, window: float) -> float:
     """Wake-ups per second of one idle server."""
-    server = LspProcess(argv, root)
-    await server.spawn()
-    try:
-        await server.initialize(root)
-        with contextlib.suppress(RuntimeError):  # a round trip: `initialized` was handled
-            await server.request("bench/ping", None, within=30)
+    async with initialized(argv, root) as (server, _):
         await asyncio.sleep(SETTLE_SECONDS)  # the settling time itself, not a wait for a result
         assert server.proc is not None
         pid = server.proc.pid
         before, start = switches(pid), time.perf_counter()
         await asyncio.sleep(window)  # the window being measured
         return (switches(pid) - before) / (time.perf_counter() - start)
-    finally:
-        await server.close()
 
 
 async def main() -> int:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 
 from _common import VENV_BIN, header, median, verdict
-from _lsp import LspProcess
+from _lsp import initialized
 
 TIME_TARGET, MEMORY_TARGET = 1.10, 1.25
 LAYERS = [
@@ -40,15 +39,7 @@ HERE = Path(__file__).resolve().parent
 
 async def one(argv: list[str], root: Path, settle: bool) -> tuple[float, int, int]:
     """(seconds to the initialize answer, early RSS KiB, settled RSS KiB or 0)."""
-    server = LspProcess(argv, root)
-    await server.spawn()
-    try:
-        await server.initialize(root)
-        took = time.perf_counter() - server.spawned_at
-        # a round trip after `initialized` (the notification has been handled); the expected
-        # answer is a MethodNotFound error
-        with contextlib.suppress(RuntimeError):
-            await server.request("bench/ping", None, within=30)
+    async with initialized(argv, root) as (server, took):
         early = server.rss_kib()
         if not settle:
             return took, early, 0
@@ -61,8 +52,6 @@ async def one(argv: list[str], root: Path, settle: bool) -> tuple[float, int, in
             if now - readings[0][0] >= SETTLE_SECONDS and max(window) - min(window) <= 256:
                 break
         return took, early, readings[-1][1]
-    finally:
-        await server.close()
 
 
 async def main() -> int:
