@@ -21,8 +21,16 @@ from pathlib import Path
 _NICE = re.compile(rb"nice\s+(-?\d+)")
 
 
+def has_autogroups() -> bool:
+    """Whether this kernel keeps autogroups. The file is there even for a process in the
+    boot-time default group (a service, a container's first process), which reads it empty."""
+    return Path("/proc/self/autogroup").exists()
+
+
 def autogroup_nice(pid: int) -> int | None:
-    """The nice value of `pid`'s autogroup; None where there are no autogroups."""
+    """The nice value of `pid`'s autogroup; None where there are no autogroups or the process
+    is in the default group (the root of scheduling, where nice values rank among all others).
+    """
     try:
         found = _NICE.search(Path(f"/proc/{pid}/autogroup").read_bytes())
     except OSError:
@@ -38,8 +46,8 @@ def follow_priority() -> Callable[[], None] | None:
     Done in the child, not by the parent after the start: a program that starts fast would run
     at the group's default until the parent got round to it."""
     ours = os.getpriority(os.PRIO_PROCESS, 0)
-    if ours <= 0 or autogroup_nice(os.getpid()) is None:
-        return None
+    if ours <= 0 or not has_autogroups():  # the child's new group exists even when ours is the
+        return None  # default group, which has no nice value of its own
     value = str(ours).encode()
 
     def lower_own_autogroup() -> None:  # in the child after fork: plain system calls only

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.processes.autogroup import autogroup_nice
+from cardrunner.processes.autogroup import autogroup_nice, has_autogroups
 
-pytestmark = pytest.mark.skipif(
-    autogroup_nice(os.getpid()) is None, reason="this kernel has no autogroups"
-)
+pytestmark = pytest.mark.skipif(not has_autogroups(), reason="this kernel has no autogroups")
 
 STARTER = textwrap.dedent(
     """
@@ -61,4 +59,17 @@ def test_a_command_of_a_lowered_run_has_its_own_autogroup_at_the_runs_nice(
 
 def test_a_command_of_an_unlowered_process_keeps_the_default(tmp_path: Path) -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    assert _probe(tmp_path, base)[2] == autogroup_nice(os.getpid()) or base == 0
+    assert _probe(tmp_path, base)[2] == (autogroup_nice(os.getpid()) or 0) or base == 0
+
+
+def test_a_lowered_starter_in_the_default_group_still_lowers_its_childrens_new_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A starter in the boot-time default group (a service, a CI runner) reads its own autogroup
+    file empty; the child's `setsid` still makes a group of its own at nice 0, so it must still
+    be lowered."""
+    from cardrunner.processes import autogroup
+
+    monkeypatch.setattr(autogroup, "autogroup_nice", lambda pid: None)
+    monkeypatch.setattr(autogroup.os, "getpriority", lambda which, who: 10)
+    assert autogroup.follow_priority() is not None
