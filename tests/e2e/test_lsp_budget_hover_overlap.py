@@ -147,7 +147,8 @@ async def test_a_second_card_changing_the_same_file_is_warned_about(client: Lang
         "Card one is still running and has changed src/app.py" in m.message for m in client.messages
     )
     for uri in (one, two):
-        await command(client, "cardrunner.cancelRun", uri)
+        answer = await command(client, "cardrunner.cancelRun", uri)
+        assert answer == {"uri": uri, "cancelled": True}, answer
     await wait_for(
         lambda: all((editor.last_status(u) or {}).get("state") == "failed" for u in (one, two)),
         what="both cancelled",

@@ -183,8 +183,9 @@ class ToolPool:
                 f"{json.dumps(tool.input_schema, separators=(',', ':'))}",
                 is_error=True,
             )
-        try:
-            result = await asyncio.wait_for(tool.call(arguments, ctx), timeout=tool.timeout)
+        try:  # not `wait_for`: on Python 3.11 it loses a cancel that comes as the call ends
+            async with asyncio.timeout(tool.timeout):
+                result = await tool.call(arguments, ctx)
         except TimeoutError:
             return ToolResult(
                 f"{name} did not finish within {tool.timeout:g} s and was stopped.", is_error=True

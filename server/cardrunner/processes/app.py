@@ -9,13 +9,19 @@ group, noted in the run's `ProcessGroups`, inside the sandbox when there is one)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shlex
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardrunner.processes.command import Child, CommandError, kill_group, spawn, spawn_failure
+from cardrunner.processes.command import (
+    Child,
+    CommandError,
+    kill_group,
+    spawn,
+    spawn_failure,
+    wait_within,
+)
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
 
@@ -63,8 +69,7 @@ class AppProcess:
         if proc is not None:
             await kill_group(proc)
         if reader is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
+            await wait_within(1.0, reader)
             reader.cancel()
 
     async def start(
@@ -86,8 +91,9 @@ class AppProcess:
         except OSError as exc:
             raise CommandError(spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=self.startup_seconds)
+        try:  # not `wait_for`: on Python 3.11 it loses a cancel that comes as the app exits
+            async with asyncio.timeout(self.startup_seconds):
+                await proc.wait()
         except TimeoutError:
             first = list(self._lines)[:30]
             shown = "\n".join(first) if first else "(no output yet)"

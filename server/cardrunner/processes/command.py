@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cardrunner.processes.autogroup import follow_priority
 from cardrunner.processes.groups import ProcessGroups, group_alive
@@ -144,6 +144,13 @@ async def _wait_group_gone(pgid: int, within: float) -> bool:
     return True
 
 
+async def wait_within(seconds: float, task: asyncio.Task[Any]) -> None:
+    """Wait up to `seconds` for `task`, leaving it running when the time is up."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await asyncio.shield(task)
+
+
 async def kill_group(proc: Child, grace: float = KILL_GRACE_SECONDS) -> None:
     """SIGTERM the whole group of `proc`, SIGKILL whatever is left after `grace`, reap the leader.
 
@@ -156,7 +163,8 @@ async def kill_group(proc: Child, grace: float = KILL_GRACE_SECONDS) -> None:
             _signal_group(pgid, signal.SIGKILL)
             await _wait_group_gone(pgid, 5.0)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), timeout=5.0)
+            async with asyncio.timeout(5.0):
+                await proc.wait()
     except BaseException:
         _signal_group(pgid, signal.SIGKILL)
         raise
@@ -279,17 +287,16 @@ async def run_command(
     reader = asyncio.create_task(pump.run())
     timed_out = False
     try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=timeout)
+        try:  # `asyncio.timeout`, not `wait_for`: on 3.11 that loses a cancel as the child exits
+            async with asyncio.timeout(timeout):
+                await proc.wait()
         except TimeoutError:
             timed_out = True
         if not timed_out:  # normally EOF is immediate; a lingering child may still hold the pipe
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), timeout=1.0)
+            await wait_within(1.0, reader)
         if timed_out or group_alive(proc.pid):
             await kill_group(proc)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), timeout=2.0)
+        await wait_within(2.0, reader)
     except BaseException:
         await kill_group(proc)
         raise

@@ -187,6 +187,19 @@ def preload(warm: wire.WarmUp) -> None:
         preload_mcp()
 
 
+SLOW_CANCEL_SECONDS = 10.0
+"""A cancelled run that still runs after this long says where it waits (on stderr, the
+server's log): the server kills it at `CANCEL_SECONDS`, and the stack is what is left to read."""
+
+
+def _say_where(task: asyncio.Task[None]) -> None:
+    if not task.done():
+        logging.getLogger(__name__).warning(
+            "a cancelled run is still running after %.0f s; it waits at:", SLOW_CANCEL_SECONDS
+        )
+        task.print_stack(file=sys.stderr)
+
+
 class Worker:
     """The run and the two directions of its pipe."""
 
@@ -230,6 +243,7 @@ class Worker:
             self._cancel_early = (why,)
             return
         self._task.cancel(interruption(why) if why else None)
+        asyncio.get_running_loop().call_later(SLOW_CANCEL_SECONDS, _say_where, self._task)
 
     async def _listen(self) -> None:
         while line := await self._reader.readline():
