@@ -101,7 +101,8 @@ export function boardHtml(cspSource: string, nonce: string): string {
 const STYLE = `
 body { padding: 8px; color: var(--vscode-foreground); background: var(--vscode-editor-background);
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
-#board { display: grid; grid-template-columns: repeat(5, minmax(160px, 1fr)); gap: 8px; align-items: start; }
+#board { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; align-items: start; }
+/* auto-fit: at half width the columns wrap to a second row instead of leaving Done and Failed off-screen */
 section { background: var(--vscode-sideBar-background, var(--vscode-editor-background));
   border: 1px solid var(--vscode-panel-border, transparent); border-radius: 4px; padding: 6px; min-height: 120px; }
 section.drop { outline: 1px dashed var(--vscode-focusBorder); }

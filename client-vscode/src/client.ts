@@ -18,7 +18,7 @@ import {
   type ErrorHandler,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { buildClientOptions, type ClientHooks } from "./clientOptions";
+import { buildClientOptions, ONE_RUN_STATUS, type ClientHooks } from "./clientOptions";
 import { CrashPolicy } from "./crashPolicy";
 import { nodeProbe } from "./probe";
 import { ClientCommand } from "./protocol";
@@ -185,6 +185,7 @@ export class ServerClient implements vscode.Disposable {
       errorHandler: this.errorHandler(() => everRan),
     });
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
+    client.registerFeature(ONE_RUN_STATUS);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {

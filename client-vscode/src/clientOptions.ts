@@ -8,7 +8,12 @@
 import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import type * as vscode from "vscode";
-import { RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from "vscode-languageclient/node";
+import {
+  RevealOutputChannelOn,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type StaticFeature,
+} from "vscode-languageclient/node";
 import { initializationOptions } from "./protocol";
 import { StderrClassifier } from "./serverLog";
 import type { ServerSettings } from "./settings";
@@ -25,6 +30,23 @@ export interface ClientHooks {
   /** A server command run from a lens or code action: true when handled here (not sent). */
   executeCommand?(command: string, args: unknown[]): boolean;
 }
+
+/**
+ * Runs are on screen once, from one message: the status bar item (status.ts) and the run view
+ * follow `cardrunner/runStatus`. A work-done progress per run put a second item in the status
+ * bar, fed by other messages at other moments, and the two showed different rounds at the same
+ * time. So this client does not offer `window.workDoneProgress` (registered after the built-in
+ * progress feature, it has the last word on the capability); the server then shows a run in its
+ * notifications, diagnostics and lenses only, and ■ Cancel is the lens and the run view's button.
+ */
+export const ONE_RUN_STATUS: StaticFeature = {
+  fillClientCapabilities: (capabilities) => {
+    capabilities.window = { ...capabilities.window, workDoneProgress: false };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: "static" }),
+  clear: () => undefined,
+};
 
 export interface OptionDeps {
   log: vscode.LogOutputChannel;

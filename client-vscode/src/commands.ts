@@ -12,7 +12,7 @@ import { ClientCommand, ServerCommand, type RunInfo } from "./protocol";
 import type { ReviewController } from "./review";
 import { parseGrant, resumeArguments } from "./reviewPlan";
 import { runLine } from "./statusItems";
-import { RunDocuments } from "./runView";
+import type { RunPanels } from "./runView";
 import * as api from "./vscodeapi";
 
 /** The card a command is about: a URI string, a `vscode.Uri`, a Cards view item, or the active editor. */
@@ -41,7 +41,7 @@ export function registerCommands(
   review: ReviewController,
   runs: () => readonly RunInfo[],
   log: vscode.LogOutputChannel,
-  docs: RunDocuments,
+  docs: RunPanels,
 ): vscode.Disposable[] {
   const forward = (id: string, command: string) =>
     api.registerCommand(id, async (arg?: unknown) => {
@@ -72,22 +72,20 @@ export function registerCommands(
     const withLog = runs().filter((r) => r.logPath);
     const run = withLog.find((r) => r.uri === explicit) ?? (withLog.length === 1 ? withLog[0] : undefined);
     if (run) {
-      return docs.open(run.uri, run.title);
+      return docs.show(run.uri, run.title);
     }
     if (explicit) {
-      return docs.open(explicit, explicit.split("/").pop() ?? "card");
+      return docs.show(explicit, decodeURIComponent(explicit.split("/").pop() ?? "card"));
     }
     const pick = await api.showQuickPick(
       withLog.map((r) => ({ label: r.title, description: runLine(r), run: r })),
       { title: "cardrunner: show the log of which run?" },
     );
-    return pick ? docs.open(pick.run.uri, pick.run.title) : undefined;
+    return pick ? docs.show(pick.run.uri, pick.run.title) : undefined;
   });
 
   const rawLog = api.registerCommand(ClientCommand.openRawLog, async () => {
-    const active = api.activeDocumentUri();
-    const card = active ? RunDocuments.cardOf(active) : undefined;
-    const path = (active && docs.logPathOf(active)) || runs().find((r) => r.uri === card)?.logPath;
+    const path = docs.activeLogPath();
     if (path) {
       await api.openFile(path);
     } else {
@@ -108,7 +106,7 @@ export function registerCommands(
   ];
 }
 
-/** Open a run as the readable summary (the raw JSONL is one click away in its editor title). */
-export async function openLog(run: RunInfo, docs: RunDocuments): Promise<void> {
-  await docs.open(run.uri, run.title);
+/** Open a run's view (the raw JSONL is one click away in it). */
+export function openLog(run: RunInfo, docs: RunPanels): void {
+  docs.show(run.uri, run.title);
 }

@@ -12,7 +12,7 @@ import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
 import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus, parseSandbox } from "./protocol";
 import { ReviewController } from "./review";
-import { RunDocuments } from "./runView";
+import { RunPanels } from "./runView";
 import { ApiKeyStore } from "./secrets";
 import { StatusView } from "./status";
 import * as api from "./vscodeapi";
@@ -25,9 +25,13 @@ export function activate(context: vscode.ExtensionContext): void {
   server = new ServerClient(log, keys);
   const client = server;
   const review = new ReviewController(client, log);
-  const docs = new RunDocuments((method, params) => client.request(method, params));
+  const docs = new RunPanels({
+    extensionUri: context.extensionUri,
+    request: (method, params) => client.request(method, params),
+    execute: (command, args) => client.executeServerCommand(command, args),
+  });
   const status = new StatusView({
-    showLog: (run) => void openLog(run, docs),
+    showLog: (run) => openLog(run, docs),
   });
 
   const cards = registerCards(context, client, review);

@@ -16,8 +16,13 @@ import { acceptArguments, diffPlan, evidenceText, rejectArguments, type DiffEntr
 import type { Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
+/** The run-start side of a diff: the path is the real file's, the query names the copy read. */
+const BEFORE_SCHEME = "cardrunner-before";
+/** The side that does not exist (before a new file, after a deleted one), at the real path. */
 const EMPTY_SCHEME = "cardrunner-empty";
 const EVIDENCE_SCHEME = "cardrunner-evidence";
+/** The evidence's language: word wrap on (package.json's configurationDefaults). */
+const EVIDENCE_LANGUAGE = "cardrunner-evidence";
 const MAX_DIFFS = 20;
 
 interface FileItem extends vscode.QuickPickItem {
@@ -31,6 +36,8 @@ export class ReviewController implements vscode.Disposable {
   private readonly opened = new Map<string, Set<string>>();
   /** Per card: the title of the multi-file diff editor opened for its review. */
   private readonly multi = new Map<string, string>();
+  /** Cards whose file pick is on screen now (a second Review only brings the diffs forward). */
+  private readonly picking = new Set<string>();
 
   constructor(
     private readonly server: ServerClient,
@@ -38,6 +45,7 @@ export class ReviewController implements vscode.Disposable {
   ) {
     this.disposables.push(
       api.registerContentProvider(EMPTY_SCHEME, () => ""),
+      api.registerContentProvider(BEFORE_SCHEME, (uri) => api.readText(uri.query)),
       api.registerContentProvider(EVIDENCE_SCHEME, (uri) => {
         const review = this.pending.get(decodeURIComponent(uri.query));
         return review ? evidenceText(review) : "This review has been decided.";
@@ -132,14 +140,33 @@ export class ReviewController implements vscode.Disposable {
       }),
     );
     const entries = diffPlan(review.files, (path) => present.has(path));
-    await this.openDiffs(review.uri, entries);
-    await this.openEvidence(review);
-    const kept = await this.pickFiles(review, entries);
+    const shown = await this.focusOpen(review.uri);
+    if (!shown) {
+      await this.openDiffs(review.uri, entries);
+      await this.openEvidence(review);
+    }
+    if (this.picking.has(review.uri)) {
+      return; // its file pick is on screen already: one review, brought forward
+    }
+    this.picking.add(review.uri);
+    const kept = await this.pickFiles(review, entries).finally(() => this.picking.delete(review.uri));
     if (kept === undefined) {
       this.log.info(`review of ${review.title} left open (nothing sent)`);
       return;
     }
     await this.decide(review, kept);
+  }
+
+  /** Bring the card's open review editor forward; false when none is open. */
+  private async focusOpen(card: string): Promise<boolean> {
+    const opened = this.opened.get(card);
+    if (!opened) {
+      return false;
+    }
+    return api.focusReviewTab(opened, this.multi.get(card)).then(
+      (found) => found,
+      (err: unknown) => (this.log.warn(`could not bring the review forward: ${String(err)}`), false),
+    );
   }
 
   private async pickPending(): Promise<string | undefined> {
@@ -193,20 +220,25 @@ export class ReviewController implements vscode.Disposable {
     const name = encodeURIComponent(`${review.title.replace(/[^\w .-]+/g, " ").trim()} — evidence`);
     const uri = api.parseUri(`${EVIDENCE_SCHEME}:/${name}?${encodeURIComponent(review.uri)}`);
     this.opened.get(review.uri)?.add(uri.toString());
-    await api.openBeside(uri).then(undefined, (err: unknown) => {
+    await api.openBeside(uri, EVIDENCE_LANGUAGE).then(undefined, (err: unknown) => {
       this.log.warn(`could not show the evidence: ${String(err)}`);
     });
   }
 
-  /** [the file, its before side, its after side] as the diff editors take them. */
+  /**
+   * [the file, its before side, its after side] as the diff editors take them, all three at the
+   * real file's path: the before side is the run-start copy's content served under that path
+   * (BEFORE_SCHEME), so the editor shows a modification of the file, not a rename from the copy.
+   */
   private sides(card: string, entry: DiffEntry): [vscode.Uri, vscode.Uri, vscode.Uri] {
-    const side = (path: string | null, label: string): vscode.Uri =>
-      path === null ? api.parseUri(`${EMPTY_SCHEME}:/${label}/${entry.path}`) : api.fileUri(path);
-    const left = side(entry.left, "before");
-    const right = side(entry.right, "after");
+    const left =
+      entry.left === null
+        ? api.schemeUri(EMPTY_SCHEME, entry.file, "before")
+        : api.schemeUri(BEFORE_SCHEME, entry.file, entry.left);
+    const right = entry.right === null ? api.schemeUri(EMPTY_SCHEME, entry.file, "after") : api.fileUri(entry.right);
     const opened = this.opened.get(card) ?? new Set<string>();
     this.opened.set(card, opened.add(left.toString()));
-    return [entry.right === null ? left : right, left, right];
+    return [api.fileUri(entry.file), left, right];
   }
 
   private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {

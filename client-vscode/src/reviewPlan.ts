@@ -10,12 +10,17 @@ import type { AcceptOptions, ResumeGrant, ReviewFile, ReviewRequestedParams } fr
 
 export type FileStatus = "added" | "deleted" | "modified";
 
-/** One diff editor to open; a null side is shown as an empty document. */
+/**
+ * One diff editor to open; a null side is shown as an empty document. Both sides are shown under
+ * `file`, the real file's path (the before copy's content, not its path): an editor that sees
+ * two paths shows a rename, and the change is a modification of the file itself.
+ */
 export interface DiffEntry {
   path: string;
   status: FileStatus;
   left: string | null;
   right: string | null;
+  file: string;
   title: string;
 }
 
@@ -37,6 +42,7 @@ export function diffPlan(files: ReviewFile[], afterExists: (path: string) => boo
       status,
       left: status === "added" ? null : file.before,
       right: status === "deleted" ? null : file.after,
+      file: file.after,
       title: `${file.path} (${label})`,
     };
   });

@@ -155,56 +155,102 @@ export function openChanges(title: string, changes: Array<[vscode.Uri, vscode.Ur
   return vscode.commands.executeCommand("vscode.changes", title, changes);
 }
 
-/** Close the diff editors showing any of `uris` (on either side); unsaved ones are left open. */
-export async function closeDiffEditors(uris: ReadonlySet<string>, multiTitle?: string): Promise<void> {
-  const tabs = vscode.window.tabGroups.all
+/** A URI of one of our schemes at a file's path (`query`: what the content provider reads). */
+export function schemeUri(scheme: string, path: string, query: string): vscode.Uri {
+  return vscode.Uri.from({ scheme, path: vscode.Uri.file(path).path, query });
+}
+
+/** A file's text, through the editor's file system ("" when it cannot be read). */
+export async function readText(path: string): Promise<string> {
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * The multi-file diff tab's input (`TabInputTextMultiDiff`, VS Code ≥ 1.96): not in the API
+ * version this extension is built against, so it is recognised by its shape, its `textDiffs`.
+ */
+function multiDiffSides(input: unknown): string[] | undefined {
+  const diffs = (input as { textDiffs?: unknown } | undefined)?.textDiffs;
+  return Array.isArray(diffs)
+    ? diffs.flatMap((d: unknown) =>
+        d instanceof vscode.TabInputTextDiff ? [d.original.toString(), d.modified.toString()] : [],
+      )
+    : undefined;
+}
+
+/**
+ * The tabs of a review: diff editors whose sides are any of `uris` (by their input URIs, the one
+ * sure key), evidence documents among them, and the multi-file diff editor — by its diffs' URIs,
+ * or where its input is not visible to the API, by its title as VS Code labels it
+ * ("Review: X" plus " (2 files)").
+ */
+function reviewTabs(uris: ReadonlySet<string>, multiTitle?: string): vscode.Tab[] {
+  const titled = (label: string): boolean =>
+    multiTitle !== undefined && (label === multiTitle || (label.startsWith(`${multiTitle} (`) && label.endsWith(")")));
+  return vscode.window.tabGroups.all
     .flatMap((group) => group.tabs)
-    .filter(
-      (tab) =>
-        (tab.input instanceof vscode.TabInputTextDiff &&
-          !tab.isDirty &&
-          (uris.has(tab.input.original.toString()) || uris.has(tab.input.modified.toString()))) ||
-        (tab.input instanceof vscode.TabInputText && uris.has(tab.input.uri.toString())) ||
-        (multiTitle !== undefined && tab.label === multiTitle),
-    );
+    .filter((tab) => {
+      const input = tab.input;
+      if (input instanceof vscode.TabInputTextDiff) {
+        return uris.has(input.original.toString()) || uris.has(input.modified.toString());
+      }
+      if (input instanceof vscode.TabInputText) {
+        return uris.has(input.uri.toString());
+      }
+      const sides = multiDiffSides(input);
+      return sides ? sides.some((uri) => uris.has(uri)) : input === undefined && titled(tab.label);
+    });
+}
+
+/** Close every copy of a review's editors; unsaved ones are left open. */
+export async function closeDiffEditors(uris: ReadonlySet<string>, multiTitle?: string): Promise<void> {
+  const tabs = reviewTabs(uris, multiTitle).filter((tab) => !tab.isDirty);
   if (tabs.length > 0) {
     await vscode.window.tabGroups.close(tabs, true);
   }
 }
 
-/** Serve read-only documents of a URI scheme (the empty side of a diff, the live run view). */
+const GROUP_ORDINALS = ["First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth"];
+
+/**
+ * Bring a review's open editor forward (the multi-file diff first): focus its group, then the
+ * tab at its index there. The API has no "reveal this tab", so it goes through the workbench's
+ * own commands. False when no review editor is open.
+ */
+export async function focusReviewTab(uris: ReadonlySet<string>, multiTitle?: string): Promise<boolean> {
+  const tabs = reviewTabs(uris, multiTitle);
+  const tab = tabs.find((t) => !(t.input instanceof vscode.TabInputText)) ?? tabs[0];
+  const ordinal = tab ? GROUP_ORDINALS[tab.group.viewColumn - 1] : undefined;
+  if (!tab || !ordinal) {
+    return false;
+  }
+  await vscode.commands.executeCommand(`workbench.action.focus${ordinal}EditorGroup`);
+  await vscode.commands.executeCommand("workbench.action.openEditorAtIndex", tab.group.tabs.indexOf(tab));
+  return true;
+}
+
+/** Serve read-only documents of a URI scheme (the sides of a review diff, its evidence). */
 export function registerContentProvider(
   scheme: string,
-  provider: ((uri: vscode.Uri) => string) | vscode.TextDocumentContentProvider,
+  provider: ((uri: vscode.Uri) => string | Thenable<string>) | vscode.TextDocumentContentProvider,
 ): vscode.Disposable {
   const full = typeof provider === "function" ? { provideTextDocumentContent: provider } : provider;
   return vscode.workspace.registerTextDocumentContentProvider(scheme, full);
 }
 
-/** Open a document by URI (any scheme) in an editor, without taking a preview slot. */
-export async function openDocument(uri: vscode.Uri): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(uri);
-  await vscode.window.showTextDocument(doc, { preview: false });
-}
-
 /** Open a document in the column beside the active one, keeping the focus where it is. */
-export async function openBeside(uri: vscode.Uri): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(uri);
+export async function openBeside(uri: vscode.Uri, language?: string): Promise<void> {
+  const opened = await vscode.workspace.openTextDocument(uri);
+  const doc = language ? await vscode.languages.setTextDocumentLanguage(opened, language) : opened;
   await vscode.window.showTextDocument(doc, {
     viewColumn: vscode.ViewColumn.Beside,
     preserveFocus: true,
     preview: true,
   });
-}
-
-/** The URIs of the open documents of a scheme. */
-export function openDocumentUris(scheme: string): vscode.Uri[] {
-  return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === scheme).map((d) => d.uri);
-}
-
-/** The URI of the active editor's document, whatever its scheme. */
-export function activeDocumentUri(): vscode.Uri | undefined {
-  return vscode.window.activeTextEditor?.document.uri;
 }
 
 export function createStatusBarItem(id: string, name: string): vscode.StatusBarItem {

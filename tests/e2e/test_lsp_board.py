@@ -117,6 +117,12 @@ async def test_board_and_symbols_group_cards_by_state_with_live_runs(
     assert summary["live"] is True and summary["logPath"].endswith(".jsonl")
     assert summary["text"].startswith(f"run {started['runId']}")
     assert "── run_tests output, as it arrives ──\ntest_greeting PASSED" in summary["text"]
+    asked = {"uri": gamma.as_uri(), "timeline": True}
+    live = plain(await client.protocol.send_request_async(RUN_SUMMARY, asked))["timeline"]
+    assert live["state"] == "running" and live["tool"] == "run_tests", live
+    assert "test_greeting PASSED" in live["output"]
+    assert live["criteria"] and {c["status"] for c in live["criteria"]} == {"pending"}
+    assert live["rounds"][-1]["round"] == 1 and live["omittedRounds"] == 0
     token = started["token"]
     await wait_for(  # progress is coalesced: it follows the run within a tenth of a second
         lambda: any(

@@ -3,7 +3,7 @@
 // board, reject from the review's .diff with a line comment, and a Problems panel without
 // successes. run.mjs calls them in the user's order; `step` is its progress log.
 import { waitFor } from "./processes.mjs";
-import { CARD_TITLE, LINE_COMMENT, REJECT_REASON } from "./workspace.mjs";
+import { CARD_TITLE, LINE_COMMENT, NARRATION, REJECT_REASON } from "./workspace.mjs";
 
 /**
  * Reject from the review's .diff: a `#` comment typed under the changed line, then the
@@ -39,7 +39,7 @@ export async function commentAndReject(wb, actions, step) {
 /** The run's board card moves from New to In Work (run from the board) and then to Review. */
 export async function runFromBoard(wb, step) {
   await wb.runCommand("cardrunner: Open board");
-  const board = wb.webview();
+  const board = await wb.webviewFrame("#board");
   const card = (state) => board.locator(`section[data-state="${state}"] article`).filter({ hasText: CARD_TITLE });
   await card("New").waitFor({ timeout: 60_000 });
   await wb.shot("board-new");
@@ -50,26 +50,60 @@ export async function runFromBoard(wb, step) {
   await wb.shot("board-in-work");
 }
 
-/** The live run view shows the test output while the tests still run. */
+/**
+ * The run view while the tests run: the model's narration of round 1, the test output streaming
+ * into the running call while the slow test still runs, the criterion not ticked yet — and no
+ * Problems entry for a run that is simply in progress.
+ */
 export async function liveRunView(wb, step) {
   await wb.runCommand("cardrunner: Show run");
-  await waitFor("the run view", async () => /— run/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
+  // The run's worker starts first (its log appears with it): slow on a loaded machine.
+  const view = await wb.webviewFrame("#run header", 180_000);
+  await view.locator(".narration", { hasText: NARRATION }).waitFor({ timeout: 120_000 });
+  const running = view.locator("section.round.now pre");
   const text = await waitFor(
-    "the first test result in the live run view while the tests run",
+    "the first test result in the run view while the tests run",
     async () => {
-      const shown = await wb.activeEditorText();
-      return /run_tests output, as it arrives/.test(shown) &&
-        /test_greets_with_comma_and_exclamation_mark .*\.\.\. ok/.test(shown)
-        ? shown
-        : undefined;
+      const shown = (await running.textContent({ timeout: 1_000 }).catch(() => "")) ?? "";
+      return /test_greets_with_comma_and_exclamation_mark .*\.\.\. ok/.test(shown) ? shown : undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 200 },
+    { timeoutMs: 120_000, intervalMs: 200 },
   );
   if (/test_start_page_greets_everyone .*\.\.\. ok/.test(text)) {
-    throw new Error("the live run view showed the test output only after the slow test had ended");
+    throw new Error("the run view showed the test output only after the slow test had ended");
+  }
+  if ((await view.locator('li[data-status="pending"]').count()) !== 1) {
+    throw new Error("the criterion should be pending while the tests run");
   }
   await wb.shot("run-view-live");
-  step("live run view: the first test passed while the slow one still ran");
+  step("run view: narration, and the first test passed while the slow one still ran");
+  await noProblemsWhileRunning(wb, step);
+}
+
+/** A run in progress puts nothing in the Problems panel (pending criteria are its progress). */
+async function noProblemsWhileRunning(wb, step) {
+  await wb.page.keyboard.press("Control+Shift+M");
+  const panel = wb.page.locator(".markers-panel").first();
+  await panel.waitFor({ timeout: 15_000 });
+  const rows = await panel.locator(".monaco-list-row").allInnerTexts();
+  const ours = rows.filter((row) => /cardrunner|criterion|pending/i.test(row));
+  await wb.shot("problems-during-run");
+  if (ours.length > 0) {
+    throw new Error(`the Problems panel lists a run in progress: ${ours.join(" | ").slice(0, 400)}`);
+  }
+  await wb.page.keyboard.press("Control+Shift+M"); // focused: the same key hides it again
+  step(`Problems panel during the run: no cardrunner entry (${rows.length} rows in all)`);
+}
+
+/** The criterion ticks in the run view once its evidence is accepted (before the review). */
+export async function criterionTicked(wb, step) {
+  await wb.runCommand("cardrunner: Show run");
+  const view = await wb.webviewFrame("#run header");
+  await view.locator('li[data-status="verified"]').waitFor({ timeout: 60_000 });
+  const calls = await view.locator("section.round details").count();
+  await wb.shot("run-view-ticked");
+  await wb.image("vscode-run-view");
+  step(`run view: the criterion ticked, ${calls} tool calls listed`);
 }
 
 /** The Cards view and the board show the card waiting for review, with a badge. */
@@ -86,8 +120,8 @@ export async function waitingForReview(wb, step) {
   await waitFor("the review badge", async () => (await badge.textContent().catch(() => ""))?.trim() === "1");
   await wb.shot("cards-view-review");
   await wb.runCommand("cardrunner: Open board");
-  await wb
-    .webview()
+  const board = await wb.webviewFrame("#board");
+  await board
     .locator('section[data-state="Review"] article')
     .filter({ hasText: CARD_TITLE })
     .waitFor({ timeout: 30_000 });

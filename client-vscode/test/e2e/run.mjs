@@ -22,7 +22,14 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { freePort, run, startCodeServer, startFakeApi, stopAll, waitFor } from "./processes.mjs";
-import { commentAndReject, liveRunView, problemsPanel, runFromBoard, waitingForReview } from "./board.mjs";
+import {
+  commentAndReject,
+  criterionTicked,
+  liveRunView,
+  problemsPanel,
+  runFromBoard,
+  waitingForReview,
+} from "./board.mjs";
 import { launchBrowser, Workbench } from "./ui.mjs";
 import {
   CANCEL_CARD_PATH,
@@ -33,6 +40,7 @@ import {
   createWorkspace,
   gitShow,
   LINE_COMMENT,
+  NARRATION,
   REJECT_REASON,
   SOURCE_AFTER,
   transcript,
@@ -50,6 +58,7 @@ const { values: opt } = parseArgs({
     until: { type: "string", default: "full" },
     server: { type: "string", default: "real" },
     keep: { type: "boolean", default: false },
+    images: { type: "string", default: "" },
   },
 });
 for (const key of ["vsix", "python", "code-server", "playwright"]) {
@@ -102,7 +111,7 @@ async function prepare() {
     throw new Error(`--server must be real, fake, missing or path, not ${opt.server}`);
   }
   const serverCommand = commands[opt.server];
-  createWorkspace(ws, { serverCommand, vscodeSettings: { "cardrunner.limits.maxRounds": 12 } });
+  createWorkspace(ws);
   const transcriptFile = path.join(tmp, "transcript.json");
   writeFileSync(transcriptFile, JSON.stringify(transcript(), null, 1));
   const userDataDir = path.join(tmp, "user-data");
@@ -118,6 +127,10 @@ async function prepare() {
     "security.workspace.trust.enabled": false,
     "editor.codeLens": true,
     "chat.disableAIFeatures": true,
+    // Machine-scoped (a workspace cannot choose the program that runs, nor loosen a limit):
+    // user settings, where a user puts them.
+    ...(serverCommand === undefined ? {} : { "cardrunner.server.command": serverCommand }),
+    "cardrunner.limits.maxRounds": 12,
   };
   writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
   const nodeBin = path.dirname(opt.node);
@@ -234,8 +247,20 @@ async function review(wb, decision, nth = 1) {
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
   const evidence = wb.page.locator(".tabs-container .tab").filter({ hasText: "— evidence" }).first();
   await evidence.waitFor({ timeout: 30_000 }); // each criterion's evidence, beside the diff
-  const files = await wb.quickInput(/keep which files/);
+  let files = await wb.quickInput(/keep which files/);
+  await noRenameBadge(wb);
   await wb.shot(`review-diff-and-files-${decision}`);
+  if (decision === "accept") {
+    // A second Review (the palette, a lens, the board) brings the open review forward: no copy.
+    await wb.runCommand("cardrunner: Review changes");
+    files = await wb.quickInput(/keep which files/);
+    const copies = await reviewTabs(wb).count();
+    if (copies !== 1) {
+      throw new Error(`a second Review should bring the open review forward, not open a copy: ${copies} tabs`);
+    }
+    step("a second Review brought the open review forward (one review tab)");
+    await wb.image("vscode-review");
+  }
   if (decision === "drop") {
     await wb.pickQuickItem(files, "NOTES.md");
     await waitFor(
@@ -258,7 +283,28 @@ async function review(wb, decision, nth = 1) {
     await wb.page.keyboard.press("Enter");
   }
   await toast.waitFor({ state: "detached", timeout: 10_000 }).catch(() => undefined);
-  step(`review decided: ${decision}`);
+  await waitFor(`no review tab left after ${decision}`, async () => (await reviewTabs(wb).count()) === 0, {
+    timeoutMs: 30_000,
+  });
+  step(`review decided: ${decision}; its editors closed`);
+}
+
+/** The review's editors: the multi-file diff ("Review: …" plus VS Code's " (2 files)"), the
+ * per-file diffs, the evidence. */
+function reviewTabs(wb) {
+  return wb.page.locator(".tabs-container .tab").filter({ hasText: /Review: |before ↔ after|new file|— evidence/ });
+}
+
+/** Each reviewed file is a modification of itself: no rename badge, no name struck through. */
+async function noRenameBadge(wb) {
+  const entries = wb.page.locator(".multiDiffEntry");
+  await entries.first().waitFor({ timeout: 30_000 });
+  const badges = (await wb.page.locator(".multiDiffEntry .status").allInnerTexts()).filter((t) => t.trim() !== "");
+  const renamed = await wb.page.locator(".multiDiffEntry .status.renamed").count();
+  const struck = await wb.page.locator(".multiDiffEntry .strikethrough").count();
+  if (renamed > 0 || struck > 0 || badges.length > 0) {
+    throw new Error(`the review shows a file as renamed: badges ${JSON.stringify(badges)}, ${struck} struck through`);
+  }
 }
 
 /** The rejection reason went back to the model as the result of its git_commit call. */
@@ -341,7 +387,7 @@ async function startFailure(wb) {
 
 /** A setting change is pushed in the server's shape; a server.* change restarts the server. */
 async function settingsChanges() {
-  const file = path.join(ws, ".vscode", "settings.json");
+  const file = path.join(tmp, "user-data", "User", "settings.json");
   const settings = JSON.parse(readFileSync(file, "utf-8"));
   writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.limits.maxCostUsd": 0.5 }, null, 2));
   const pushed = JSON.stringify([{ cardrunner: { limits: { max_rounds: 12, max_cost_usd: 0.5 } } }]);
@@ -413,6 +459,7 @@ async function fullRun(wb, violationsFile) {
   } else {
     await liveRunView(wb, step);
     await waitingForReview(wb, step);
+    await criterionTicked(wb, step);
     await review(wb, "reject", 1);
     await review(wb, "accept", 2);
     checkRejectionReachedModel(path.join(logDir, "fake-api-requests.jsonl"));
@@ -435,21 +482,28 @@ async function fullRun(wb, violationsFile) {
   await ended.waitFor({ timeout: 60_000 });
   step(`notification: ${await wb.notificationMessage(ended)}`);
   await wb.shot("done-notification");
+  await wb.runCommand("View: Close All Editors"); // the run view opens again, from the run's log
   await wb.clickNotificationButton(ended, "Show log");
-  const runTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /— run/ });
+  const runTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /Run: / });
   await runTab.waitFor({ timeout: 30_000 });
+  const view = await wb.webviewFrame("#run");
   if (opt.server === "real") {
-    await waitFor("the readable summary of the run", async () => /result: DONE/.test(await wb.activeEditorText()));
+    await view.locator(".result", { hasText: "Done" }).waitFor({ timeout: 30_000 });
+    await view.locator(".narration", { hasText: NARRATION }).waitFor({ timeout: 10_000 });
+    await view.locator('li[data-status="verified"]').waitFor({ timeout: 10_000 });
   }
   step(`"Show log" opened the run view ${(await runTab.textContent())?.trim()}`);
   await wb.shot("run-summary");
-  await wb.runCommand("cardrunner: Open the raw JSONL log");
-  const logTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /\.jsonl/ });
-  await logTab.waitFor({ timeout: 30_000 });
-  step(`one click more opened ${(await logTab.textContent())?.trim()}`);
-  await wb.shot("run-log");
-  const reviewTabs = wb.page.locator(".tabs-container .tab").filter({ hasText: /before ↔ after|new file/ });
-  await waitFor("the review's diff editors to close after the decision", async () => (await reviewTabs.count()) === 0);
+  if (opt.server === "real") {
+    await view.locator("button", { hasText: "Open raw log" }).click();
+    const logTab = wb.page.locator(".tabs-container .tab.active").filter({ hasText: /\.jsonl/ });
+    await logTab.waitFor({ timeout: 30_000 });
+    step(`one click more opened ${(await logTab.textContent())?.trim()}`);
+    await wb.shot("run-log");
+  }
+  if ((await reviewTabs(wb).count()) !== 0) {
+    throw new Error("a review tab is left after the decision");
+  }
   await wb.openFile(CARD_PATH);
   await waitFor("the card to show state: Done", async () => /state: Done/.test(await wb.activeEditorText()), {
     timeoutMs: 60_000,
@@ -487,7 +541,7 @@ async function main() {
   const { port, violationsFile } = await startServices(prepared);
   const browser = await launchBrowser({ playwrightDir: opt.playwright, chromium: opt.chromium });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const wb = new Workbench(page, opt.artifacts);
+  const wb = new Workbench(page, opt.artifacts, opt.images);
   try {
     await wb.open(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await wb.shot("workbench");

@@ -5,6 +5,8 @@
 # (`--server real|fake` for one of them, `--until activation`, `--keep`). Environment:
 #   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
 #   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)
+#   CARDRUNNER_E2E_IMAGES     also save the README's pictures of the run view and the review there
+#                             (the real-server run; e.g. <repo>/docs/images)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLIENT="$(cd "$HERE/../.." && pwd)"
@@ -44,7 +46,7 @@ case " $* " in
   *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
   *)
     passed=0 failed=0
-    if e2e --artifacts "$ARTIFACTS" --server real "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    if e2e --artifacts "$ARTIFACTS" --server real ${CARDRUNNER_E2E_IMAGES:+--images "$CARDRUNNER_E2E_IMAGES"} "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/missing-server" --server missing "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/path-server" --server path "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

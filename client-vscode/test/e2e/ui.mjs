@@ -24,12 +24,24 @@ export async function launchBrowser({ playwrightDir, chromium }) {
   return browserType.launch({ executablePath: chromium, headless: true, args: CHROMIUM_ARGS });
 }
 
+/** Poll `check` until true; throw naming `what` after `timeoutMs`. */
+async function waitUntil(check, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 const normalise = (text) => (text ?? "").replace(/\u00a0/g, " ");
 
 export class Workbench {
-  constructor(page, artifacts) {
+  constructor(page, artifacts, images) {
     this.page = page;
     this.artifacts = artifacts;
+    this.images = images;
     this.shots = 0;
     mkdirSync(artifacts, { recursive: true });
   }
@@ -42,29 +54,73 @@ export class Workbench {
     return file;
   }
 
+  /** A picture for the documentation (docs/images/<name>.png), when asked for (`--images`). */
+  async image(name) {
+    if (this.images) {
+      mkdirSync(this.images, { recursive: true });
+      await this.page.screenshot({ path: path.join(this.images, `${name}.png`) });
+    }
+  }
+
   async open(url) {
     await this.page.goto(url);
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
     await this.page.locator(".statusbar").waitFor({ timeout: 60_000 });
   }
 
-  /** Open a workspace file by its relative path through Quick Open (Ctrl+P). */
+  /**
+   * Open a workspace file by its relative path through the Explorer: unfold each folder, click
+   * the file, wait for its tab. Not Quick Open (Ctrl+P): under load its file search answered
+   * after the wait, and a key pressed while the workbench was busy was lost; a tree row is there
+   * or not, and each wait is on what the row shows (`aria-expanded`, the active tab).
+   */
   async openFile(rel) {
-    await this.page
-      .locator(".monaco-workbench")
-      .click({ position: { x: 700, y: 400 } })
-      .catch(() => undefined);
-    await this.page.keyboard.press("Control+P");
-    const input = this.page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible", timeout: 15_000 });
-    await input.fill(rel);
-    const row = this.page
-      .locator(".quick-input-widget .monaco-list-row")
-      .filter({ hasText: path.basename(rel) })
-      .first();
-    await row.click({ timeout: 15_000 });
+    await this.runCommand("View: Show Explorer");
+    const tree = this.page.locator(".explorer-folders-view");
+    await tree.waitFor({ timeout: 30_000 });
+    const parts = rel.split("/");
+    for (const [i, name] of parts.entries()) {
+      const exact = new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*$`);
+      const row = tree.locator(".monaco-list-row").filter({ hasText: exact }).first();
+      await row.waitFor({ timeout: 30_000 });
+      if (i === parts.length - 1) {
+        await row.click();
+      } else if ((await row.getAttribute("aria-expanded")) !== "true") {
+        await row.click();
+        await waitUntil(async () => (await row.getAttribute("aria-expanded")) === "true", `${name}/ unfolded`);
+      }
+    }
     const tab = this.page.locator(".tabs-container .tab.active").filter({ hasText: path.basename(rel) });
-    await tab.waitFor({ timeout: 15_000 });
+    await tab.waitFor({ timeout: 30_000 });
+  }
+
+  /**
+   * The frame of the webview whose page has `selector` (the board's `#board`, the run view's
+   * `#run`): webviews are nested iframes that look alike from outside, so each is told by its
+   * content; waits until one is there.
+   */
+  async webviewFrame(selector, timeoutMs = 60_000) {
+    let found;
+    await waitUntil(
+      async () => {
+        for (const frame of this.page.frames()) {
+          if (
+            !frame.isDetached() &&
+            (await frame
+              .locator(selector)
+              .count()
+              .catch(() => 0)) > 0
+          ) {
+            found = frame;
+            return true;
+          }
+        }
+        return false;
+      },
+      `a webview with ${selector}`,
+      timeoutMs,
+    );
+    return found;
   }
 
   /** Run a command from the palette by its title, e.g. "cardrunner: Show output". */
@@ -87,11 +143,6 @@ export class Workbench {
     const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
     await row.waitFor({ timeout: 15_000 });
     await row.click();
-  }
-
-  /** The content of the webview panel that is shown (the board). */
-  webview() {
-    return this.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   }
 
   /** The text of the active editor tab's label. */

@@ -92,6 +92,9 @@ export const LINE_COMMENT = "keep the docstring saying where the greeting is sho
 /** The reason the e2e gives when it rejects the first commit (it must reach the model). */
 export const REJECT_REASON = "Say in the commit message what greet() returns now and how it was checked";
 
+/** What the model says in its first round (the run view shows it). */
+export const NARRATION = "Let me read the greeting first.";
+
 /** What the fake API answers, one response per model call. */
 export function transcript() {
   const call = (name, input, text) => ({
@@ -100,7 +103,7 @@ export function transcript() {
   });
   return {
     responses: [
-      call("read_file", { path: "src/greet.py" }, "Let me read the greeting first."),
+      call("read_file", { path: "src/greet.py" }, NARRATION),
       call("write_file", { path: "src/greet.py", content: SOURCE_AFTER }),
       { ...call("run_tests", {}), content: [{ type: "tool_use", id: "toolu_tests", name: "run_tests", input: {} }] },
       // Evidence cites the call it rests on, quoting its result exactly (the runner checks it).
@@ -139,19 +142,14 @@ function git(root, ...args) {
   return execFileSync("git", ["-C", root, ...args], { encoding: "utf-8" }).trim();
 }
 
-/** Create the project (a git repository with one commit) and the editor settings for it. */
-export function createWorkspace(root, { serverCommand, vscodeSettings = {} }) {
+/** Create the project (a git repository with one commit). */
+export function createWorkspace(root) {
   write(root, CARD_PATH, CARD);
   write(root, CANCEL_CARD_PATH, CANCEL_CARD);
   write(root, "src/greet.py", SOURCE_BEFORE);
   write(root, "tests/test_greet.py", TEST);
   write(root, "cardrunner.toml", CONFIG);
   write(root, ".gitignore", ".cardrunner/\n__pycache__/\n");
-  const settings = {
-    "cardrunner.server.command": serverCommand,
-    ...vscodeSettings,
-  };
-  write(root, ".vscode/settings.json", JSON.stringify(settings, null, 2) + "\n");
   git(root, "init", "-q", "-b", "main");
   git(root, "config", "user.name", "cardrunner e2e");
   git(root, "config", "user.email", "e2e@cardrunner.invalid");

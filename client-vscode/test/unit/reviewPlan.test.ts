@@ -27,6 +27,11 @@ describe("diffPlan", () => {
         ["src/gone.py", "deleted", "/snap/src/gone.py", null],
       ],
     );
+    assert.deepEqual(
+      plan.map((e) => e.file),
+      ["/w/src/new.py", "/w/src/app.py", "/w/src/gone.py"],
+      "both sides of each diff are shown under the real file's path, never the copy's",
+    );
     assert.equal(plan[0]?.title, "src/new.py (new file)");
     assert.equal(plan[1]?.title, "src/app.py (before ↔ after)");
   });

@@ -20,10 +20,11 @@ import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import assert_never
+from typing import Any, assert_never
 
 from cardrunner.agent import events as ev
 from cardrunner.run.log import EventReader, LogTail
+from cardrunner.run.timeline import LIVE_ROUNDS, Timeline
 from cardrunner.run.view import RunView
 
 
@@ -54,6 +55,7 @@ class Account:
         self._tail = LogTail(self.path)
         self._reader = EventReader()
         self._view = RunView(card_path=self.path, run_id="", title="")
+        self._timeline = Timeline()
         self.lines: list[str] = []
         self.head = 0
 
@@ -68,6 +70,7 @@ class Account:
                 if event is None:
                     continue
                 self._view.apply(event)
+                self._timeline.apply(event)
                 self.lines += describe(event, self._view)
                 if isinstance(event, ev.RunStarted) and not self.head:
                     self.head = len(self.lines)
@@ -85,6 +88,11 @@ class Account:
                 f"(all of them: cardrunner log {self.path})"
             )
             return "\n".join([*lines[:head], gap, *lines[-newest:]])
+
+    def timeline(self, newest: int | None = None) -> dict[str, Any]:
+        """The same run as structured rounds (timeline.py), the newest `newest` of them."""
+        with self._lock:
+            return self._timeline.answer(self._view, newest=newest)
 
 
 def _round_row(event: ev.RoundFinished) -> str:
@@ -194,6 +202,13 @@ class RunAccounts:
         account = self._account(log_path)
         account.update()
         return account.text(None if full or not live else LIVE_LINES)
+
+    def timeline(self, log_path: Path, *, live: bool) -> dict[str, Any]:
+        """The run of `log_path` as structured rounds (the newest `LIVE_ROUNDS` while `live`).
+        Blocking, and raising, as `text` is."""
+        account = self._account(log_path)
+        account.update()
+        return account.timeline(LIVE_ROUNDS if live else None)
 
     def _account(self, log_path: Path) -> Account:
         with self._lock:

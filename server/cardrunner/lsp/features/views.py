@@ -24,6 +24,7 @@ from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, droppe
 from cardrunner.lsp.features.runs import RunsUI
 from cardrunner.run.account import RunAccounts
 from cardrunner.run.log import NotARunLog
+from cardrunner.run.view import RunView
 
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
@@ -59,10 +60,13 @@ class Views:
         r = pending.request
         return BoardReview(diff_path=str(pending.diff_path), files=list(r.files), message=r.message)
 
-    async def run_summary(self, path: Path, full: bool = False) -> dict[str, Any]:
+    async def run_summary(
+        self, path: Path, full: bool = False, timeline: bool = False
+    ) -> dict[str, Any]:
         """The card's current or last run told as `cardrunner log` tells it (while it goes on,
         its opening and newest lines unless `full`), plus what the running command has printed
-        so far: the live run view of every client."""
+        so far: the live run view of every client. With `timeline`, the same run as rounds
+        (run/timeline.py) for a client that draws it itself."""
         log_path = self._runs.last_log(path)
         view = self._runs.manager.get(path)
         uri = self._index.uri(path)
@@ -77,7 +81,21 @@ class Views:
             text += f"\n\nnow: {view.live_line()}"
             if view.tool and view.output:
                 text += f"\n── {view.tool} output, as it arrives ──\n" + "\n".join(view.output)
-        return {"uri": uri, "logPath": str(log_path), "live": live, "text": text}
+        answer = {"uri": uri, "logPath": str(log_path), "live": live, "text": text}
+        if timeline:
+            answer["timeline"] = await self._timeline(log_path, view if live else None)
+        return answer
+
+    async def _timeline(self, log_path: Path, live: RunView | None) -> dict[str, Any] | None:
+        """The run as rounds, with the call running now and its output so far while it runs."""
+        try:
+            rounds = await asyncio.to_thread(self.accounts.timeline, log_path, live=bool(live))
+        except (OSError, NotARunLog):
+            return None
+        if live is not None:
+            rounds |= {"state": live.state, "round": live.round, "tool": live.tool}
+            rounds["output"] = list(live.output) if live.tool else []
+        return rounds
 
     def review_marks(self, card_path: Path) -> None:
         """Grey out the dropped hunks of the card's review diff; clear them when it is decided."""
@@ -148,7 +166,8 @@ class Views:
         path = self._index.remember_uri(uri) if isinstance(uri, str) else None
         if path is None:
             return {"error": 'expected {"uri": <the card\'s URI>}'}
-        return await self.run_summary(path, full=full is True)
+        timeline = _param(params, "timeline") is True
+        return await self.run_summary(path, full=full is True, timeline=timeline)
 
     async def symbols(self, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
         await self._index.wait_scanned(SCAN_WAIT)
