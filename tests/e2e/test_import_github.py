@@ -3,21 +3,16 @@ answers, and an import run twice that creates nothing new."""
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from cardrunner.card.card import load_card
 from cardrunner.run.prbody import RunReport, pr_body
 from cardrunner.run.view import RunView
+from tests.support.fakegithub import FakeGitHub, serving
 from tests.support.project import cli, make_project
 
 TASKS = "Greet the user.\r\n\r\n- [ ] It says hello\r\n- [x] It names the user\r\n"
@@ -38,74 +33,21 @@ ISSUES = [
 ]
 
 
-@dataclass
-class FakeGitHub:
-    """Two issues a page; page 2 is rate limited once (403, remaining 0, reset now)."""
-
-    issues: list[dict[str, Any]]
-    seen: list[tuple[str, str]] = field(default_factory=list)
-    limited_once: bool = False
-    url: str = ""
-
-    def answer(self, handler: BaseHTTPRequestHandler) -> None:
-        parsed = urlparse(handler.path)
-        query = parse_qs(parsed.query)
-        self.seen.append((handler.path, handler.headers.get("Authorization", "")))
-        if parsed.path == "/repos/o/r/issues/9":
-            self.send(handler, 429, {"message": "slow down"}, {"Retry-After": "3600"})
-            return
-        if parsed.path != "/repos/o/r/issues" or query.get("state") != ["open"]:
-            self.send(handler, 404, {"message": "Not Found"})
-            return
-        page = int(query.get("page", ["1"])[0])
-        if page == 2 and not self.limited_once:
-            self.limited_once = True
-            headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()))}
-            self.send(handler, 403, {"message": "API rate limit exceeded"}, headers)
-            return
-        chosen = self.issues[(page - 1) * 2 : page * 2]
-        more = page * 2 < len(self.issues)
-        link = f'<{self.url}/repos/o/r/issues?state=open&page={page + 1}>; rel="next"'
-        self.send(handler, 200, chosen, {"Link": link} if more else {})
-
-    def send(
-        self,
-        handler: BaseHTTPRequestHandler,
-        code: int,
-        body: Any,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        data = json.dumps(body).encode()
-        handler.send_response(code)
-        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-
-
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub(ISSUES)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            fake.answer(self)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield fake
-    server.shutdown()
-    server.server_close()
+    """Two issues a page; page 2 is rate limited once (403, remaining 0, reset now); issue 9
+    answers a long rate limit."""
+    fake = FakeGitHub(
+        {"/repos/o/r/issues": ISSUES},
+        refusals={"/repos/o/r/issues/9": (429, {"message": "slow down"}, {"Retry-After": "3600"})},
+        limit_once={"/repos/o/r/issues"},
+    )
+    with serving(fake):
+        yield fake
 
 
 def env(fake: FakeGitHub) -> dict[str, str]:
-    return {"GITHUB_API_URL": fake.url, "GITHUB_TOKEN": "ghp-test", "GH_TOKEN": ""}
+    return fake.env()
 
 
 def test_open_issues_become_cards_once(tmp_path: Path, github: FakeGitHub) -> None:
@@ -117,6 +59,7 @@ def test_open_issues_become_cards_once(tmp_path: Path, github: FakeGitHub) -> No
     assert "3 new card(s); 0 issue(s) already imported; 1 left out" in proc.stdout
     pages = [path for path, _ in github.seen]
     assert len(pages) == 4 and pages[1] == pages[2]  # three pages, the second asked twice
+    assert all("state=open" in page for page in pages)
     assert {auth for _, auth in github.seen} == {"Bearer ghp-test"}
 
     greeting = load_card(tmp_path / "cards" / "1-greeting-say-hello.md")

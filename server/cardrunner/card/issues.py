@@ -43,18 +43,32 @@ def issue_number(source: str | None) -> int | None:
 
 def card_text(issue: dict[str, Any]) -> str | None:
     """The card for an issue, or None when the issue has no criteria to judge it by."""
-    body = str(issue.get("body") or "").replace("\r\n", "\n").strip()
-    head = f"---\ntitle: {scalar(str(issue.get('title', '')).strip())}\nstate: New\n"
-    head += f"source: {scalar(str(issue['html_url']))}\n---\n"
+    body = with_criteria(str(issue.get("body") or ""))
+    if body is None:
+        return None
+    return card_head(str(issue.get("title", "")), str(issue["html_url"])) + body
+
+
+def card_head(title: str, source: str, state: str = "New", reason: str | None = None) -> str:
+    """A new card's front matter: its title, state, `source:` link (and a reason)."""
+    head = f"---\ntitle: {scalar(title.strip())}\nstate: {state}\n"
+    head += f"reason: {scalar(reason)}\n" if reason else ""
+    return head + f"source: {scalar(source)}\n---\n"
+
+
+def with_criteria(text: str) -> str | None:
+    """A tracker's text as a card's body: kept when it has an "Acceptance criteria" section,
+    else its task list (`- [ ] …`) moved under one; None when it has neither."""
+    body = text.replace("\r\n", "\n").strip()
     if parse_body(f"{body}\n", 0).criteria and _has_criteria_heading(body):
-        return f"{head}{body}\n"
+        return f"{body}\n"
     lines = body.splitlines()
     tasks = [m.group(1).strip() for line in lines if (m := _TASK.fullmatch(line))]
     if not tasks:
         return None
     rest = "\n".join(line for line in lines if not _TASK.fullmatch(line)).strip()
     criteria = "".join(f"- {' '.join(task.split())}\n" for task in tasks)
-    return f"{head}{rest}\n\n## Acceptance criteria\n\n{criteria}".replace("\n\n\n", "\n\n")
+    return f"{rest}\n\n## Acceptance criteria\n\n{criteria}".replace("\n\n\n", "\n\n").lstrip("\n")
 
 
 def _has_criteria_heading(body: str) -> bool:
@@ -101,7 +115,7 @@ def import_issues(issues: list[dict[str, Any]], folder: Path) -> Imported:
         if text is None:
             result.skipped.append((number, "no task list or acceptance criteria"))
             continue
-        path = _free_path(folder, f"{number}-{readable_words(str(issue.get('title')))}")
+        path = free_path(folder, f"{number}-{readable_words(str(issue.get('title')))}")
         with path.open("x", encoding="utf-8") as file:  # never through a planted symlink
             file.write(text)
         known_sources.add(str(issue["html_url"]))
@@ -109,7 +123,8 @@ def import_issues(issues: list[dict[str, Any]], folder: Path) -> Imported:
     return result
 
 
-def _free_path(folder: Path, stem: str) -> Path:
+def free_path(folder: Path, stem: str) -> Path:
+    """`folder/<stem>.md`, or `<stem>-2.md` … when a file (or a link) has that name."""
     path, n = folder / f"{stem[:60]}.md", 2
     while os.path.lexists(path):
         path, n = folder / f"{stem[:60]}-{n}.md", n + 1

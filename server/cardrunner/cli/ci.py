@@ -3,18 +3,24 @@
 Only the wiring lives here; what a CI run does is `run/ci.py`. The exit status is a local
 run's (0 Done, 1 Failed, 2 usage or configuration), with one addition: a card that ended Done
 but whose branch could not be pushed exits 1, because the job did not deliver its pull request.
+`--from-review PR` reads the pull request's review first; GitHub failing or the pull request
+not being one to continue from exits 1 before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cardrunner.cli.exiting import EXIT_FAILED, EXIT_USAGE, err
 
 if TYPE_CHECKING:
     from cardrunner.agent.review import Approver
     from cardrunner.run.ci import CardBranchRun
     from cardrunner.run.options import RunOptions
+    from cardrunner.run.pullreview import PullReview
 
 
 def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclusiveGroup) -> None:
@@ -36,12 +42,18 @@ def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclu
         metavar="FILE",
         help="with --ci: write the pull request's Markdown body here (also when the card fails)",
     )
+    run.add_argument(
+        "--from-review",
+        metavar="PR",
+        help="with --ci: continue on the card's branch from the review of its pull request "
+        "(N in $GITHUB_REPOSITORY, OWNER/REPO#N or its URL) and push one more commit",
+    )
 
 
 def ci_usage_error(args: argparse.Namespace) -> str | None:
     """Why the CI flags were given wrongly, or None."""
-    if not args.ci and (args.remote is not None or args.pr_body is not None):
-        return "--remote and --pr-body only go with --ci"
+    if not args.ci and (args.remote, args.pr_body, args.from_review) != (None, None, None):
+        return "--remote, --pr-body and --from-review only go with --ci"
     if args.ci and args.resume:
         return "--ci starts a new branch; it cannot resume a run"
     return None
@@ -53,15 +65,46 @@ def ci_approver() -> Approver:
     return PullRequestApprover()
 
 
-def ci_run(args: argparse.Namespace, options: RunOptions) -> CardBranchRun:
-    """The CI run for these options; a remote that is an existing path is taken from here."""
+def ci_run(args: argparse.Namespace, options: RunOptions) -> CardBranchRun | int:
+    """The CI run for these options (a remote that is an existing path is taken from here), or
+    the exit status when the review it continues from cannot be read."""
     from cardrunner.run.ci import CardBranchRun, PushTarget
 
     remote = args.remote or "origin"
     if Path(remote).exists():
         remote = str(Path(remote).resolve())
     body = args.pr_body.resolve() if args.pr_body is not None else None
-    return CardBranchRun(options, PushTarget(remote=remote, pr_body=body))
+    run = CardBranchRun(options, PushTarget(remote=remote, pr_body=body))
+    if args.from_review is None:
+        return run
+    review = _review(args.from_review)
+    if isinstance(review, int):
+        return review
+    run.continues = review
+    return run
+
+
+def _review(text: str) -> PullReview | int:
+    """The pull request's review, read through GitHub's REST API as `import github` does."""
+    from cardrunner.card.github import GitHub, GitHubError, find_token
+    from cardrunner.run.pullreview import fetch_review, pull_request_ref
+
+    ref = pull_request_ref(text, os.environ.get("GITHUB_REPOSITORY"))
+    if ref is None:
+        err(
+            f"cardrunner: --from-review {text!r} is not N (with GITHUB_REPOSITORY), OWNER/REPO#N or a pull request's URL"
+        )
+        return EXIT_USAGE
+    client = GitHub(token=find_token())
+    try:
+        review = fetch_review(client, *ref)
+    except GitHubError as error:
+        err(f"cardrunner: {error}")
+        return EXIT_FAILED
+    finally:
+        for seconds in client.waited:
+            err(f"waited {seconds:.0f} s for GitHub's rate limit")
+    return review
 
 
 def ci_status(run: CardBranchRun, status: int, failed: int) -> int:

@@ -1,10 +1,10 @@
-"""`cardrunner import github OWNER/REPO`: the repository's issues as cards, each one once.
+"""`cardrunner import github OWNER/REPO` and `import vibe-kanban PATH`: work as cards, once.
 
-Work already tracked as issues should not have to be typed again. One card per issue is written
-into the cards folder (card/issues.py says what goes in it); an issue imported before — a card
-with its link as `source:` — is left alone, so the import can run on a schedule or from a
-workflow. Exit status: 0 the import went through (even if nothing was new), 1 GitHub refused or
-failed, 2 usage.
+Work already tracked as issues, or on a Vibe Kanban board, should not have to be typed again.
+One card per issue (card/issues.py says what goes in it) or task (card/vibekanban.py) is
+written into the cards folder; one imported before — a card with its link as `source:` — is
+left alone, so the import can run on a schedule or from a workflow. Exit status: 0 the import
+went through (even if nothing was new), 1 the source refused or failed, 2 usage.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cardrunner.card.github import GitHub, GitHubError, find_token
 from cardrunner.card.issues import import_issues
+from cardrunner.card.vibekanban import VibeKanbanError, import_tasks, read_tasks
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers, err
 from cardrunner.cli.root import find_root
 from cardrunner.config.cardfolder import BACKLOG_TASKS
@@ -39,13 +40,19 @@ def add_parser(sub: Subparsers) -> None:
     which.add_argument("--number", type=int, help="this one issue")
     which.add_argument("--all-open", action="store_true", help="every open issue")
     github.set_defaults(verb=run)
+    vibe = sources.add_parser(
+        "vibe-kanban",
+        help="one card per task of a Vibe Kanban database (read-only)",
+        epilog="PATH is Vibe Kanban's db.sqlite or db.v2.sqlite (~/.local/share/vibe-kanban/ on "
+        "Linux). Exit status: 0 imported, 1 the file cannot be read, 2 usage.",
+    )
+    vibe.add_argument("path", type=Path, metavar="PATH", help="the SQLite database file")
+    vibe.add_argument("--project", help="the project to import (needed when it has several)")
+    vibe.set_defaults(verb=run_vibe_kanban)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Fetch the chosen issues and write the cards that are new."""
-    if not _REPO.fullmatch(args.repo):
-        err(f"cardrunner import: {args.repo!r} is not OWNER/REPO")
-        return EXIT_USAGE
+def _cards_folder() -> tuple[Path, Path] | None:
+    """The repository and its cards folder; None (said on stderr) for a Backlog.md board."""
     root = find_root(Path.cwd())
     settings, _ = load_settings(root)
     if settings.cards == BACKLOG_TASKS:
@@ -53,7 +60,19 @@ def run(args: argparse.Namespace) -> int:
             "cardrunner import: this is a Backlog.md board; import into it with `backlog`, "
             "or set `cards` in cardrunner.toml to a folder of cardrunner cards"
         )
+        return None
+    return root, root / settings.cards
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fetch the chosen issues and write the cards that are new."""
+    if not _REPO.fullmatch(args.repo):
+        err(f"cardrunner import: {args.repo!r} is not OWNER/REPO")
         return EXIT_USAGE
+    where = _cards_folder()
+    if where is None:
+        return EXIT_USAGE
+    root, folder = where
     client = GitHub(token=find_token())
     base = f"/repos/{args.repo}/issues"
     try:
@@ -69,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     for seconds in client.waited:
         err(f"waited {seconds:.0f} s for GitHub's rate limit")
-    done = import_issues(issues, root / settings.cards)
+    done = import_issues(issues, folder)
     for path in done.written:
         print(f"wrote {path.relative_to(root)}")
     for number, why in done.skipped:
@@ -78,4 +97,35 @@ def run(args: argparse.Namespace) -> int:
         f"{len(done.written)} new card(s); {len(done.known)} issue(s) already imported"
         + (f"; {len(done.skipped)} left out" if done.skipped else "")
     )
+    return EXIT_DONE
+
+
+def run_vibe_kanban(args: argparse.Namespace) -> int:
+    """Read the database's tasks (of one project) and write the cards that are new."""
+    where = _cards_folder()
+    if where is None:
+        return EXIT_USAGE
+    root, folder = where
+    try:
+        tasks = read_tasks(args.path)
+    except VibeKanbanError as error:
+        err(f"cardrunner import: {error}")
+        return EXIT_FAILED
+    projects = sorted({task.project for task in tasks})
+    if args.project is not None:
+        tasks = [task for task in tasks if task.project == args.project]
+        if not tasks:
+            err(f"cardrunner import: no tasks in a project {args.project!r}; projects: {projects}")
+            return EXIT_USAGE
+    elif len(projects) > 1:
+        err(
+            f"cardrunner import: the database has several projects; choose one with --project: {projects}"
+        )
+        return EXIT_USAGE
+    done = import_tasks(tasks, folder)
+    for path in done.written:
+        print(f"wrote {path.relative_to(root)}")
+    for path in done.without_criteria:
+        err(f"{path.relative_to(root)} has no acceptance criteria: add them before running it")
+    print(f"{len(done.written)} new card(s); {len(done.known)} task(s) already imported")
     return EXIT_DONE

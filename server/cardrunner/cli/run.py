@@ -209,6 +209,8 @@ def run_verb(args: argparse.Namespace) -> int:
     asks = isinstance(options.approver, TerminalApprover)
     view = LiveView(sys.stderr.write, sys.stderr.isatty() and not args.ci, asks)
     ci = ci_run(args, options) if args.ci else None
+    if isinstance(ci, int):
+        return ci
 
     async def main() -> int:
         task, loop = asyncio.current_task(), asyncio.get_running_loop()

@@ -191,9 +191,15 @@ class BranchRepo(GitRepo):
             raise GitError(f"cannot reach the remote {remote!r}: {out.stderr or out.text}")
         return bool(out.text)
 
-    async def switch_new(self, branch: str) -> None:
-        """Create `branch` at HEAD and check it out; uncommitted changes come along."""
-        await self._git("switch", "-q", "-c", branch)
+    async def switch_new(self, branch: str, at: str | None = None) -> None:
+        """Create `branch` at HEAD (or the commit `at`) and check it out; uncommitted changes
+        come along (git refuses when they would be overwritten)."""
+        await self._git("switch", "-q", "-c", branch, *([at] if at else []))
+
+    async def fetch_branch(self, remote: str, branch: str) -> str:
+        """Fetch `branch` of `remote` (a name, a URL or a path); the commit it is at."""
+        await self._git("fetch", "-q", "--no-tags", remote, f"refs/heads/{branch}")
+        return (await self._git("rev-parse", "--verify", "FETCH_HEAD^{commit}")).text
 
     async def switch_back(self, start: StartPoint) -> None:
         """Check out where the run started; uncommitted changes (a card's state) come along."""

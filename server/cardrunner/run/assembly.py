@@ -35,6 +35,7 @@ from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, Sa
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
 from cardrunner.run.prepare import PreparedRun, api_model
+from cardrunner.run.pullreview import review_prompt
 from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import command_tools
@@ -103,7 +104,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     extra = [evidence.tool(), commit.tool()]
     pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, checks)
     pool.observers.append(calls)
-    prompt = resume.prompt if resume else card.prompt()
+    prompt = resume.prompt if resume else card.prompt() + review_prompt(o.review)
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
     loop = _loop(prepared, pool, guards, verdict, prompt)
     started = RunStarted(

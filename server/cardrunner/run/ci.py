@@ -12,6 +12,11 @@ moving to Done together, and a squash or rebase merge keeps them together), whic
 a new branch, never forced. Then the checkout goes back where it was. A failed run pushes
 nothing; the body says why. Nothing is merged by cardrunner.
 
+A run that continues from its pull request's review (`continues`, `run/pullreview.py`) takes
+the card's branch from the remote instead, exactly at the reviewed commit (refused if the
+branch moved since), gives the model the review with the card, and adds its one commit on top
+of that head: the push is a fast-forward of the pull request's branch, never forced.
+
 The card's run record on the branch has no `commit`: a commit cannot name itself, and the sha
 changes anyway when the pull request is squashed or rebased. The `Card:` and `Run:` trailers
 of the commit link it to the card and the run log instead, and the record's other trailers
@@ -35,6 +40,7 @@ from cardrunner.git.repo import GitError
 from cardrunner.run.cardcommit import with_record
 from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.prbody import REVIEW_ON_PR, RunReport, pr_body, with_ledger
+from cardrunner.run.pullreview import PullReview
 from cardrunner.run.session import run_card
 from cardrunner.run.store import CardStore
 from cardrunner.run.view import RunView
@@ -83,11 +89,13 @@ class CiOutcome:
 
 @dataclass(frozen=True)
 class _Branched:
-    """What the preflight made: the run is on `branch`, started from `start`."""
+    """What the preflight made: the run is on `branch` from `base`; the checkout was at `start`
+    (where it goes back to). A new branch starts at `start`; a continued one at its head."""
 
     card: Card
     branch: str
     start: StartPoint
+    base: str
 
 
 @dataclass
@@ -101,6 +109,8 @@ class CardBranchRun:
 
     options: RunOptions
     target: PushTarget = field(default_factory=PushTarget)
+    continues: PullReview | None = None
+    """The pull request's review this run answers, on the card's branch (`--from-review`)."""
     outcome: CiOutcome | None = None
     _branched: _Branched | None = field(default=None, init=False, repr=False)
 
@@ -114,6 +124,7 @@ class CardBranchRun:
             card_store=_UncommittedRecord(o.card_store),
             commit_card_state=False,  # the card goes into the one folded commit instead
             preflight=self._branch_off,
+            review=self.continues.reason if self.continues else None,
         )
         view = RunView(o.card_path, "", "")
         result: RunFinished | None = None
@@ -143,11 +154,32 @@ class CardBranchRun:
             card = await asyncio.to_thread(load_card, self.options.card_path)
             branch = f"cards/{card_slug(card.path, self.options.root)}"
             start = await self._check(repo, branch)
+            if self.continues is not None:
+                return await self._continue(repo, card, branch, start, self.continues)
             await repo.switch_new(branch)
         except (CardError, GitError) as exc:
             raise RunRefused(str(exc)) from exc
-        self._branched = _Branched(card, branch, start)
+        self._branched = _Branched(card, branch, start, start.commit)
         return [f"working on the new branch {branch} from {start.commit[:10]}"]
+
+    async def _continue(
+        self, repo: BranchRepo, card: Card, branch: str, start: StartPoint, review: PullReview
+    ) -> list[str]:
+        """Check out the card's branch at the reviewed commit, to add one commit on top."""
+        where = f"{review.repo}#{review.number}"
+        if review.branch != branch:
+            raise RunRefused(f"{where} is the branch {review.branch!r}, not this card's {branch}")
+        head = await repo.fetch_branch(self.target.remote, branch)
+        if head != review.head:
+            raise RunRefused(
+                f"{self.target.remote}'s {branch} is at {head[:10]}, but the review is of "
+                f"{review.head[:10]}: the branch moved since; review its newest commit"
+            )
+        await repo.switch_new(branch, head)
+        self._branched = _Branched(card, branch, start, head)  # switched: go back at the end
+        card = await asyncio.to_thread(load_card, card.path)  # the card as its branch has it
+        self._branched = _Branched(card, branch, start, head)
+        return [f"continuing {branch} from {head[:10]} with {review.remarks} remark(s) of {where}"]
 
     async def _check(self, repo: BranchRepo, branch: str) -> StartPoint:
         """Where the branch starts; RunRefused if a CI run's one commit cannot be made here."""
@@ -164,7 +196,7 @@ class CardBranchRun:
             )
         if await repo.has_branch(branch):
             raise RunRefused(f"the branch {branch} exists already here; delete it or run elsewhere")
-        if await repo.remote_has_branch(self.target.remote, branch):
+        if self.continues is None and await repo.remote_has_branch(self.target.remote, branch):
             raise RunRefused(
                 f"{self.target.remote} has a branch {branch} already (an open pull request?); "
                 "merge or delete it before running the card again"
@@ -177,23 +209,24 @@ class CardBranchRun:
         """Fold, push and go back; the notes say what happened to the branch."""
         outcome = self.outcome
         assert outcome is not None
-        card, start = branched.card, branched.start
+        card = branched.card
         notes: list[str] = []
-        commits = await repo.commits_since(start.commit)
+        commits = await repo.commits_since(branched.base)
         if result.status != "done":
             outcome.why_not_pushed = f"the card ended Failed ({result.reason}): {result.detail}"
         else:
             try:
-                outcome.commit = await self._fold(repo, card, start, commits, view)
+                outcome.commit = await self._fold(repo, card, branched.base, commits, view)
                 await repo.push(self.target.remote, outcome.branch)
                 outcome.pushed = True
                 short = (outcome.commit or "")[:10]
                 notes.append(f"pushed {outcome.branch} ({short}) to {self.target.remote}")
             except GitError as exc:
                 outcome.why_not_pushed = f"the card is Done but its branch was not pushed: {exc}"
-        await repo.switch_back(start)
+        stayed = await self._go_back(repo, branched, outcome.pushed)
+        notes += stayed
         if not outcome.pushed:
-            if commits or outcome.commit:
+            if commits or outcome.commit or stayed:
                 notes.append(f"the branch {outcome.branch} keeps the run's commit here")
             else:
                 await repo.delete_branch(outcome.branch)
@@ -204,8 +237,27 @@ class CardBranchRun:
             notes.append(f"pull-request body written to {self.target.pr_body}")
         return notes
 
+    async def _go_back(self, repo: BranchRepo, branched: _Branched, pushed: bool) -> list[str]:
+        """Back to where the checkout was. A continued card that was not pushed has its branch's
+        state put back first: its Failed state differs from the start's card, so git would not
+        switch with it (the reason is in the notes and the body; the branch keeps its commit)."""
+        if self.continues is None:
+            await repo.switch_back(branched.start)
+            return []
+        if not pushed:
+            head = await repo.head() or branched.base
+            await repo.restore(head, [self._card_file(branched.card)])
+        try:
+            await repo.switch_back(branched.start)
+        except GitError as exc:
+            return [f"the checkout stays on {branched.branch}: {exc}"]
+        return []
+
+    def _card_file(self, card: Card) -> str:
+        return card.path.resolve().relative_to(self.options.root.resolve()).as_posix()
+
     async def _fold(
-        self, repo: BranchRepo, card: Card, start: StartPoint, commits: list[str], view: RunView
+        self, repo: BranchRepo, card: Card, base: str, commits: list[str], view: RunView
     ) -> str:
         if commits:
             message = await repo.message(commits[0])
@@ -220,8 +272,8 @@ class CardBranchRun:
             written = card
         if written.last_run is not None:
             message = with_record(message, written.last_run)
-        card_file = card.path.resolve().relative_to(self.options.root.resolve()).as_posix()
-        return await repo.fold_into_one(start.commit, with_ledger(message, view), [card_file])
+        card_file = self._card_file(card)
+        return await repo.fold_into_one(base, with_ledger(message, view), [card_file])
 
     def _report(self, card: Card, view: RunView, result: RunFinished) -> RunReport:
         outcome = self.outcome

@@ -72,6 +72,9 @@ class RunOptions:
     (trust/gate.py): the terminal, the editor. None: an untrusted repository is refused."""
     trusted: bool = False
     """The front end's explicit trust: `--trust-repository`, the demo's own repository."""
+    review: str | None = None
+    """The review this run continues from (`run --ci --from-review`), as one rejection reason:
+    given to the model after the card (`run/pullreview.py`)."""
 
 
 class RunRefused(Exception):

@@ -21,6 +21,8 @@ from cardrunner.run.plan import Budget, Plan, PlannedCard
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW = ROOT / ".github" / "workflows" / "cards.yml"
 ACTION = ROOT / ".github" / "actions" / "run-card" / "action.yml"
+TEMPLATE = ROOT / "docs" / "workflows" / "cardrunner-issues.yml"
+"""The workflow users copy: issues → cards → CI runs, and a review's continuation."""
 BIN = Path(sys.executable).parent
 
 
@@ -56,6 +58,45 @@ def test_actionlint_passes_on_the_workflow_and_the_action_it_uses() -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def actionlint(path: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "actionlint"), "-no-color", "-shellcheck", str(BIN / "shellcheck"), str(path)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_actionlint_passes_on_the_issues_template() -> None:
+    proc = actionlint(TEMPLATE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_checks_the_template_for_real(tmp_path: Path) -> None:
+    """A shell mistake in the template's steps is caught (shellcheck through actionlint)."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(TEMPLATE.read_text().replace('--number "$NUMBER"', "--number $NUMBER"))
+    proc = actionlint(bad)
+    assert proc.returncode == 1 and "SC2086" in proc.stdout, proc.stdout
+
+
+def test_a_review_continues_only_on_a_label_or_a_command_from_a_writer() -> None:
+    """No comment starts a run unless it is the command, and then only a writer's; the
+    continuation job depends on that gate."""
+    workflow = load(TEMPLATE)
+    jobs = workflow["jobs"]
+    gate = jobs["review-request"]
+    assert "github.event.label.name == 'cardrunner-continue'" in gate["if"]
+    assert "startsWith(github.event.comment.body, '/cardrunner continue')" in gate["if"]
+    check = gate["steps"][0]["run"]
+    assert "collaborators/$ACTOR/permission" in check and "admin|maintain|write) ;;" in check
+    runs = {name: str(job) for name, job in jobs.items() if "--from-review" in str(job)}
+    assert list(runs) == ["continue-from-review"]
+    assert jobs["continue-from-review"]["needs"] == "review-request"
+    assert "comment" not in str(jobs["continue-from-review"]["steps"])  # no comment text reaches it
 
 
 def test_actionlint_would_catch_a_wrong_action_input(tmp_path: Path) -> None:
