@@ -72,6 +72,9 @@ class RunOptions:
     (trust/gate.py): the terminal, the editor. None: an untrusted repository is refused."""
     trusted: bool = False
     """The front end's explicit trust: `--trust-repository`, the demo's own repository."""
+    read_text: Callable[[Path], Awaitable[str | None]] | None = None
+    """Where `read_file` takes the text of a file the path guard allowed (an ACP client's open
+    buffers, acp/clientfiles.py); None, or a run in a worktree: the disk's."""
 
 
 class RunRefused(Exception):
