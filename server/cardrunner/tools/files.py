@@ -94,6 +94,30 @@ def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) 
     return head + "".join(body) + tail
 
 
+def _load(guard: PathGuard, known: ConflictGuard, path: str) -> tuple[Path, str, str, str]:
+    """The allowed file, how it is shown, its text on disk and a note on its decoding."""
+    target = guard.resolve_read(path)
+    shown = guard.display(target)
+    if target.is_dir():
+        raise ToolError(f"{shown} is a folder; use list_files to see what is in it.")
+    try:
+        data = read_or_none(target, MAX_READ_BYTES)
+    except ToolError:
+        raise
+    except FileTooLarge as exc:
+        raise ToolError(f"{shown} is too large to read ({exc}).") from exc
+    known.seen(target, data)
+    if data is None:
+        raise ToolError(f"{shown} does not exist. Use list_files to find the right path.")
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text.")
+    try:
+        return target, shown, data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        return target, shown, text, "[not valid UTF-8: undecodable bytes are shown as \ufffd]\n"
+
+
 def file_tools(
     guard: PathGuard,
     conflicts: ConflictGuard | None = None,
@@ -110,33 +134,10 @@ def file_tools(
     async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
         return await asyncio.to_thread(listing, args.get("path", "."), args.get("recursive", True))
 
-    def load(path: str) -> tuple[Path, str, str, str]:
-        """The allowed file, how it is shown, its text on disk and a note on its decoding."""
-        target = guard.resolve_read(path)
-        shown = guard.display(target)
-        if target.is_dir():
-            raise ToolError(f"{shown} is a folder; use list_files to see what is in it.")
-        try:
-            data = read_or_none(target, MAX_READ_BYTES)
-        except ToolError:
-            raise
-        except FileTooLarge as exc:
-            raise ToolError(f"{shown} is too large to read ({exc}).") from exc
-        known.seen(target, data)
-        if data is None:
-            raise ToolError(f"{shown} does not exist. Use list_files to find the right path.")
-        if b"\x00" in data[:8192]:
-            raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text.")
-        try:
-            return target, shown, data.decode("utf-8"), ""
-        except UnicodeDecodeError:
-            text = data.decode("utf-8", errors="replace")
-            return target, shown, text, "[not valid UTF-8: undecodable bytes are shown as \ufffd]\n"
-
     async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         start, count = args.get("start_line"), args.get("max_lines")
         explicit = start is not None or count is not None
-        target, shown, text, note = await asyncio.to_thread(load, args["path"])
+        target, shown, text, note = await asyncio.to_thread(_load, guard, known, args["path"])
         if source is not None:
             text, note = await _from_source(source, target, shown, text, note)
         return note + _page(text, shown, start or 1, count, explicit)

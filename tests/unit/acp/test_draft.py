@@ -35,7 +35,7 @@ def test_several_lines_with_a_card_mentioned_or_open_are_a_draft(tmp_path: Path)
 
 def test_the_draft_reads_back_as_a_card_with_its_title_and_criteria(tmp_path: Path) -> None:
     drafted = draft_card(
-        ["# Subtract: too ", "", "- sub(3, 1) returns 2", "* [ ] the tests pass", "2. \"quoted\""]
+        ["# Subtract: too ", "", "- sub(3, 1) returns 2", "* [ ] the tests pass", '2. "quoted"']
     )
     assert drafted is not None and drafted.name == "subtract-too.md"
     board(tmp_path)
