@@ -99,7 +99,8 @@ async def test_an_http_mcp_server_the_client_passes_gets_the_clients_headers(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "repo"
-    card = project(root, turn(use("mcp__web__header", name="authorization")))
+    header = {"type": "tool_use", "name": "mcp__web__header", "input": {"name": "authorization"}}
+    card = project(root, turn(header))
     client = AcpClient(answers=["commit"])
     with http_server(tmp_path / "http") as (url, _):
         server = HttpMcpServer(

@@ -76,6 +76,17 @@ def prompt_lines(blocks: Sequence[Block]) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
+def described(root: Path, folder: str, blocks: Sequence[Block]) -> list[str]:
+    """The prompt's lines without the mentions of a card typed as text (`@cards/x.md`,
+    `cards/x.md`): what describes the new card, not the card that is open."""
+
+    def mention(word: str) -> bool:
+        typed = word.startswith("@") or word.endswith(".md")
+        return typed and find_card(root, folder, word) is not None
+
+    return [" ".join(w for w in line.split() if not mention(w)) for line in prompt_lines(blocks)]
+
+
 def _linked(blocks: Sequence[Block]) -> list[str]:
     uris = [b.uri for b in blocks if isinstance(b, ResourceContentBlock)]
     uris += [b.resource.uri for b in blocks if isinstance(b, EmbeddedResourceContentBlock)]
@@ -84,7 +95,7 @@ def _linked(blocks: Sequence[Block]) -> list[str]:
 
 def find_card(root: Path, folder: str, name: str) -> Path | None:
     """The card `name` stands for: a path (absolute or from the root), a file name or a stem."""
-    name = name.strip().strip("`'\"")
+    name = name.strip().strip("`'\"").removeprefix("@")
     if not name:
         return None
     cards = find_cards(root, folder)

@@ -28,7 +28,7 @@ from cardrunner.acp.cards import (
     Ask,
     Block,
     cards_text,
-    prompt_lines,
+    described,
     prompt_text,
     read_prompt,
     remember,
@@ -113,7 +113,8 @@ class CardSession:
 
     def _answer(self, ask: Ask, folder: str, blocks: Sequence[Block]) -> str:
         """What a prompt that starts no run is told: a draft, the saved draft, or the cards."""
-        if ask.what == "draft" and (drafted := draft_card(prompt_lines(blocks))) is not None:
+        lines = described(self.root, folder, blocks)
+        if ask.what == "draft" and (drafted := draft_card(lines)) is not None:
             self._card, self._draft = ask.card, drafted
             return drafted.message(folder)
         if ask.what != "save":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from acp import resource_link_block, text_block
 
-from cardrunner.acp.cards import read_prompt
+from cardrunner.acp.cards import described, read_prompt
 from cardrunner.acp.draft import draft_card, save
 from cardrunner.card.card import load_card
 
@@ -31,6 +31,10 @@ def test_several_lines_with_a_card_mentioned_or_open_are_a_draft(tmp_path: Path)
     assert read_prompt(tmp_path, "cards", around, open_card=card).what == "run"
     assert read_prompt(tmp_path, "cards", [text_block("/run fix-add\nnow")]).what == "run"
     assert read_prompt(tmp_path, "cards", [text_block("/save")]).what == "save"
+    typed = [text_block(f"@cards/fix-add.md {lines}")]
+    assert read_prompt(tmp_path, "cards", typed).what == "draft"
+    assert described(tmp_path, "cards", typed) == ["Subtract too", "- sub(3, 1) returns 2"]
+    assert described(tmp_path, "cards", [text_block("fix-add stays\nx")])[0] == "fix-add stays"
 
 
 def test_the_draft_reads_back_as_a_card_with_its_title_and_criteria(tmp_path: Path) -> None:
