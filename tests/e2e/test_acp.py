@@ -210,7 +210,7 @@ async def test_a_prompt_that_names_no_card_gets_the_cards_and_how_to_run_one(
     assert answer.stop_reason == "end_turn"
     assert "`cards/fix-add.md`" in client.text() and "/run" in client.text()
     (commands,) = [u for u in client.updates if u.session_update == "available_commands_update"]
-    assert {c.name for c in commands.available_commands} == {"run", "resume", "cards"}
+    assert {c.name for c in commands.available_commands} == {"run", "resume", "cards", "save"}
     assert state(card) == "New" and not (root / ".cardrunner" / "runs").exists()
 
 
@@ -257,6 +257,8 @@ async def test_stdout_carries_only_json_rpc_in_the_schema_the_clients_read(
     capabilities = init["result"]["agentCapabilities"]
     assert capabilities["loadSession"] is True
     assert not capabilities.get("promptCapabilities", {}).get("image")
+    assert capabilities["mcpCapabilities"]["http"] is True
+    assert capabilities["mcpCapabilities"]["sse"] is False
     send({"id": 2, "method": "session/new", "params": {"cwd": str(root), "mcpServers": []}})
     session = (await until(2))[-1]["result"]["sessionId"]
     prompt_params = {"sessionId": session, "prompt": [{"type": "text", "text": RUN}]}

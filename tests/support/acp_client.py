@@ -2,8 +2,10 @@
 
 `AcpClient` is a real `acp.Client`: it records every session update as the SDK parsed it (so
 an update the schema rejects is missing here as it would be in an editor), answers each
-permission request from a list and notes what it had been shown by then. `agent()` spawns
-`python -m cardrunner acp` in the repository with the SDK's own `spawn_agent_process`.
+permission request from a list and notes what it had been shown by then, and answers
+`fs/read_text_file` from its `buffers` (an editor's unsaved text), the disk's text otherwise.
+`agent()` spawns `python -m cardrunner acp` in the repository with the SDK's own
+`spawn_agent_process`.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentPlanUpdate,
     AllowedOutcome,
+    ClientCapabilities,
     FileEditToolCallContent,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallProgress,
     ToolCallStart,
@@ -48,6 +52,10 @@ class AcpClient:
     answers: list[str] = field(default_factory=list)
     updates: list[Any] = field(default_factory=list)
     asked: list[Asked] = field(default_factory=list)
+    buffers: dict[str, str] = field(default_factory=dict)
+    """Absolute path → the text an editor holds for it, not saved."""
+    read: list[str] = field(default_factory=list)
+    """Every path the agent asked the client to read."""
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def request_permission(
@@ -60,6 +68,13 @@ class AcpClient:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=self.answers.pop(0))
         )
+
+    async def read_text_file(self, path: str, session_id: str, **_: Any) -> ReadTextFileResponse:
+        self.read.append(path)
+        text = self.buffers.get(path)
+        if text is None:
+            text = await asyncio.to_thread(Path(path).read_text)
+        return ReadTextFileResponse(content=text)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
@@ -120,10 +135,11 @@ def agent_env() -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def agent(
-    root: Path, client: AcpClient
+    root: Path, client: AcpClient, capabilities: ClientCapabilities | None = None
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
-    """`cardrunner acp` in `root`, initialized without clientCapabilities (all false); its
-    stderr goes to `<root>.acp-stderr.log` (a pipe nobody reads would fill and block it)."""
+    """`cardrunner acp` in `root`, initialized with `capabilities` (by default none: all
+    false); its stderr goes to `<root>.acp-stderr.log` (a pipe nobody reads would fill and
+    block it)."""
     log = root.parent / f"{root.name}.acp-stderr.log"
     with log.open("ab") as stderr:
         async with spawn_agent_process(
@@ -136,7 +152,12 @@ async def agent(
             env=agent_env(),
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 30.0},
         ) as (conn, process):
-            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            await asyncio.wait_for(
+                conn.initialize(
+                    protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
+                ),
+                60,
+            )
             yield conn, process
 
 

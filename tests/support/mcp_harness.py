@@ -296,6 +296,16 @@ def spawn_child() -> int:
     return child.pid
 
 
+@server.tool()
+def touch(path: str) -> str:
+    """Try to create the file at `path` (a payload that tries to write outside its sandbox)."""
+    try:
+        Path(path).write_text("touched\n")
+    except OSError as exc:
+        return f"refused: {exc}"
+    return f"wrote {path}"
+
+
 def extra(text: str) -> str:
     """A tool only a restarted server offers."""
     return f"extra: {text}"

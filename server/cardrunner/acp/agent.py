@@ -2,11 +2,12 @@
 
 It advertises only what it does: `session/load` (resume an interrupted run), embedded context
 (a mentioned card file arrives as a resource), no images or audio (a run's input is its card,
-not the prompt's pictures) and no MCP servers of the client's. Those would join the run's tool
-pool without the checks the project's own servers get (settings, the review of `.mcp.json`
-changes, the sandbox), so they are named to the user and left out. The client's file system and
-terminal are not used: the run reads and writes through its own path guard and sandbox, so a
-missing `clientCapabilities` (all false) changes nothing.
+not the prompt's pictures), and MCP servers of the client's over stdio and Streamable HTTP
+(`mcpCapabilities.http`) but not SSE: they join each run's tool pool beside the project's, in
+the same sandbox and gate (acp/mcpservers.py). Of the client's own capabilities it uses
+`fs.readTextFile`, so a run sees unsaved buffers (acp/clientfiles.py); not `fs.writeTextFile`
+nor the terminal, since the review, the commit and the runner's checks stand on cardrunner's
+own writes and sandbox. A missing `clientCapabilities` (all false) changes nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_available_commands
 from acp.schema import (
     AgentCapabilities,
+    ClientCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -32,19 +34,11 @@ from acp.schema import (
 
 from cardrunner import __version__
 from cardrunner.acp.cards import COMMANDS, Block
+from cardrunner.acp.clientfiles import ClientFiles, reads_files
+from cardrunner.acp.mcpservers import ClientServer, client_servers
 from cardrunner.acp.session import CardSession
 
 FindRoot = Callable[[Path], Path]
-
-
-def _left_out(servers: list[Any] | None) -> list[str]:
-    names = [str(getattr(s, "name", "?")) for s in servers or []]
-    if not names:
-        return []
-    return [
-        f"MCP servers from the client are not added to the run ({', '.join(names)}): "
-        "configure them in cardrunner.toml or .mcp.json, where they are reviewed (docs/acp.md)."
-    ]
 
 
 class CardAgent:
@@ -55,6 +49,7 @@ class CardAgent:
         self._client: Client | None = None
         self._sessions: dict[str, CardSession] = {}
         self._announcing: set[asyncio.Task[None]] = set()
+        self._capabilities: ClientCapabilities | None = None
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -64,7 +59,13 @@ class CardAgent:
             raise RequestError.internal_error({"details": "no client connection"})
         return self._client
 
-    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self._capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -72,15 +73,20 @@ class CardAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="cardrunner", title="cardrunner", version=__version__),
             auth_methods=[],
         )
 
-    def _session(self, session_id: str, cwd: str, mcp_servers: list[Any] | None) -> CardSession:
+    def _session(
+        self, session_id: str, cwd: str, mcp_servers: list[ClientServer] | None
+    ) -> CardSession:
         root = self._find_root(Path(cwd))
-        session = CardSession(self._connected(), session_id, root, remarks=_left_out(mcp_servers))
+        client = self._connected()
+        files = ClientFiles(client, session_id) if reads_files(self._capabilities) else None
+        servers = client_servers(mcp_servers)
+        session = CardSession(client, session_id, root, servers, files)
         self._sessions[session_id] = session
         return session
 
@@ -94,7 +100,7 @@ class CardAgent:
         task.add_done_callback(self._announcing.discard)
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self, cwd: str, mcp_servers: list[ClientServer] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session_id = secrets.token_hex(12)
         self._session(session_id, cwd, mcp_servers)
@@ -102,7 +108,11 @@ class CardAgent:
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[ClientServer] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         session = self._session(session_id, cwd, mcp_servers)
         if not await session.load():

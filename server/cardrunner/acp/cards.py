@@ -1,10 +1,12 @@
-"""What a prompt asks for: run a card, resume one, list the cards, or nothing we do.
+"""What a prompt asks for: run a card, resume one, list the cards, draft one, or nothing we do.
 
-A session is a card. The agent advertises `/run CARD`, `/resume CARD` and `/cards`; a prompt
-that links a card file (a `resource_link` or an embedded `resource` with a `file://` URI, what a
-client sends for an @-mention) or names one (`cards/fix-add.md`, `fix-add.md`, `fix-add`) runs
-it. Anything else is answered with the list of cards and how to run one. Which card a session
-ran is kept under `.cardrunner/` so `session/load` in a later process knows what to resume.
+A session is a card. The agent advertises `/run CARD`, `/resume CARD`, `/cards` and `/save`; a
+prompt that links a card file (a `resource_link` or an embedded `resource` with a `file://` URI,
+what a client sends for an @-mention) or names one (`cards/fix-add.md`, `fix-add.md`, `fix-add`)
+runs it — unless it has two or more lines: with a card open (mentioned, or the session's own)
+such a prompt describes a new card, which is drafted (acp/draft.py) and saved on `/save`.
+Anything else is answered with the list of cards and how to run one. Which card a session ran is
+kept under `.cardrunner/` so `session/load` in a later process knows what to resume.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ COMMANDS = [
         input=AvailableCommandInput(UnstructuredCommandInput(hint="cards/CARD.md")),
     ),
     AvailableCommand(name="cards", description="List the cards of this repository"),
+    AvailableCommand(name="save", description="Write the card drafted last into the cards folder"),
 ]
 
 
@@ -58,13 +61,30 @@ COMMANDS = [
 class Ask:
     """What one prompt asks for; `card` is set for run and resume."""
 
-    what: Literal["run", "resume", "cards", "other"]
+    what: Literal["run", "resume", "cards", "draft", "save", "other"]
     card: Path | None = None
     text: str = ""
 
 
 def prompt_text(blocks: Sequence[Block]) -> str:
     return "\n".join(b.text for b in blocks if isinstance(b, TextContentBlock)).strip()
+
+
+def prompt_lines(blocks: Sequence[Block]) -> list[str]:
+    """The prompt's non-empty lines; text blocks around a mention belong to one line."""
+    text = " ".join(b.text for b in blocks if isinstance(b, TextContentBlock))
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def described(root: Path, folder: str, blocks: Sequence[Block]) -> list[str]:
+    """The prompt's lines without the mentions of a card typed as text (`@cards/x.md`,
+    `cards/x.md`): what describes the new card, not the card that is open."""
+
+    def mention(word: str) -> bool:
+        typed = word.startswith("@") or word.endswith(".md")
+        return typed and find_card(root, folder, word) is not None
+
+    return [" ".join(w for w in line.split() if not mention(w)) for line in prompt_lines(blocks)]
 
 
 def _linked(blocks: Sequence[Block]) -> list[str]:
@@ -75,7 +95,7 @@ def _linked(blocks: Sequence[Block]) -> list[str]:
 
 def find_card(root: Path, folder: str, name: str) -> Path | None:
     """The card `name` stands for: a path (absolute or from the root), a file name or a stem."""
-    name = name.strip().strip("`'\"")
+    name = name.strip().strip("`'\"").removeprefix("@")
     if not name:
         return None
     cards = find_cards(root, folder)
@@ -87,24 +107,28 @@ def find_card(root: Path, folder: str, name: str) -> Path | None:
     return named[0] if len(named) == 1 else None
 
 
-_COMMAND = re.compile(r"^/(run|resume|cards)\b\s*(.*)$", re.S)
+_COMMAND = re.compile(r"^/(run|resume|cards|save)\b\s*(.*)$", re.S)
 
 
-def read_prompt(root: Path, folder: str, blocks: Sequence[Block]) -> Ask:
-    """The prompt's command, else the card it links or names, else `other`."""
+def read_prompt(
+    root: Path, folder: str, blocks: Sequence[Block], open_card: Path | None = None
+) -> Ask:
+    """The prompt's command; else a draft (several lines, a card open); else the card it links
+    or names; else `other`. `open_card` is the session's card, if it has one."""
     text = prompt_text(blocks)
     links = [c for u in _linked(blocks) if (c := find_card(root, folder, u)) is not None]
     command = _COMMAND.match(text)
     if command:
         verb, rest = command.group(1), command.group(2).strip()
-        if verb == "cards":
-            return Ask("cards", text=text)
+        if verb in ("cards", "save"):
+            return Ask("cards" if verb == "cards" else "save", text=text)
         card = links[0] if links else find_card(root, folder, rest.split()[0] if rest else "")
         return Ask("run" if verb == "run" else "resume", card, text) if card else Ask("other")
-    if links:
-        return Ask("run", links[0], text)
     named = [c for word in text.split() if (c := find_card(root, folder, word)) is not None]
-    return Ask("run", named[0], text) if named else Ask("other", text=text)
+    mentioned = next(iter(links or named), None)
+    if len(prompt_lines(blocks)) >= 2 and (mentioned or open_card):
+        return Ask("draft", mentioned or open_card, text)
+    return Ask("run", mentioned, text) if mentioned else Ask("other", text=text)
 
 
 def cards_text(root: Path, folder: str) -> str:

@@ -6,7 +6,10 @@ updates to the client as it comes, so the client sees the run as it goes and a c
 the run's own lifecycle (its `finally` stops the app and tidies the write area), never the
 sending. A prompt turn lasts until the run ends — or until a rejected review waits for its
 reason: that turn ends asking why, and the next prompt's text is the reason; its turn then
-shows the rest of the run.
+shows the rest of the run. Each run gets the MCP servers the client passed (acp/mcpservers.py)
+beside the project's, and reads files through the client where it offers that
+(acp/clientfiles.py). A prompt that describes a new card gets a draft (acp/draft.py), kept
+until `/save` writes it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,19 @@ from acp import Client
 from acp.schema import StopReason
 
 from cardrunner.acp.approver import PermissionApprover
-from cardrunner.acp.cards import Block, cards_text, prompt_text, read_prompt, remember, remembered
+from cardrunner.acp.cards import (
+    Ask,
+    Block,
+    cards_text,
+    described,
+    prompt_text,
+    read_prompt,
+    remember,
+    remembered,
+)
+from cardrunner.acp.clientfiles import ClientFiles
+from cardrunner.acp.draft import Draft, draft_card, save
+from cardrunner.acp.mcpservers import ClientServers
 from cardrunner.acp.updates import RunUpdates, SessionUpdate, say
 from cardrunner.agent import events as ev
 from cardrunner.config.loading import has_clash, load_settings
@@ -43,13 +58,19 @@ class CardSession:
         client: Client,
         session_id: str,
         root: Path,
-        remarks: Sequence[str] = (),
+        servers: ClientServers | None = None,
+        files: ClientFiles | None = None,
     ) -> None:
         self._client = client
         self.session_id = session_id
         self.root = root
-        self._remarks = list(remarks)
+        self._servers = servers or ClientServers()
+        self._files = files
+        self._remarks = list(self._servers.remarks)
         """Said once, at the start of the first prompt's answer (client MCP servers left out)."""
+        self._card: Path | None = None
+        """The card open in this session: the one it ran, loaded or was last shown."""
+        self._draft: Draft | None = None
         self._queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
         self._run: asyncio.Task[None] | None = None
         self._shown: asyncio.Task[StopReason] | None = None
@@ -81,14 +102,29 @@ class CardSession:
             await self._send(say("A run is going in this session; wait for it, or cancel it."))
             return "end_turn"
         folder = load_settings(self.root)[0].cards
-        ask = read_prompt(self.root, folder, blocks)
-        if self._resume is not None and ask.what in ("other", "resume"):
+        ask = read_prompt(self.root, folder, blocks, self._card)
+        if self._resume is not None and ask.what in ("other", "resume", "draft"):
             card, self._resume = self._resume, None
             return await self._start(card, resume=True)
         if ask.card is not None and ask.what in ("run", "resume"):
             return await self._start(ask.card, resume=ask.what == "resume")
-        await self._send(say(cards_text(self.root, folder)))
+        await self._send(say(self._answer(ask, folder, blocks)))
         return "end_turn"
+
+    def _answer(self, ask: Ask, folder: str, blocks: Sequence[Block]) -> str:
+        """What a prompt that starts no run is told: a draft, the saved draft, or the cards."""
+        lines = described(self.root, folder, blocks)
+        if ask.what == "draft" and (drafted := draft_card(lines)) is not None:
+            self._card, self._draft = ask.card, drafted
+            return drafted.message(folder)
+        if ask.what != "save":
+            return cards_text(self.root, folder)
+        if self._draft is None:
+            return "There is no drafted card to save: describe one first (a title line, then one line per criterion)."
+        path = save(self.root, folder, self._draft)
+        self._draft = None
+        shown = path.relative_to(self.root).as_posix()
+        return f"Saved as `{shown}`. Run it with `/run {shown}`."
 
     def _new_turn(self) -> asyncio.Future[StopReason]:
         self._turn = asyncio.get_running_loop().create_future()
@@ -104,13 +140,18 @@ class CardSession:
             await self._send(say(f"settings: {problem}"))
         if has_clash(problems):
             return "end_turn"
+        settings, left_out = self._servers.into(settings)
+        for remark in left_out:
+            await self._send(say(remark))
         remember(self.root, self.session_id, card)
+        self._card = card
         options = RunOptions(
             root=self.root,
             card_path=card,
             settings=settings,
             approver=PermissionApprover(self._client, self.session_id, self),
             resume=ResumeGrant() if resume else None,
+            read_text=self._files,
         )
         turn = self._new_turn()
         self._run = asyncio.create_task(self._produce(options))
@@ -169,6 +210,7 @@ class CardSession:
         card = remembered(self.root, self.session_id)
         if card is None:
             return False
+        self._card = card
         found = await asyncio.to_thread(find_resumable, self.root, card)
         if found is None:
             await self._send(say(f"The last run of {card.name} ended; nothing to resume."))

@@ -3,6 +3,8 @@
 Kept apart from the rest of the settings because where a server was configured decides what it
 may be given: a `${VAR}` of a secret-looking name is filled only for a server the user's own
 config names (`USER_SOURCE`), never for one a repository wrote (tools/mcp/hub.py, docs/security.md).
+A server an ACP client passed in (`CLIENT_SOURCE`) comes with its values already filled by the
+client: they are taken literally, and cardrunner fills nothing of its own environment into them.
 `source` is set by the loader (config/sources.py), whatever a file says it is.
 """
 
@@ -16,6 +18,9 @@ from cardrunner.config.secrets import is_secret_name
 
 USER_SOURCE = "your user config"
 """The `source` of a server defined in the user's own config.toml (config/user.py)."""
+
+CLIENT_SOURCE = "the agent panel's client"
+"""The `source` of a server an ACP client passed in `session/new` (acp/mcpservers.py)."""
 
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 """`${NAME}` or `${NAME:-default}` in a server's command, args, env, url or headers."""
@@ -49,6 +54,11 @@ class McpServer(BaseModel):
     def users_own(self) -> bool:
         """Defined in the user's own config, not by a repository."""
         return self.source == USER_SOURCE
+
+    @property
+    def from_client(self) -> bool:
+        """Passed in by the ACP client: its values are literal, no `${VAR}` is filled in."""
+        return self.source == CLIENT_SOURCE
 
     def secret_uses(self) -> list[str]:
         """Where this server asks for a secret-looking `${VAR}`: `url uses ${X}` and so on."""

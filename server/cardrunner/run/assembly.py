@@ -208,9 +208,11 @@ async def _tool_pool(
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)
+    # the client's buffers are of the checkout: a run in a worktree reads its own files
+    source = prepared.options.read_text if area.worktree is None else None
     pool = ToolPool(
         [
-            *file_tools(guard, timeout=s.tool_timeout_seconds),
+            *file_tools(guard, timeout=s.tool_timeout_seconds, source=source),
             *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox, guard),
             *extra,
         ]

@@ -75,6 +75,9 @@ class RunOptions:
     review: str | None = None
     """The review this run continues from (`run --ci --from-review`), as one rejection reason:
     given to the model after the card (`run/pullreview.py`)."""
+    read_text: Callable[[Path], Awaitable[str | None]] | None = None
+    """Where `read_file` takes the text of a file the path guard allowed (an ACP client's open
+    buffers, acp/clientfiles.py); None, or a run in a worktree: the disk's."""
 
 
 class RunRefused(Exception):

@@ -4,12 +4,18 @@ Every path the model passes goes through the fences of `guard.py` (`PathGuard`: 
 allowed folder, never in `.git/` or `.cardrunner/`; `ConflictGuard`: a file the user edited after
 the run last wrote it is not overwritten). Writes are atomic. All file I/O runs in a
 worker thread, because the language server's event loop must never block on a disk.
+
+`read_file` may take a file's text from a `source` instead (an ACP client's editor, whose
+buffers may hold changes not saved yet): the guard decides first and the file must exist and be
+text on disk; the source only supplies the text shown. What the conflict guard records, and
+what `edit_file`, `write_file` and the review work on, stays the file as saved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,9 @@ from cardrunner.tools.guard import (
     is_forbidden_name,
     read_or_none,
 )
+
+TextSource = Callable[[Path], Awaitable[str | None]]
+"""The text of a file the guard allowed (its resolved path), or None to show the disk's."""
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
 MAX_LIST_ENTRIES = 500
@@ -85,10 +94,38 @@ def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) 
     return head + "".join(body) + tail
 
 
+def _load(guard: PathGuard, known: ConflictGuard, path: str) -> tuple[Path, str, str, str]:
+    """The allowed file, how it is shown, its text on disk and a note on its decoding."""
+    target = guard.resolve_read(path)
+    shown = guard.display(target)
+    if target.is_dir():
+        raise ToolError(f"{shown} is a folder; use list_files to see what is in it.")
+    try:
+        data = read_or_none(target, MAX_READ_BYTES)
+    except ToolError:
+        raise
+    except FileTooLarge as exc:
+        raise ToolError(f"{shown} is too large to read ({exc}).") from exc
+    known.seen(target, data)
+    if data is None:
+        raise ToolError(f"{shown} does not exist. Use list_files to find the right path.")
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text.")
+    try:
+        return target, shown, data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        return target, shown, text, "[not valid UTF-8: undecodable bytes are shown as \ufffd]\n"
+
+
 def file_tools(
-    guard: PathGuard, conflicts: ConflictGuard | None = None, timeout: float = 120.0
+    guard: PathGuard,
+    conflicts: ConflictGuard | None = None,
+    timeout: float = 120.0,
+    source: TextSource | None = None,
 ) -> list[Tool]:
-    """list_files, read_file, write_file and edit_file, all behind `guard`, bounded by `timeout`."""
+    """list_files, read_file, write_file and edit_file, all behind `guard`, bounded by `timeout`;
+    `read_file` shows what `source` has of a file, if it has it."""
     known = conflicts or ConflictGuard()
 
     def listing(path: str, recursive: bool) -> str:
@@ -97,33 +134,13 @@ def file_tools(
     async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
         return await asyncio.to_thread(listing, args.get("path", "."), args.get("recursive", True))
 
-    def read(path: str, start: int, count: int | None, explicit: bool) -> str:
-        target = guard.resolve_read(path)
-        shown = guard.display(target)
-        if target.is_dir():
-            raise ToolError(f"{shown} is a folder; use list_files to see what is in it.")
-        try:
-            data = read_or_none(target, MAX_READ_BYTES)
-        except ToolError:
-            raise
-        except FileTooLarge as exc:
-            raise ToolError(f"{shown} is too large to read ({exc}).") from exc
-        known.seen(target, data)
-        if data is None:
-            raise ToolError(f"{shown} does not exist. Use list_files to find the right path.")
-        if b"\x00" in data[:8192]:
-            raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text.")
-        try:
-            text, note = data.decode("utf-8"), ""
-        except UnicodeDecodeError:
-            text = data.decode("utf-8", errors="replace")
-            note = "[not valid UTF-8: undecodable bytes are shown as \ufffd]\n"
-        return note + _page(text, shown, start, count, explicit)
-
     async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         start, count = args.get("start_line"), args.get("max_lines")
         explicit = start is not None or count is not None
-        return await asyncio.to_thread(read, args["path"], start or 1, count, explicit)
+        target, shown, text, note = await asyncio.to_thread(_load, guard, known, args["path"])
+        if source is not None:
+            text, note = await _from_source(source, target, shown, text, note)
+        return note + _page(text, shown, start or 1, count, explicit)
 
     def write(path: str, content: str) -> str:
         target = guard.resolve_write(path)
@@ -142,6 +159,21 @@ def file_tools(
             raise
 
     return _described(guard, known, [list_files, read_file, write_file], timeout)
+
+
+async def _from_source(
+    source: TextSource, target: Path, shown: str, text: str, note: str
+) -> tuple[str, str]:
+    """The source's text of `target` when it differs from the disk's, with a note saying so."""
+    given = await source(target)
+    if given is None or given == text:
+        return text, note
+    if len(given.encode("utf-8")) > MAX_READ_BYTES:
+        raise ToolError(f"{shown} as open in the editor is too large to read.")
+    return given, (
+        f"[{shown} as open in the editor, with changes not saved yet; edit_file, write_file "
+        "and the commit work on the file as saved]\n"
+    )
 
 
 def _described(

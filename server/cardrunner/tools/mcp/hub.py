@@ -6,7 +6,8 @@ are untrusted neighbours: a stdio server runs in the workspace root with a minim
 (basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`; no API
 keys unless the configuration passes them on, `${VAR}` style — and a secret-looking `${VAR}` only
 for a server the user's own config defines, never a repository's), its stderr goes to
-`run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server that fails to start is reported and left out,
+`run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server an ACP
+client passed in gets the same confinement; only its values are taken as the client sent them. A server that fails to start is reported and left out,
 unless it is `required`, in which case the run cannot sensibly go on (`McpStartError`).
 
 Usage:
@@ -144,12 +145,12 @@ class McpHub:
     def _launch(self, name: str, spec: McpServer) -> Launch:
         """argv and environment of a stdio server, or url and headers; `${VAR}` from our env,
         but a secret-looking one only for a server the user's own config defines."""
-        if not spec.users_own and (uses := spec.secret_uses()):
+        if not (spec.users_own or spec.from_client) and (uses := spec.secret_uses()):
             raise ValueError(secret_refusal(uses[0]))
         stderr_path = self._run_dir / "mcp" / f"{_INVALID.sub('_', name)}.stderr.log"
         if spec.url:
-            headers = {k: self._expand(v, f"headers.{k}") for k, v in spec.headers.items()}
-            url = self._expand(spec.url, "url")
+            headers = {k: self._expand(v, f"headers.{k}", spec) for k, v in spec.headers.items()}
+            url = self._expand(spec.url, "url", spec)
             return Launch(None, {}, self._root, stderr_path, self._groups, url, headers)
         env = filter_env(self._environ, self._sandbox.env_names if self._sandbox else ())
         # Like build and test commands, `python` in a server's command is our interpreter.
@@ -157,11 +158,11 @@ class McpHub:
             filter(None, [str(Path(sys.executable).parent), env.get("PATH")])
         )
         env["CARDRUNNER_RUN_DIR"] = str(self._run_dir)
-        env.update({k: self._expand(v, f"env.{k}") for k, v in spec.env.items()})
-        command = self._expand(spec.command or "", "command")
+        env.update({k: self._expand(v, f"env.{k}", spec) for k, v in spec.env.items()})
+        command = self._expand(spec.command or "", "command", spec)
         if "/" in command and not Path(command).is_absolute():
             command = str(self._root / command)
-        argv = [command, *(self._expand(a, "args") for a in spec.args)]
+        argv = [command, *(self._expand(a, "args", spec) for a in spec.args)]
         if self._sandbox is not None:
             if self._sandbox.mode == "bwrap":
                 env["TMPDIR"] = "/tmp"
@@ -171,7 +172,12 @@ class McpHub:
                 raise ValueError(f"command not found or not executable: {command}") from exc
         return Launch(argv, env, self._root, stderr_path, self._groups)
 
-    def _expand(self, value: str, where: str) -> str:
+    def _expand(self, value: str, where: str, spec: McpServer) -> str:
+        """`${VAR}` from our environment; a client's server gets its values as the client sent
+        them (the client filled them, and our environment is not the client's to read)."""
+        if spec.from_client:
+            return value
+
         def one(match: re.Match[str]) -> str:
             found = self._environ.get(match.group(1))
             if found is None and match.group(2) is None:
