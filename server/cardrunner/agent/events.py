@@ -84,6 +84,8 @@ class RunStarted(_Event):
     limits: dict[str, Any]
     criteria: list[str]
     warnings: list[str] = []
+    instructions: list[str] = []
+    """The project's instruction files in the system prompt: `AGENTS.md (1.2k)`."""
     resumed_from_round: int = 0
     prompt: str = ""
     """The card as the model first saw it (a resume must not pick up later edits)."""

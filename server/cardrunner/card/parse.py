@@ -17,6 +17,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cardrunner.card.body import parse_body
 from cardrunner.card.cache import TextCache
+from cardrunner.card.fields import read_fields
 from cardrunner.card.text import (
     CARD_KEYS,
     CARD_STATES,
@@ -185,6 +186,7 @@ class _Parser:
             "title_line": where("title"),
             "runs": runs,
             "last_entry": self.last_run(root, data, start, runs),
+            **read_fields(data, lambda name: where(name, True), self.problem),
         }
 
     def unknown_keys(self, root: MappingNode, start: int) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cardrunner.config.agentsettings import AgentSettings
 from cardrunner.config.confinement import Sandbox, TestArgs
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
 
@@ -166,6 +167,7 @@ class Settings(_Strict):
         description="[models.NAME]: override the model table (window, output, thinking, effort).",
     )
     options: ModelOptions = Field(default_factory=ModelOptions)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     require_evidence: bool = Field(
         True,
         description="Done needs grounded evidence for every criterion and the runner's own "

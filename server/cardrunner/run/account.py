@@ -92,7 +92,8 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
     match event:
         case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
-            return [head, f"  tools: {', '.join(event.tools)}"] + [
+            shown = [f"  instructions: {', '.join(event.instructions)}"] if event.instructions else []
+            return [head, f"  tools: {', '.join(event.tools)}", *shown] + [
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():

@@ -33,6 +33,7 @@ from cardrunner.processes.reach import interpreter_prefixes, references, site_fo
 from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
+from cardrunner.run.instructions import ProjectInstructions, read_instructions
 from cardrunner.run.prepare import PreparedRun, api_model
 from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError
@@ -113,7 +114,8 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     pool.observers.append(calls)
     prompt = resume.prompt if resume else card.prompt()
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
-    loop = _loop(prepared, pool, guards, verdict, prompt)
+    project = await asyncio.to_thread(_project_instructions, prepared, area.root)
+    loop = _loop(prepared, pool, guards, verdict, prompt, project.text)
     started = RunStarted(
         run_id=run_id,
         card=relative(card.path, o.root),
@@ -122,7 +124,8 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         tools=pool.names,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[*prepared.notes, *warnings, *_old_log_warning(prepared)],
+        warnings=[*prepared.notes, *project.notes, *warnings, *_old_log_warning(prepared)],
+        instructions=resume.instructions if resume else project.listed,
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
         system=loop.system,
@@ -277,13 +280,28 @@ def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
         )
 
 
+def _project_instructions(prepared: PreparedRun, root: Path) -> ProjectInstructions:
+    """The project's AGENTS.md files for a new run; none for a resume (its log keeps the
+    system prompt it sent) or when `[agent] project_instructions` is off."""
+    agent = prepared.options.settings.agent
+    if prepared.resume is not None or not agent.project_instructions:
+        return ProjectInstructions()
+    write = prepared.options.settings.paths.write
+    return read_instructions(root, write, agent.instructions_max_bytes)
+
+
 def _loop(
-    prepared: PreparedRun, pool: ToolPool, guards: Guards, verdict: RunVerdict, prompt: str
+    prepared: PreparedRun,
+    pool: ToolPool,
+    guards: Guards,
+    verdict: RunVerdict,
+    prompt: str,
+    project: str,
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
     settings = prepared.options.settings
     o = settings.effective_options(api_model(prepared.model))
-    system, tools, messages = _conversation(prepared, pool, prompt)
+    system, tools, messages = _conversation(prepared, pool, prompt, project)
     overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
         system=system,
@@ -303,7 +321,7 @@ def _loop(
 
 
 def _conversation(
-    prepared: PreparedRun, pool: ToolPool, prompt: str
+    prepared: PreparedRun, pool: ToolPool, prompt: str, project: str
 ) -> tuple[str, list[dict[str, Any]], list[Message]]:
     """`system`, `tools` and the messages. Built once per run; a resume takes the run's own
     from its log (append-only: today's settings never rewrite what was sent, since `system`
@@ -311,7 +329,7 @@ def _conversation(
     resume = prepared.resume
     if resume is None:
         first = Message("user", [{"type": "text", "text": prompt}])
-        return INSTRUCTIONS.read_text(encoding="utf-8"), pool.specs(), [first]
+        return INSTRUCTIONS.read_text(encoding="utf-8") + project, pool.specs(), [first]
     system = resume.system or INSTRUCTIONS.read_text(encoding="utf-8")
     tools = resume.tools or pool.specs()
     paths = prepared.options.settings.paths.model_dump()

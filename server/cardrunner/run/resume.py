@@ -64,6 +64,8 @@ class ResumeState:
     tools: list[dict[str, Any]] | None = None
     """`tools` as the run sent them (None: a log from before they were kept)."""
     paths: dict[str, list[str]] = field(default_factory=dict)
+    instructions: list[str] = field(default_factory=list)
+    """The project's instruction files the kept system prompt holds (as the start listed them)."""
 
 
 def observed_calls(state: ResumeState) -> list[ObservedCall]:
@@ -143,6 +145,7 @@ def rebuild(log: Path) -> ResumeState:
         system=start.system or None,
         tools=start.tool_specs or None,
         paths=start.paths,
+        instructions=start.instructions,
     )
     replay = _Replay(state)
     for event in events:

@@ -61,6 +61,8 @@ class LiveView:
                 self._line(
                     f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
                 )
+                if event.instructions:
+                    self._line(f"  instructions: {', '.join(event.instructions)}")
             case ev.RoundStarted():
                 self._thinking = True
                 self._redraw()
