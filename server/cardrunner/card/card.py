@@ -53,7 +53,7 @@ class Card:
     """The newest run's record as the file has it (the user's file: any keys, any values): the
     `last_run:` mapping, or without one, the last `runs:` entry."""
     text: str
-    choices: CardChoices = CardChoices()
+    choices: CardChoices = field(default_factory=CardChoices)
     """The model, effort and budgets the card asks for its run (`card/fields.py`)."""
     depends_on: list[str] = field(default_factory=list)
     """Cards (paths or titles) that must be Done before this one runs."""

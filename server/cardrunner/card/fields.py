@@ -60,7 +60,9 @@ def read_fields(data: dict[Any, Any], where: Where, problem: Problem) -> dict[st
             if not isinstance(value, str) or not value.strip():
                 problem(where(key), f"'{key}' should be a name, e.g. {_EXAMPLE[key]}", "error")
             elif key == "effort" and value.strip() not in EFFORTS:
-                problem(where(key), f"unknown effort {value!r} (one of {', '.join(EFFORTS)})", "error")
+                problem(
+                    where(key), f"unknown effort {value!r} (one of {', '.join(EFFORTS)})", "error"
+                )
             else:
                 values[key] = value.strip()
     for key in ("max_rounds", "max_tokens"):
@@ -73,7 +75,9 @@ def read_fields(data: dict[Any, Any], where: Where, problem: Problem) -> dict[st
     if "max_cost_usd" in data:
         value = data["max_cost_usd"]
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            problem(where("max_cost_usd"), "'max_cost_usd' should be USD above 0, e.g. 0.5", "error")
+            problem(
+                where("max_cost_usd"), "'max_cost_usd' should be USD above 0, e.g. 0.5", "error"
+            )
         else:
             values["max_cost_usd"] = float(value)
     return {

@@ -92,8 +92,10 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
     match event:
         case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
-            shown = [f"  instructions: {', '.join(event.instructions)}"] if event.instructions else []
-            return [head, f"  tools: {', '.join(event.tools)}", *shown] + [
+            told = (
+                [f"  instructions: {', '.join(event.instructions)}"] if event.instructions else []
+            )
+            return [head, f"  tools: {', '.join(event.tools)}", *told] + [
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():

@@ -31,9 +31,9 @@ from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
 from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
 from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
+from cardrunner.run.instructions import ProjectInstructions, read_instructions
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
-from cardrunner.run.instructions import ProjectInstructions, read_instructions
 from cardrunner.run.prepare import PreparedRun, api_model
 from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
 from cardrunner.run.workarea import WorkArea, WorkAreaError

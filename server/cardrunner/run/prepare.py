@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cardrunner.agent.model import Model
+from cardrunner.card.card import CardError, load_card
 from cardrunner.config.settings import Settings
+from cardrunner.run.choices import card_settings
 from cardrunner.run.options import (
     RunOptions,
     RunRefused,
@@ -74,8 +76,11 @@ def api_model(model: Model) -> str:
 
 
 async def prepare_run(options: RunOptions) -> PreparedRun:
-    """Model, resume and sweep for one run; raises RunRefused with the reason it cannot start."""
-    o = options
+    """Model, resume and sweep for one run; raises RunRefused with the reason it cannot start.
+
+    The card's own choices (model, effort, budgets) are applied first, within the settings'
+    caps; a card that cannot be read is refused later, when the run opens it."""
+    o, chosen = await asyncio.to_thread(_with_card_choices, options)
     model = o.model
     if model is None:
         model = await asyncio.to_thread(
@@ -95,4 +100,17 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
     notes = (
         [f"stopped {len(swept)} process group(s) left by a cardrunner that died"] if swept else []
     )
-    return PreparedRun(o, model, resume, notes)
+    if o.model is not None and o.settings.model != options.settings.model:
+        chosen.append(f"the card asks for model {o.settings.model}; this run's model was "
+                      f"given by its caller ({o.model.name})")  # fmt: skip
+    return PreparedRun(o, model, resume, [*chosen, *notes])
+
+
+def _with_card_choices(options: RunOptions) -> tuple[RunOptions, list[str]]:
+    """`options` with the card's choices in its settings, and what was clamped."""
+    try:
+        card = load_card(options.card_path)
+    except CardError:
+        return options, []
+    settings, notes = card_settings(options.settings, card)
+    return replace(options, settings=settings), notes
