@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cardrunner.card.card import Card
+from cardrunner.card.card import Card, CardError, find_cards, load_card
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,17 @@ def blockers(card: Card, board: Sequence[Card], root: Path, cards: str = "cards"
         if found is None or found.path.resolve() == card.path.resolve() or found.state != "Done":
             out.append(Blocker(named, found))
     return out
+
+
+def load_board(root: Path, folder: str) -> list[Card]:
+    """Every readable card of the workspace: what `depends_on:` may name."""
+    board: list[Card] = []
+    for path in find_cards(root, folder):
+        try:
+            board.append(load_card(path))
+        except CardError:
+            continue
+    return board
 
 
 def blocked_reason(found: Iterable[Blocker]) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from cardrunner.card.card import Card, CardError, find_cards, load_card, parse_card
-from cardrunner.card.depends import blocked_reason, blockers
+from cardrunner.card.card import CardError, load_card, parse_card
+from cardrunner.card.depends import blocked_reason, blockers, load_board
 from cardrunner.card.record import RunRecord
 
 
@@ -69,13 +69,7 @@ def waiting_for(card_path: Path, root: Path, cards: str) -> str | None:
         return None  # the run itself reports an unreadable card
     if not card.depends_on:
         return None
-    board: list[Card] = []
-    for path in find_cards(root, cards):
-        try:
-            board.append(load_card(path))
-        except CardError:
-            continue
-    found = blockers(card, board, root, cards)
+    found = blockers(card, load_board(root, cards), root, cards)
     return blocked_reason(found) if found else None
 
 
