@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from cardrunner.card.card import MAX_CARD_BYTES, Card, find_cards, parse_card
 from cardrunner.card.depends import load_board, resolve
+from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings, load_settings
@@ -112,3 +114,44 @@ def check_paths(paths: list[Path]) -> list[str]:
                 shown = str(card)
             out += _card_problems(card, shown, root, settings, board)
     return out
+
+
+def sandbox_modes(paths: list[Path]) -> list[str]:
+    """The sandbox mode in force for each workspace of `paths`, one line each."""
+    roots = dict.fromkeys(find_root(p) for p in paths if p.exists())
+    out = []
+    for root in roots:
+        box = load_settings(root)[0].sandbox
+        out.append(f"{root.name or root}: {describe(box.mode, box.network)}")
+    return out
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `check` and its paths."""
+    check = sub.add_parser(
+        "check",
+        help="validate cards and configuration, print problems",
+        epilog="Exit status: 0 no problems, 1 problems were printed (errors or warnings), "
+        "2 a path does not exist.",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="cards, folders of cards or workspace roots (default: the current folder)",
+    )
+    check.set_defaults(verb=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print every problem of the given paths; the exit status says whether there were any."""
+    paths = args.paths or [Path.cwd()]
+    problems = check_paths(paths)
+    for line in [*sandbox_modes(paths), *problems]:
+        print(line)
+    if not problems:
+        print("no problems found")
+    if any(not path.exists() for path in paths):
+        return EXIT_USAGE
+    return EXIT_FAILED if problems else EXIT_DONE
