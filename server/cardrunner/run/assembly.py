@@ -23,7 +23,7 @@ from cardrunner.agent.events import RunStarted
 from cardrunner.agent.gate import Tool, ToolPool
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
-from cardrunner.agent.model import Message
+from cardrunner.agent.model import Block, Message
 from cardrunner.agent.verdict import RunVerdict
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.config.paths import StatePaths
@@ -31,6 +31,7 @@ from cardrunner.models.binding import binds_thinking
 from cardrunner.processes.command import AppProcess
 from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
 from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
+from cardrunner.run.images import card_images, keep_images
 from cardrunner.run.instructions import ProjectInstructions, read_instructions
 from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
@@ -115,7 +116,9 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     prompt = resume.prompt if resume else card.prompt()
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
     project = await asyncio.to_thread(_project_instructions, prepared, area.root)
-    loop = _loop(prepared, pool, guards, verdict, prompt, project.text)
+    images, image_notes = ([], []) if resume else card_images(card.text, card.path, o.root)
+    kept = resume.images if resume else await asyncio.to_thread(keep_images, images, run_dir)
+    loop = _loop(prepared, pool, guards, verdict, prompt, project.text, [i.block() for i in images])
     started = RunStarted(
         run_id=run_id,
         card=relative(card.path, o.root),
@@ -124,8 +127,15 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         tools=pool.names,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[*prepared.notes, *project.notes, *warnings, *_old_log_warning(prepared)],
+        warnings=[
+            *prepared.notes,
+            *project.notes,
+            *image_notes,
+            *warnings,
+            *_old_log_warning(prepared),
+        ],
         instructions=resume.instructions if resume else project.listed,
+        images=kept,
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
         system=loop.system,
@@ -297,11 +307,12 @@ def _loop(
     verdict: RunVerdict,
     prompt: str,
     project: str,
+    images: list[Block],
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
     settings = prepared.options.settings
     o = settings.effective_options(api_model(prepared.model))
-    system, tools, messages = _conversation(prepared, pool, prompt, project)
+    system, tools, messages = _conversation(prepared, pool, prompt, project, images)
     overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
         system=system,
@@ -321,14 +332,14 @@ def _loop(
 
 
 def _conversation(
-    prepared: PreparedRun, pool: ToolPool, prompt: str, project: str
+    prepared: PreparedRun, pool: ToolPool, prompt: str, project: str, images: list[Block]
 ) -> tuple[str, list[dict[str, Any]], list[Message]]:
     """`system`, `tools` and the messages. Built once per run; a resume takes the run's own
     from its log (append-only: today's settings never rewrite what was sent, since `system`
     and `tools` are every thinking block's prefix) and tells the model what changed since."""
     resume = prepared.resume
     if resume is None:
-        first = Message("user", [{"type": "text", "text": prompt}])
+        first = Message("user", [{"type": "text", "text": prompt}, *images])
         return INSTRUCTIONS.read_text(encoding="utf-8") + project, pool.specs(), [first]
     system = resume.system or INSTRUCTIONS.read_text(encoding="utf-8")
     tools = resume.tools or pool.specs()
