@@ -3,6 +3,7 @@ against the strict fake Messages API, a real git repository, the real CLI."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from cardrunner.run.log import read_events, read_log
 from tests.support.api_run import run_through_api
 from tests.support.project import cli, fix_transcript, git, make_project
 
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 AGENTS = (
     "# House rules\n\nRun the tests with pytest; keep `add` pure.\n\n"
     "<!-- BACKLOG.MD GUIDELINES START -->\nManage every task with the backlog CLI.\n"
@@ -37,8 +39,10 @@ async def test_the_first_request_carries_agents_md_after_the_rules_and_the_cards
     (root / "AGENTS.md").write_text(AGENTS)
     (root / "src" / "AGENTS.md").write_text("Functions here take two numbers.\n")
     ask(card, "model: claude-opus-5-5\neffort: low\nmax_rounds: 99\n")
+    (root / "cards" / "shot.png").write_bytes(PNG)
+    card.write_text(card.read_text().replace("returns -1.", "returns -1.\n\n![the bug](shot.png)"))
     git(root, "add", "-A")
-    git(root, "commit", "-qm", "house rules; a cheaper card")
+    git(root, "commit", "-qm", "house rules; a cheaper card with a screenshot")
     run = await run_through_api(root, card, fix_transcript(), run_chooses_model=True)
     assert run.result.status == "done", (run.result.reason, run.result.detail)
     assert not run.api.violations, run.api.violations
@@ -52,6 +56,15 @@ async def test_the_first_request_carries_agents_md_after_the_rules_and_the_cards
     assert after.index("keep `add` pure") < after.index("Functions here take two numbers.")
     assert "backlog CLI" not in system
     assert all(system_text(b) == system for b in run.bodies), "the same system on every request"
+    [text, image] = first["messages"][0]["content"]
+    assert "![the bug](shot.png)" in text["text"]
+    assert image["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": base64.b64encode(PNG).decode(),
+    }
+    sent = [b["messages"][0]["content"][1]["source"] for b in run.bodies]
+    assert all(source == image["source"] for source in sent), "the same image on every request"
     [start] = [e for e in run.events if isinstance(e, RunStarted)]
     assert start.instructions == [f"AGENTS.md ({len(AGENTS)})", "src/AGENTS.md (33)"]
     assert start.limits["max_rounds"] == 30, "the card asked for 99; the settings allow 30"
@@ -63,6 +76,8 @@ async def test_the_first_request_carries_agents_md_after_the_rules_and_the_cards
     assert logged.system == system, "the log keeps the system prompt a resume sends again"
     shown = cli(root, "log", str(log))
     assert f"instructions: AGENTS.md ({len(AGENTS)}), src/AGENTS.md (33)" in shown.stdout
+    assert "images: cards/shot.png" in shown.stdout
+    assert logged.images == [{"path": "cards/shot.png", "file": "0.png", "media_type": "image/png"}]
 
 
 async def test_project_instructions_switched_off_send_only_the_rules(tmp_path: Path) -> None:

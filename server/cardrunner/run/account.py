@@ -92,9 +92,8 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
     match event:
         case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
-            told = (
-                [f"  instructions: {', '.join(event.instructions)}"] if event.instructions else []
-            )
+            told = [f"  instructions: {', '.join(event.instructions)}"] * bool(event.instructions)
+            told += [f"  images: {', '.join(i['path'] for i in event.images)}"] * bool(event.images)
             return [head, f"  tools: {', '.join(event.tools)}", *told] + [
                 f"  warning: {w}" for w in event.warnings
             ]

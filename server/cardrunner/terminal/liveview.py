@@ -63,6 +63,8 @@ class LiveView:
                 )
                 if event.instructions:
                     self._line(f"  instructions: {', '.join(event.instructions)}")
+                if event.images:
+                    self._line(f"  images: {', '.join(i['path'] for i in event.images)}")
             case ev.RoundStarted():
                 self._thinking = True
                 self._redraw()
