@@ -42,9 +42,8 @@ def add_parser(sub: Subparsers) -> None:
         epilog="Exit status: 0 the card ended Done (committed after an accepted review and "
         "verified by the runner), 1 it ended Failed, 2 usage or configuration error, 3 verified "
         "but not committed (--no-commit, or nothing needed to change; the card waits in Review; "
-        "see docs/verification.md). A card that is already Done, or whose depends_on cards are not "
-        "Done, is run only after a yes on the terminal, or with --yes; without a terminal and "
-        "without --yes it is refused (exit 2).",
+        "see docs/verification.md). A card already Done, or whose depends_on cards are not Done, "
+        "runs only after a yes on the terminal or with --yes; else it is refused (exit 2).",
     )
     run.add_argument("card", type=Path, metavar="CARD", help="the card's Markdown file")
     run.add_argument("--model", help="the model to call (default: `model` in cardrunner.toml)")

@@ -87,14 +87,18 @@ class Account:
             return "\n".join([*lines[:head], gap, *lines[-newest:]])
 
 
+def start_details(event: ev.RunStarted) -> list[str]:
+    """What a run was told besides its card: `  instructions: AGENTS.md (1.2k)`, `  images: …`."""
+    told = [f"  instructions: {', '.join(event.instructions)}"] * bool(event.instructions)
+    return told + [f"  images: {', '.join(i['path'] for i in event.images)}"] * bool(event.images)
+
+
 def describe(event: ev.Event, view: RunView) -> list[str]:
     """The lines one logged event adds to the account (`view` already holds it)."""
     match event:
         case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
-            told = [f"  instructions: {', '.join(event.instructions)}"] * bool(event.instructions)
-            told += [f"  images: {', '.join(i['path'] for i in event.images)}"] * bool(event.images)
-            return [head, f"  tools: {', '.join(event.tools)}", *told] + [
+            return [head, f"  tools: {', '.join(event.tools)}", *start_details(event)] + [
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -115,10 +115,8 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     pool.observers.append(calls)
     prompt = resume.prompt if resume else card.prompt()
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
-    project = await asyncio.to_thread(_project_instructions, prepared, area.root)
-    images, image_notes = ([], []) if resume else card_images(card.text, card.path, o.root)
-    kept = resume.images if resume else await asyncio.to_thread(keep_images, images, run_dir)
-    loop = _loop(prepared, pool, guards, verdict, prompt, project.text, [i.block() for i in images])
+    told = await asyncio.to_thread(_told, prepared, card, area.root, run_dir)
+    loop = _loop(prepared, pool, guards, verdict, prompt, told)
     started = RunStarted(
         run_id=run_id,
         card=relative(card.path, o.root),
@@ -127,15 +125,9 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         tools=pool.names,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[
-            *prepared.notes,
-            *project.notes,
-            *image_notes,
-            *warnings,
-            *_old_log_warning(prepared),
-        ],
-        instructions=resume.instructions if resume else project.listed,
-        images=kept,
+        warnings=[*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)],
+        instructions=told.instructions,
+        images=told.images,
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
         system=loop.system,
@@ -290,11 +282,33 @@ def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
         )
 
 
+@dataclass
+class _Told:
+    """What a new run tells the model besides cardrunner's rules and the card's text: the
+    project's instructions (in `system`) and the card's images (in the first message)."""
+
+    system: str = ""
+    blocks: list[Block] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    instructions: list[str] = field(default_factory=list)
+    images: list[dict[str, str]] = field(default_factory=list)
+
+
+def _told(prepared: PreparedRun, card: Card, root: Path, run_dir: Path) -> _Told:
+    """Read once for a new run; a resume sends what its log kept (system prompt, images)."""
+    if (resume := prepared.resume) is not None:
+        return _Told(instructions=resume.instructions, images=resume.images)
+    project = _project_instructions(prepared, root)
+    images, notes = card_images(card.text, card.path, prepared.options.root)
+    kept = keep_images(images, run_dir)
+    blocks = [i.block() for i in images]
+    return _Told(project.text, blocks, [*project.notes, *notes], project.listed, kept)
+
+
 def _project_instructions(prepared: PreparedRun, root: Path) -> ProjectInstructions:
-    """The project's AGENTS.md files for a new run; none for a resume (its log keeps the
-    system prompt it sent) or when `[agent] project_instructions` is off."""
+    """The project's AGENTS.md files, unless `[agent] project_instructions` is off."""
     agent = prepared.options.settings.agent
-    if prepared.resume is not None or not agent.project_instructions:
+    if not agent.project_instructions:
         return ProjectInstructions()
     write = prepared.options.settings.paths.write
     return read_instructions(root, write, agent.instructions_max_bytes)
@@ -306,13 +320,12 @@ def _loop(
     guards: Guards,
     verdict: RunVerdict,
     prompt: str,
-    project: str,
-    images: list[Block],
+    told: _Told,
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
     settings = prepared.options.settings
     o = settings.effective_options(api_model(prepared.model))
-    system, tools, messages = _conversation(prepared, pool, prompt, project, images)
+    system, tools, messages = _conversation(prepared, pool, prompt, told)
     overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
         system=system,
@@ -332,15 +345,15 @@ def _loop(
 
 
 def _conversation(
-    prepared: PreparedRun, pool: ToolPool, prompt: str, project: str, images: list[Block]
+    prepared: PreparedRun, pool: ToolPool, prompt: str, told: _Told
 ) -> tuple[str, list[dict[str, Any]], list[Message]]:
     """`system`, `tools` and the messages. Built once per run; a resume takes the run's own
     from its log (append-only: today's settings never rewrite what was sent, since `system`
     and `tools` are every thinking block's prefix) and tells the model what changed since."""
     resume = prepared.resume
     if resume is None:
-        first = Message("user", [{"type": "text", "text": prompt}, *images])
-        return INSTRUCTIONS.read_text(encoding="utf-8") + project, pool.specs(), [first]
+        first = Message("user", [{"type": "text", "text": prompt}, *told.blocks])
+        return INSTRUCTIONS.read_text(encoding="utf-8") + told.system, pool.specs(), [first]
     system = resume.system or INSTRUCTIONS.read_text(encoding="utf-8")
     tools = resume.tools or pool.specs()
     paths = prepared.options.settings.paths.model_dump()

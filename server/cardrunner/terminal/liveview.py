@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent import events as ev
+from cardrunner.run.account import start_details
 from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
 
 _WHY_LINES = 4
@@ -58,13 +59,8 @@ class LiveView:
         self.view.apply(event)
         match event:
             case ev.RunStarted():
-                self._line(
-                    f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
-                )
-                if event.instructions:
-                    self._line(f"  instructions: {', '.join(event.instructions)}")
-                if event.images:
-                    self._line(f"  images: {', '.join(i['path'] for i in event.images)}")
+                head = f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
+                self._line("\n".join([head, *start_details(event)]))
             case ev.RoundStarted():
                 self._thinking = True
                 self._redraw()
