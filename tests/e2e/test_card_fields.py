@@ -117,3 +117,39 @@ def test_the_cli_refuses_a_card_whose_dependency_is_not_done(tmp_path: Path) -> 
     assert "'max_rounds' should be a whole number" in checked.stdout
     plan = json.loads(cli(root, "plan").stdout)
     assert [s["card"] for s in plan["skipped"]] == ["cards/fix-add.md"]
+
+
+async def test_a_resume_sends_the_system_and_the_image_the_run_began_with(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    card = make_project(root)
+    (root / "AGENTS.md").write_text(AGENTS)
+    (root / "cards" / "shot.png").write_bytes(PNG)
+    ask(card, "max_rounds: 3\n")
+    card.write_text(card.read_text().replace("returns -1.", "returns -1. ![bug](shot.png)"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a card with a screenshot and a small budget")
+    steps = fix_transcript()
+    first = await run_through_api(root, card, steps[:3])
+    assert first.result.reason == "max_rounds", (first.result.reason, first.result.detail)
+    (root / "AGENTS.md").write_text("Rules changed since the run began.\n")
+    (root / "cards" / "shot.png").write_bytes(PNG + b"changed")
+    git(root, "commit", "-qm", "rules and screenshot changed", "AGENTS.md", "cards/shot.png")
+    later = [  # a second server: ids of its own (the real API's never repeat)
+        {
+            **step,
+            "content": [
+                {"id": f"toolu_r{i}_{j}", **b} if b["type"] == "tool_use" else b
+                for j, b in enumerate(step["content"])
+            ],
+        }
+        for i, step in enumerate(steps[3:])
+    ]
+    resumed = await run_through_api(root, card, later, resume_rounds=10, check_history=False)
+    assert resumed.result.status == "done", (resumed.result.reason, resumed.result.detail)
+    assert not resumed.api.violations, resumed.api.violations
+    bodies = [*first.bodies, *resumed.bodies]
+    assert len({system_text(b) for b in bodies}) == 1 and "keep `add` pure" in system_text(
+        bodies[0]
+    )
+    sent = {b["messages"][0]["content"][1]["source"]["data"] for b in bodies}
+    assert sent == {base64.b64encode(PNG).decode()}, "the image as the run first sent it"
