@@ -77,6 +77,22 @@ def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
     assert not GROUPS.live() and not wait_gone(ui_servers())
 
 
+def test_each_run_was_told_agents_md_and_followed_it(fixed_repo: Path) -> None:
+    rules = (fixed_repo / "AGENTS.md").read_text()
+    logs = sorted((fixed_repo / ".cardrunner" / "runs").glob("*.jsonl"))
+    assert len(logs) == len(CARDS)
+    for log in logs:
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        start = lines[0]
+        assert start["instructions"] == [f"AGENTS.md ({len(rules.encode())})"]
+        assert start["system"].endswith(f"### AGENTS.md\n\n{rules.strip()}\n")
+        calls = [(e["name"], e["arguments"]) for e in lines if e["type"] == "tool"]
+        names = [name for name, _ in calls]
+        assert "mcp__ui__ui_screenshot" in names[: names.index("git_commit")]
+        written = {a.get("path") for name, a in calls if name == "write_file"}
+        assert "invoice/model.py" not in written or "tests/test_model.py" in written
+
+
 async def test_the_total_now_includes_the_discount(fixed_repo: Path) -> None:
     async with ui_server(fixed_repo) as ui:
         await ui.start()
