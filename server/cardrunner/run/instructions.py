@@ -105,6 +105,9 @@ def read_instructions(root: Path, write: list[str], cap: int) -> ProjectInstruct
         if left <= 0:
             out.notes.append(f"project instructions: {rel} left out, the size cap is reached")
             continue
+        if not path.resolve().is_relative_to(root.resolve()):
+            out.notes.append(f"project instructions: {rel} points outside the repository; not read")
+            continue
         try:
             raw = read_regular(path, FILE_LIMIT).decode("utf-8", errors="replace")
         except OSError as exc:

@@ -73,3 +73,12 @@ def test_text_outside_marked_blocks_is_kept_byte_for_byte(text: str) -> None:
     kept, names = strip_marked(text + block + text)
     if "-->" not in text and "<!--" not in text:
         assert (kept, names) == (text + text, ["TOOL X"])
+
+
+def test_an_agents_md_pointing_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("a secret outside the repository\n")
+    (root / "AGENTS.md").symlink_to(tmp_path / "secret.txt")
+    got = read_instructions(root, [], 16_384)
+    assert got.text == "" and any("points outside the repository" in n for n in got.notes)
