@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from lsprotocol import types
 
 from cardrunner.agent import events as ev
+from cardrunner.card.depends import blocked_reason, blockers
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.cardstore import EditorCardStore
@@ -143,7 +144,19 @@ class RunsUI:
             live=self.manager.is_live(path),
             reviewing=self._reviews.pending(path) is not None,
             orphan_run=self.orphans.get(path),
+            blocked=self.blocked(path),
         )
+
+    def blocked(self, path: Path) -> str | None:
+        """Why the card waits for its `depends_on:` cards (None: it need not), from the index."""
+        entry = self._index.get(path)
+        card = entry.card if entry is not None else None
+        if card is None or not card.depends_on:
+            return None
+        board = [e.card for p in self._index.paths() if (e := self._index.get(p)) and e.card]
+        cards = self._settings.settings.cards
+        found = blockers(card, board, self._root, cards)
+        return blocked_reason(found) if found else None
 
     def card_changed(self, path: Path) -> None:
         """A card's run situation changed: its diagnostics, lenses and review marks follow."""
