@@ -84,6 +84,14 @@ def card_images(text: str, card_path: Path, root: Path) -> tuple[list[CardImage]
     return images, notes
 
 
+def image_count(text: str) -> int:
+    """How many images a run of the card `text` would send at most (its local references, up
+    to `MAX_IMAGES`), without reading them: what a cost forecast counts."""
+    refs = [unquote(m.group(1) or m.group(2)) for m in _IMAGE.finditer(text)]
+    local = {r for r in refs if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", r)}
+    return min(len(local), MAX_IMAGES)
+
+
 def _read(ref: str, card_path: Path, top: Path) -> tuple[CardImage | None, str]:
     """One image reference, resolved against the card's folder (or the root for `/…`)."""
     base = top if ref.startswith("/") else card_path.parent

@@ -85,6 +85,8 @@ class BoardCard(_Wire):
     """Why it waits: a dependency that is not Done."""
     choices: str = ""
     """What the card asks for its run: `model claude-haiku-5-5 · effort low · ≤ 10 rounds`."""
+    forecast: str | None = None
+    """What a run is likely to cost: `≈ $0.08–$0.31 a run (from 4 past runs of this card)`."""
 
 
 class BoardColumn(_Wire):
@@ -153,6 +155,7 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
         depends_on=list(card.depends_on) if card else [],
         blocked=situation.blocked,
         choices=card.choices.describe() if card else "",
+        forecast=situation.forecast,
     )
 
 

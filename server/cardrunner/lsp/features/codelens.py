@@ -42,6 +42,8 @@ class CardSituation:
     """A run of the card whose log has no result and no live process (see `interrupted_runs`)."""
     blocked: str | None = None
     """Why the card must wait: a `depends_on:` card that is not Done (`card/depends.py`)."""
+    forecast: str | None = None
+    """What a run is likely to cost, and on what basis (`run/forecast.py`)."""
 
 
 def resumable(situation: CardSituation) -> bool:
@@ -125,14 +127,17 @@ def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
 
 
 def code_lenses(path: Path, situation: CardSituation) -> list[types.CodeLens]:
-    """The card's choices, then what the card asks for its run (model, effort, budgets) as a
-    lens to read, not to click."""
+    """The card's choices, then what the card asks for its run (model, effort, budgets) and
+    what a run is likely to cost, as lenses to read, not to click."""
     at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
     lenses = [types.CodeLens(range=at_top, command=c) for c in card_choices(path, situation)]
+    if situation.live or situation.reviewing:
+        return lenses
     card = situation.entry.card if situation.entry else None
     asked = card.choices.describe() if card is not None else ""
-    if asked and not situation.live and not situation.reviewing:
-        lenses.append(types.CodeLens(range=at_top, command=types.Command(asked, "")))
+    for line in (asked, situation.forecast):
+        if line:
+            lenses.append(types.CodeLens(range=at_top, command=types.Command(line, "")))
     return lenses
 
 
