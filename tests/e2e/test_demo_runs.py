@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.events import RunFinished
+from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.demo import CARDS, create_workspace
 from cardrunner.demo.command import transcript_for
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
+from cardrunner.run.log import read_events, read_log
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.uiserver import ui_server, ui_servers, wait_gone
@@ -75,6 +76,22 @@ def test_each_card_ends_done_with_one_reviewed_commit(fixed_repo: Path) -> None:
     )
     assert status.stdout == "", "no card (or anything else) is left modified"
     assert not GROUPS.live() and not wait_gone(ui_servers())
+
+
+def test_each_run_was_told_agents_md_and_followed_it(fixed_repo: Path) -> None:
+    rules = (fixed_repo / "AGENTS.md").read_text()
+    logs = sorted((fixed_repo / ".cardrunner" / "runs").glob("*.jsonl"))
+    assert len(logs) == len(CARDS)
+    for log in logs:
+        events = list(read_events(read_log(log)))
+        [start] = [e for e in events if isinstance(e, RunStarted)]
+        assert start.instructions == [f"AGENTS.md ({len(rules.encode())})"]
+        assert start.system.endswith(f"### AGENTS.md\n\n{rules.strip()}\n")
+        calls = [(e.name, e.arguments) for e in events if isinstance(e, ToolFinished)]
+        names = [name for name, _ in calls]
+        assert "mcp__ui__ui_screenshot" in names[: names.index("git_commit")]
+        written = {a.get("path") for name, a in calls if name == "write_file"}
+        assert "invoice/model.py" not in written or "tests/test_model.py" in written
 
 
 async def test_the_total_now_includes_the_discount(fixed_repo: Path) -> None:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.lsp import Project
+from tests.support.lsp import Project, is_forecast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _lsp import LspProcess
@@ -128,7 +128,8 @@ async def test_a_request_right_after_the_answer_finds_the_features(
         lenses = await server.request(
             "textDocument/codeLens", {"textDocument": {"uri": card.as_uri()}}
         )
-        assert [lens["command"]["title"] for lens in lenses] == ["▶ Run card"]
+        titles = [lens["command"]["title"] for lens in lenses]
+        assert [t for t in titles if not is_forecast(t)] == ["▶ Run card"]
     finally:
         await server.close()
 

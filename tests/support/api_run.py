@@ -6,10 +6,12 @@ was rejected (`api.violations`) and reads what was sent from `api.requests`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from cardrunner.agent.events import Event, RunFinished
 from cardrunner.agent.review import AutoApprover
@@ -51,8 +53,21 @@ async def run_through_api(
     *,
     resume_rounds: int | None = None,
     check_history: bool = True,
+    run_chooses_model: bool = False,
 ) -> ApiRun:
-    """Run `card` once (or resume it, granting `resume_rounds`) with `steps` as the model."""
+    """Run `card` once (or resume it, granting `resume_rounds`) with `steps` as the model.
+
+    `run_chooses_model`: the run builds its own SDK client (from the environment, pointed at the
+    fake), as a front end's run does, so the card's own model and effort apply."""
+    if run_chooses_model:
+        async with FakeMessagesAPI(steps, check_history=check_history) as api:
+            env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test"}
+            with mock.patch.dict(os.environ, env):
+                options = RunOptions(
+                    root=root, card_path=card, settings=settings_of(root), approver=AutoApprover()
+                )
+                events = [e async for e in run_card(options)]
+        return ApiRun(events, api, [r.body for r in api.requests if r.index is not None])
     import anthropic
 
     settings = settings_of(root)

@@ -86,6 +86,10 @@ class RunStarted(_Event):
     limits: dict[str, Any]
     criteria: list[str]
     warnings: list[str] = []
+    instructions: list[str] = []
+    """The project's instruction files in the system prompt: `AGENTS.md (1.2k)`."""
+    images: list[dict[str, str]] = []
+    """The card's images sent with it: path, file (in the run's folder), media_type."""
     resumed_from_round: int = 0
     prompt: str = ""
     """The card as the model first saw it (a resume must not pick up later edits)."""

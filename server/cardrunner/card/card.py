@@ -24,11 +24,12 @@ import stat
 import tempfile
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cardrunner.card.backlog import board_of
+from cardrunner.card.fields import CardChoices
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.writeback import update_card_text
@@ -68,6 +69,10 @@ class Card:
     """The newest run's record as the file has it (the user's file: any keys, any values): the
     `last_run:` mapping, or without one, the last `runs:` entry."""
     text: str
+    choices: CardChoices = field(default_factory=CardChoices)
+    """The model, effort and budgets the card asks for its run (`card/fields.py`)."""
+    depends_on: list[str] = field(default_factory=list)
+    """Cards (paths or titles) that must be Done before this one runs."""
 
     @property
     def last_run(self) -> RunRecord | None:

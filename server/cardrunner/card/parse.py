@@ -19,6 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from cardrunner.card.backlog import BACKLOG_KEYS, DEFAULT_STATUSES, Board, state_of
 from cardrunner.card.body import parse_body
 from cardrunner.card.cache import TextCache
+from cardrunner.card.fields import read_fields
 from cardrunner.card.text import (
     CARD_KEYS,
     CARD_STATES,
@@ -193,6 +194,7 @@ class _Parser:
             "title_line": where("title"),
             "runs": runs,
             "last_entry": self.last_run(root, data, start, runs),
+            **read_fields(data, lambda name: where(name, True), self.problem),
         }
 
     def state(

@@ -27,7 +27,10 @@ from cardrunner.card.cache import TextCache
 CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 """The states a card may be in, in board order."""
 
-CARD_KEYS = ("title", "state", "category", "reason", "source", "last_run", "runs")
+CARD_KEYS = (
+    *("title", "state", "category", "reason", "source", "last_run", "runs"),
+    *("model", "effort", "max_rounds", "max_cost_usd", "max_tokens", "depends_on"),
+)
 """The front-matter keys a card may have; any other key is a typo or unused (a warning)."""
 
 

@@ -6,7 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-from cardrunner.card.card import MAX_CARD_BYTES, card_key, find_cards, parse_card
+from cardrunner.card.card import MAX_CARD_BYTES, Card, card_key, find_cards, parse_card
+from cardrunner.card.depends import load_board, resolve
 from cardrunner.cli.configcheck import command_problems, folder_problems
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.cli.root import find_root
@@ -17,16 +18,37 @@ from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.sandbox import describe
+from cardrunner.run.choices import choice_problems
 from cardrunner.run.liveness import live_cards
 
 
-def _card_problems(path: Path, shown: str, root: Path) -> list[str]:
+def _choices(
+    card: Card, shown: str, settings: Settings, board: list[Card], root: Path
+) -> list[str]:
+    """A card's model and effort against the model table, its budgets against the settings'
+    caps, and dependencies that name no card."""
+    lines = card.choices.lines
+    out = [
+        f"{shown}:{lines.get(key, card.title_line) + 1}: {'error' if key else 'warning'}: {message}"
+        for key, message in choice_problems(settings, card.choices)
+    ]
+    for named in card.depends_on:
+        if resolve(named, card, board, root, settings.cards) is None:
+            out.append(f"{shown}:1: error: depends_on: {named!r} is no card (a path or a title)")
+    return out
+
+
+def _card_problems(
+    path: Path, shown: str, root: Path, settings: Settings, board: list[Card]
+) -> list[str]:
     try:
         text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{shown}: cannot read: {exc}"]
     card, problems = parse_card(text, path)
     out = [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
+    if card is not None:
+        out += _choices(card, shown, settings, board, root)
     in_work = card is not None and card.state == "In Work"
     if in_work and card_key(path, root) not in live_cards(root):
         out.append(
@@ -119,12 +141,13 @@ def check_paths(paths: list[Path], trying: bool = False) -> tuple[list[str], lis
             cards = find_cards(root, settings.cards)
         else:
             cards = find_cards(path, ".")
+        board = load_board(root, settings.cards)
         for card in cards:
             real = Path(os.path.realpath(card))  # a link loop stays as it is, never raises
             shown = (
                 str(real.relative_to(Path.cwd())) if real.is_relative_to(Path.cwd()) else str(card)
             )
-            out += _card_problems(card, shown, root)
+            out += _card_problems(card, shown, root, settings, board)
     return found, out
 
 

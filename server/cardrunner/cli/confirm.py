@@ -1,8 +1,9 @@
-"""Asking before `cardrunner run` starts over a card that is already Done.
+"""Asking before `cardrunner run` starts over a card that is Done, or one that must wait.
 
 Re-running a Done card spends money and may commit a second change for work that was accepted
 once, so the CLI asks on a terminal. Without a terminal (CI, pipes) nobody can answer: the run is
-refused unless `--yes` says up front that re-running is intended.
+refused unless `--yes` says up front that re-running is intended. A card whose `depends_on:` is
+not Done is treated the same way: it would build on work that is not there yet.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from cardrunner.card.card import parse_card
+from cardrunner.card.card import CardError, load_card, parse_card
+from cardrunner.card.depends import blocked_reason, blockers, load_board
 from cardrunner.card.record import RunRecord
 
 
@@ -46,10 +48,48 @@ def refuse_rerun(
             f"{card_path.name} is already {done}; pass --yes to run it again "
             "(there is no terminal to ask on)"
         )
-    try:
-        answer = ask(f"{card_path.name} is already {done}. Run it again? [y/N] ")
-    except (EOFError, OSError):
-        answer = ""
-    if answer.strip().lower() in ("y", "yes"):
+    if _yes(ask, f"{card_path.name} is already {done}. Run it again? [y/N] "):
         return None
     return f"{card_path.name} was not run again (it stays Done)"
+
+
+def _yes(ask: Callable[[str], str], question: str) -> bool:
+    try:
+        answer = ask(question)
+    except (EOFError, OSError):
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def waiting_for(card_path: Path, root: Path, cards: str) -> str | None:
+    """Why the card must wait for its dependencies (None: it need not)."""
+    try:
+        card = load_card(card_path)
+    except CardError:
+        return None  # the run itself reports an unreadable card
+    if not card.depends_on:
+        return None
+    found = blockers(card, load_board(root, cards), root, cards)
+    return blocked_reason(found) if found else None
+
+
+def refuse_blocked(
+    card_path: Path,
+    root: Path,
+    cards: str,
+    *,
+    yes: bool,
+    tty: bool,
+    ask: Callable[[str], str],
+) -> str | None:
+    """None when the card may run now (or `yes` says to run it anyway); else the reason."""
+    why = waiting_for(card_path, root, cards)
+    if why is None or yes:
+        return None
+    if not tty:
+        return (
+            f"{card_path.name} {why}; pass --yes to run it anyway (there is no terminal to ask on)"
+        )
+    if _yes(ask, f"{card_path.name} {why}. Run it anyway? [y/N] "):
+        return None
+    return f"{card_path.name} was not run: it {why}"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardrunner.cli.ci import add_ci_arguments, ci_approver, ci_run, ci_status, ci_usage_error
-from cardrunner.cli.confirm import refuse_rerun
+from cardrunner.cli.confirm import refuse_blocked, refuse_rerun
 from cardrunner.cli.exiting import (
     EXIT_DONE,
     EXIT_FAILED,
@@ -43,8 +43,8 @@ def add_parser(sub: Subparsers) -> None:
         epilog="Exit status: 0 the card ended Done (committed after an accepted review and "
         "verified by the runner), 1 it ended Failed, 2 usage or configuration error, 3 verified "
         "but not committed (--no-commit, or nothing needed to change; the card waits in Review; "
-        "see docs/verification.md). A card that is already Done is run again only after a yes on the terminal, or "
-        "with --yes; without a terminal and without --yes it is refused (exit 2).",
+        "see docs/verification.md). A card already Done, or whose depends_on cards are not Done, "
+        "runs only after a yes on the terminal or with --yes; else it is refused (exit 2).",
     )
     run.add_argument("card", type=Path, metavar="CARD", help="the card's Markdown file")
     run.add_argument("--model", help="the model to call (default: `model` in cardrunner.toml)")
@@ -180,7 +180,10 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
     if has_clash(problems):
         return EXIT_USAGE
     if not args.resume:
-        refusal = refuse_rerun(card, yes=args.yes or args.ci, tty=sys.stdin.isatty(), ask=_ask)
+        yes, tty = args.yes or args.ci, sys.stdin.isatty()
+        refusal = refuse_rerun(card, yes=yes, tty=tty, ask=_ask) or refuse_blocked(
+            card, root, settings.cards, yes=yes, tty=tty, ask=_ask
+        )
         if refusal:
             err(f"cardrunner: {refusal}")
             return EXIT_USAGE

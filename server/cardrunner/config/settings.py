@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cardrunner.config.agentsettings import AgentSettings
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
@@ -141,6 +142,7 @@ class Settings(_Strict):
         description="[models.NAME]: override the model table (window, output, thinking, effort).",
     )
     options: ModelOptions = Field(default_factory=ModelOptions)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     require_evidence: bool = Field(
         True,
         description="Done needs grounded evidence for every criterion and the runner's own "

@@ -157,15 +157,21 @@ class BranchRepo(GitRepo):
         `rev` (`run/cardcommit.py`): the history the card itself no longer keeps. A commit
         counts when it names the card and carries a `Result:` (a run's work commit names the
         card too, but its record is the card commit's)."""
+        return (await self.all_card_runs(rev)).get(slug, [])
+
+    async def all_card_runs(self, rev: str = "HEAD") -> dict[str, list[RunRecord]]:
+        """Every card's run records in `rev` (card slug → newest first), in one `git log`: what
+        a cost forecast learns from the repository's past runs."""
         if await self.head() is None or rev.startswith("-"):
-            return []
+            return {}
         out = await self._git("log", "--grep=Result:", f"--format=%x1e{_TRAILERS}", rev, "--")
-        runs = []
+        runs: dict[str, list[RunRecord]] = {}
         for record in filter(None, out.stdout.decode("utf-8", "replace").split("\x1e")):
             found = _trailers(record.strip())
-            keys = {k.lower() for k, _ in found}
-            if "result" in keys and ("card", slug) in {(k.lower(), v) for k, v in found}:
-                runs.append(record_from_trailers(found))
+            if "result" not in {k.lower() for k, _ in found}:
+                continue
+            for slug in dict.fromkeys(v for k, v in found if k.lower() == "card" and v):
+                runs.setdefault(slug, []).append(record_from_trailers(found))
         return runs
 
     async def start_point(self) -> StartPoint:

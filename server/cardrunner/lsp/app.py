@@ -125,6 +125,7 @@ class CardApp:
         if swept:
             log.warning("stopped %d process group(s) left by a server that died", len(swept))
         await self.settings.reload()
+        await self.runs.forecasts.load()
         orphans = await asyncio.to_thread(interrupted_runs, self.root)
         self.runs.orphans.update(
             {(self.root / card).resolve(): run for card, run in orphans.items()}

@@ -6,6 +6,8 @@ checks every single block goes through wherever it appears (system, messages, to
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from cardrunner.agent.gate import TOOL_NAME_RE
@@ -71,8 +73,48 @@ def check_block(block: dict[str, Any], where: str, role: str, errors: list[str])
         check_result_content(block, where, errors)
     elif kind in ("image", "document") and not isinstance(block.get("source"), dict):
         errors.append(f"{where}.source: Field required")
+    elif kind == "image":
+        check_image_source(block["source"], f"{where}.source", errors)
     if "cache_control" in block:
         check_cache_control(block["cache_control"], f"{where}.cache_control", errors)
+
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""The API's limit for one image (decoded)."""
+_MAGIC: dict[str, tuple[bytes, ...]] = {"image/png": (b"\x89PNG\r\n\x1a\n",)}
+_MAGIC |= {"image/jpeg": (b"\xff\xd8\xff",)}
+_MAGIC |= {"image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+
+
+def check_image_source(source: dict[str, Any], where: str, errors: list[str]) -> None:
+    """A base64 image: a media type the API takes, valid base64, within 5 MB, and bytes that
+    are what the media type says (the API answers a mismatch with 400); or a url."""
+    kind = source.get("type")
+    if kind == "url":
+        if not isinstance(source.get("url"), str) or not source["url"]:
+            errors.append(f"{where}.url: Field required")
+        return
+    if kind != "base64":
+        errors.append(f"{where}.type: must be 'base64' or 'url'")
+        return
+    media_type = source.get("media_type")
+    if media_type not in IMAGE_TYPES:
+        errors.append(f"{where}.media_type: must be one of {', '.join(sorted(IMAGE_TYPES))}")
+        return
+    try:
+        data = base64.b64decode(str(source.get("data", "")), validate=True)
+    except (binascii.Error, ValueError):
+        errors.append(f"{where}.data: invalid base64 data")
+        return
+    if not data:
+        errors.append(f"{where}.data: image data is empty")
+    elif len(data) > MAX_IMAGE_BYTES:
+        errors.append(f"{where}: image exceeds 5 MB maximum: {len(data)} bytes")
+    elif not data.startswith(_MAGIC[media_type]) or (
+        media_type == "image/webp" and data[8:12] != b"WEBP"
+    ):
+        errors.append(f"{where}: the image does not match the provided media type {media_type}")
 
 
 def check_result_content(block: dict[str, Any], where: str, errors: list[str]) -> None:

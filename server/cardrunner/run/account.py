@@ -95,6 +95,12 @@ class Account:
             return self._timeline.answer(self._view, newest=newest)
 
 
+def start_details(event: ev.RunStarted) -> list[str]:
+    """What a run was told besides its card: `  instructions: AGENTS.md (1.2k)`, `  images: …`."""
+    told = [f"  instructions: {', '.join(event.instructions)}"] * bool(event.instructions)
+    return told + [f"  images: {', '.join(i['path'] for i in event.images)}"] * bool(event.images)
+
+
 def _round_row(event: ev.RoundFinished) -> str:
     """One round: every priced token count (cache writes too, the dearest), so the row adds up
     to its cost."""
@@ -112,7 +118,7 @@ def describe(event: ev.Event, view: RunView) -> list[str]:
     match event:
         case ev.RunStarted():
             head = f"run {event.run_id} · card {event.card} · model {event.model}"
-            return [head, f"  tools: {', '.join(event.tools)}"] + [
+            return [head, f"  tools: {', '.join(event.tools)}", *start_details(event)] + [
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():

@@ -37,6 +37,7 @@ from cardrunner.run.options import RunRefused
 from cardrunner.run.prepare import PreparedRun, api_model
 from cardrunner.run.pullreview import review_prompt
 from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
+from cardrunner.run.told import Told, told_for
 from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import command_tools
 from cardrunner.tools.commit import CommitTool
@@ -106,7 +107,8 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     pool.observers.append(calls)
     prompt = resume.prompt if resume else card.prompt() + review_prompt(o.review)
     verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
-    loop = _loop(prepared, pool, guards, verdict, prompt)
+    told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
+    loop = _loop(prepared, pool, guards, verdict, prompt, told)
     started = RunStarted(
         run_id=run_id,
         card=relative(card.path, o.root),
@@ -115,7 +117,9 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         tools=pool.names,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[*prepared.notes, *warnings, *_old_log_warning(prepared)],
+        warnings=[*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)],
+        instructions=told.instructions,
+        images=told.images,
         resumed_from_round=resume.rounds if resume else 0,
         prompt=prompt,
         system=loop.system,
@@ -304,12 +308,17 @@ def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
 
 
 def _loop(
-    prepared: PreparedRun, pool: ToolPool, guards: Guards, verdict: RunVerdict, prompt: str
+    prepared: PreparedRun,
+    pool: ToolPool,
+    guards: Guards,
+    verdict: RunVerdict,
+    prompt: str,
+    told: Told,
 ) -> Loop:
     """The agent loop over this run's ports, with the conversation so far (or the card)."""
     settings = prepared.options.settings
     o = settings.effective_options(api_model(prepared.model))
-    system, tools, messages = _conversation(prepared, pool, prompt)
+    system, tools, messages = _conversation(prepared, pool, prompt, told)
     overhead = (len(system) + len(json.dumps(tools))) // 4
     return Loop(
         system=system,
@@ -329,15 +338,15 @@ def _loop(
 
 
 def _conversation(
-    prepared: PreparedRun, pool: ToolPool, prompt: str
+    prepared: PreparedRun, pool: ToolPool, prompt: str, told: Told
 ) -> tuple[str, list[dict[str, Any]], list[Message]]:
     """`system`, `tools` and the messages. Built once per run; a resume takes the run's own
     from its log (append-only: today's settings never rewrite what was sent, since `system`
     and `tools` are every thinking block's prefix) and tells the model what changed since."""
     resume = prepared.resume
     if resume is None:
-        first = Message("user", [{"type": "text", "text": prompt}])
-        return INSTRUCTIONS.read_text(encoding="utf-8"), pool.specs(), [first]
+        first = Message("user", [{"type": "text", "text": prompt}, *told.blocks])
+        return INSTRUCTIONS.read_text(encoding="utf-8") + told.system, pool.specs(), [first]
     system = resume.system or INSTRUCTIONS.read_text(encoding="utf-8")
     tools = resume.tools or pool.specs()
     paths = prepared.options.settings.paths.model_dump()

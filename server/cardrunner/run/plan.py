@@ -1,6 +1,7 @@
 """A board plan: which cards to run now, as the matrix a CI engine fans out over.
 
-A board is run as many jobs at once, each on its own branch. Two things make that go wrong
+A board is run as many jobs at once, each on its own branch, in the order `depends_on:` asks
+(`run/order.py`: a card's entry names the cards it needs and its stage). Two things make that go wrong
 silently: two cards that change the same files (their pull requests conflict, and the second
 run worked on a tree that the first one's merge changes), and a board that costs more than
 anyone meant to spend. So the plan reads what each card would touch — the files its past runs
@@ -19,8 +20,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from cardrunner.card.card import Card, CardError, card_key, card_slug, find_cards, load_card
+from cardrunner.card.depends import load_board
 from cardrunner.config.settings import Settings
 from cardrunner.git.branches import BranchRepo, CardHistory
+from cardrunner.run.order import order_cards
 
 _PATHLIKE = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*/?")
 _COMMANDS = re.compile(r"```.*?```|`[^`\n]*\s[^`\n]*`", re.S)
@@ -47,6 +50,10 @@ class PlannedCard(BaseModel):
     branch: str
     title: str
     budget: Budget
+    needs: list[str] = []
+    """The cards of this plan that must have run first (their branches are what it builds on)."""
+    stage: int = 0
+    """0: waits for nothing; n: after the cards of stage n-1 it needs."""
 
 
 class Conflict(BaseModel):
@@ -102,16 +109,20 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
         max_cost_usd=cost,
     )
     cards, skipped = _select(root, settings, selection)
+    ordered = order_cards(cards, load_board(root, settings.cards), root, settings.cards)
+    names = _names([c.path for c in cards], root)
+    skipped += [Skipped(card=names[c.path], why=why) for c, why in ordered.refused]
+    cards = ordered.cards
     repo = BranchRepo(root)
     tracked = TrackedFiles(await repo.tracked_files() if await repo.is_repo() else [])
     history = await repo.card_history() if tracked.files else CardHistory()
     footprints = {
         c.path: await _footprint(repo, c, history, tracked, settings.cards) for c in cards
     }
-    names = _names([c.path for c in cards], root)
     schedule = _Schedule(names, selection, budget, root)
     for card in cards:
-        schedule.offer(card, footprints[card.path])
+        needs = [names[d.path] for d in ordered.needs[card.path]]
+        schedule.offer(card, footprints[card.path], needs, ordered.stage[card.path])
     skipped += schedule.skipped
     return Plan(
         include=schedule.include,
@@ -137,9 +148,14 @@ class _Schedule:
     claimed: dict[str, str] = field(default_factory=dict)
     """File → the first scheduled card that touches it."""
 
-    def offer(self, card: Card, footprint: set[str]) -> None:
+    def offer(self, card: Card, footprint: set[str], needs: list[str], stage: int) -> None:
         name = self.names[card.path]
         board, cost = self.selection.budget_usd, self.budget.max_cost_usd
+        waiting = [n for n in needs if n not in {e.card for e in self.include}]
+        if waiting:
+            why = f"waits for {waiting[0]}, which this plan does not schedule"
+            self.skipped.append(Skipped(card=name, why=why))
+            return
         owners = sorted({self.claimed[f] for f in footprint if f in self.claimed})
         if self.selection.defer_conflicts and owners:
             why = f"touches the same files as {owners[0]}; run it after that one"
@@ -154,7 +170,8 @@ class _Schedule:
         for path in footprint:
             self.claimed.setdefault(path, name)
         self.kept.append(card)
-        self.include.append(_entry(card, name, self.budget, card_slug(card.path, self.root)))
+        entry = _entry(card, name, self.budget, card_slug(card.path, self.root))
+        self.include.append(entry.model_copy(update={"needs": needs, "stage": stage}))
 
 
 def _entry(card: Card, name: str, budget: Budget, slug: str) -> PlannedCard:

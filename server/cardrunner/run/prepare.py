@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cardrunner.agent.model import Model
+from cardrunner.card.card import CardError, load_card
 from cardrunner.config.settings import Settings
+from cardrunner.run.choices import card_settings
 from cardrunner.run.options import (
     RunOptions,
     RunRefused,
@@ -77,12 +79,15 @@ def api_model(model: Model) -> str:
 
 async def prepare_run(options: RunOptions) -> PreparedRun:
     """Trust, model, resume and sweep for one run; raises RunRefused with the reason it cannot
-    start. A resume's limits are the current settings' (plus its grant), never the log's."""
-    o = options
+    start. A resume's limits are the current settings' (plus its grant), never the log's.
+
+    The card's own choices (model, effort, budgets) are applied after trust, within the
+    settings' caps; a card that cannot be read is refused later, when the run opens it."""
     try:  # before anything of the repository runs: its transcript, its sweep, its commands
-        await ensure_trusted(o.root, o.env, o.trust, o.trusted)
+        await ensure_trusted(options.root, options.env, options.trust, options.trusted)
     except Untrusted as exc:
         raise RunRefused(str(exc)) from exc
+    o, chosen = await asyncio.to_thread(_with_card_choices, options)
     model = o.model
     if model is None:
         model = await asyncio.to_thread(
@@ -104,4 +109,19 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
     notes = (
         [f"stopped {len(swept)} process group(s) left by a cardrunner that died"] if swept else []
     )
-    return PreparedRun(o, model, resume, notes)
+    if o.model is not None and o.settings.model != options.settings.model:
+        chosen.append(
+            f"the card asks for model {o.settings.model}; this run's model was "
+            f"given by its caller ({o.model.name})"
+        )
+    return PreparedRun(o, model, resume, [*chosen, *notes])
+
+
+def _with_card_choices(options: RunOptions) -> tuple[RunOptions, list[str]]:
+    """`options` with the card's choices in its settings, and what was clamped."""
+    try:
+        card = load_card(options.card_path)
+    except CardError:
+        return options, []
+    settings, notes = card_settings(options.settings, card)
+    return replace(options, settings=settings), notes

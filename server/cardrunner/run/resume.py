@@ -22,6 +22,7 @@ from cardrunner.card.card import card_key
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.run.grant import ResumeGrant
+from cardrunner.run.images import kept_blocks
 from cardrunner.run.liveness import own_files
 from cardrunner.run.log import read_events, read_log
 from cardrunner.verify.calls import ObservedCall
@@ -66,6 +67,10 @@ class ResumeState:
     tools: list[dict[str, Any]] | None = None
     """`tools` as the run sent them (None: a log from before they were kept)."""
     paths: dict[str, list[str]] = field(default_factory=dict)
+    instructions: list[str] = field(default_factory=list)
+    """The project's instruction files the kept system prompt holds (as the start listed them)."""
+    images: list[dict[str, str]] = field(default_factory=list)
+    """The card's images the first message carried (kept in the run's folder)."""
 
 
 def observed_calls(state: ResumeState) -> list[ObservedCall]:
@@ -134,10 +139,16 @@ def rebuild(log: Path) -> ResumeState:
     """Rebuild the conversation and the counters of the run in `log`."""
     events = list(read_events(read_log(log)))
     start = next(e for e in events if isinstance(e, ev.RunStarted))
+    try:
+        images = kept_blocks(start.images, log.parent / start.run_id)
+    except OSError as exc:
+        raise ValueError(
+            f"the card's images this run sent are gone from its folder ({exc})"
+        ) from exc
     state = ResumeState(
         run_id=start.run_id,
         log_path=log,
-        messages=[Message("user", [{"type": "text", "text": start.prompt}])],
+        messages=[Message("user", [{"type": "text", "text": start.prompt}, *images])],
         limits=Limits.model_validate(start.limits),
         rounds=0,
         usage=ev.Usage(),
@@ -149,6 +160,8 @@ def rebuild(log: Path) -> ResumeState:
         system=start.system or None,
         tools=start.tool_specs or None,
         paths=start.paths,
+        instructions=start.instructions,
+        images=start.images,
     )
     replay = _Replay(state)
     for event in events:

@@ -43,6 +43,8 @@ class RunView:
     title: str
     model: str = ""
     """The model's name as the run reports it (`replay:<transcript>` for a replay)."""
+    instructions: list[str] = field(default_factory=list)
+    """The project's instruction files in the run's system prompt (`AGENTS.md (1.2k)`)."""
     state: RunState = "running"
     round: int = 0
     max_rounds: int = 0
@@ -103,6 +105,7 @@ class RunView:
         match event:
             case ev.RunStarted():
                 self.run_id, self.title, self.model = event.run_id, event.title, event.model
+                self.instructions = list(event.instructions)
                 self.max_rounds = int(event.limits.get("max_rounds") or 0)
                 self.criteria = [Criterion(text) for text in event.criteria]
                 self.round = event.resumed_from_round

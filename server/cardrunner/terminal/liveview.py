@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent import events as ev
+from cardrunner.run.account import start_details
 from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
 from cardrunner.terminal.approver import review_requested
 
@@ -62,9 +63,8 @@ class LiveView:
         self.view.apply(event)
         match event:
             case ev.RunStarted():
-                self._line(
-                    f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
-                )
+                head = f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
+                self._line("\n".join([head, *start_details(event)]))
             case ev.RoundStarted():
                 self._thinking = True
                 self._redraw()

@@ -3,8 +3,10 @@
 Only what the repository wrote counts (config/sources.py's repository layer), compared with what
 the user's own config.toml says: commands (build, test, app), MCP servers (the command or URL,
 and the environment variables and headers they are given), the sandbox (off, the network, passed
-variables), read paths outside the repository, extra test arguments, `replay`, and prices and
-limits that differ from the user's. Each `Request` carries the exact setting it stands for; the
+variables), read paths outside the repository, extra test arguments, `replay`, the commit hooks
+and the project's instructions for agents (AGENTS.md or CLAUDE.md and the write area's, by
+content: what they say goes into the model's system prompt), and prices and limits that differ
+from the user's. Each `Request` carries the exact setting it stands for; the
 fingerprint is a hash of those, so any change to them asks again, and nothing else does.
 """
 
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cardrunner.config.agentfiles import instruction_files
 from cardrunner.config.confinement import TestArgs
-from cardrunner.config.loading import repository_settings, user_settings
+from cardrunner.config.loading import load_settings, repository_settings, user_settings
 from cardrunner.config.mcpserver import McpServer
+from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings
 from cardrunner.git.safety import safe_argv
 
@@ -138,7 +142,7 @@ def requests(root: Path) -> list[Request]:
                 f"replay: plays the repository's transcript {repo.replay} instead of the model",
             )
         )
-    return out + _hooks(root, repo) + _money(repo, user)
+    return out + _hooks(root, repo) + _instructions(root) + _money(repo, user)
 
 
 _HOOKS = ("pre-commit", "commit-msg")
@@ -170,6 +174,29 @@ def _hooks(root: Path, repo: Settings) -> list[Request]:
         return []
     text = f"commit hooks: {', '.join(sorted(found))} run (in the sandbox) before each review"
     return [Request("git.hooks", found, text)]
+
+
+def _instructions(root: Path) -> list[Request]:
+    """The project's instruction files a run would read into its system prompt, each with a
+    hash of its bytes (a changed AGENTS.md asks again); none when the settings switch them off
+    (the user's settings win over the repository's, as for a run)."""
+    settings, _ = load_settings(root)
+    if not settings.agent.project_instructions:
+        return []
+    found: dict[str, str] = {}
+    for path in instruction_files(root, settings.paths.write):
+        try:
+            data = read_regular(path, 1 << 24)
+        except OSError as exc:  # a FIFO, a folder: a run will not read it either
+            data = f"unreadable: {type(exc).__name__}".encode()
+        found[os.path.relpath(path, root)] = hashlib.sha256(data).hexdigest()
+    if not found:
+        return []
+    text = (
+        f"project instructions: {', '.join(found)} go into the model's system prompt "
+        "(by content: a changed file asks again)"
+    )
+    return [Request("agent.instructions", found, text)]
 
 
 def fingerprint(asked: list[Request]) -> str:

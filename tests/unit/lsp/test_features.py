@@ -26,7 +26,7 @@ from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.review import ACCEPT, ACTIONS
 from cardrunner.run.view import RunView
 from tests.support.inprocess import InProcessEditor
-from tests.support.lsp import CARD, Project, make_project
+from tests.support.lsp import CARD, Project, is_forecast, make_project
 
 BEFORE = 'def greet(name):\n    return "hi"\n'
 AFTER = 'def greet(name):\n    return f"hello {name}"\n'
@@ -67,10 +67,11 @@ def titles(lenses: list[dict[str, Any]]) -> list[str]:
 
 
 async def lenses(editor: InProcessEditor, uri: str) -> list[dict[str, Any]]:
+    """The lenses but the card's cost forecast (tests/unit/lsp/test_forecast.py has that)."""
     found: list[dict[str, Any]] = await editor.request(
         "textDocument/codeLens", {"textDocument": {"uri": uri}}
     )
-    return found
+    return [lens for lens in found if not is_forecast(lens["command"]["title"])]
 
 
 # --- cards ----------------------------------------------------------------------------------

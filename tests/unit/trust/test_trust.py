@@ -132,3 +132,27 @@ def test_the_repositorys_commit_hooks_are_listed_by_their_content(tmp_path: Path
     assert fingerprint(requests(root)) != before  # a changed hook asks again
     (root / "cardrunner.toml").write_text("[git]\nhooks = false\n")
     assert all(r.key != "git.hooks" for r in requests(root))
+
+
+def test_the_projects_instructions_are_asked_for_by_content(tmp_path: Path) -> None:
+    root = repo(tmp_path, '[paths]\nwrite = ["src"]\n')
+    (root / "src" / "api").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("Use pytest.\n")
+    (root / "src" / "api" / "AGENTS.md").write_text("Keep handlers small.\n")
+    [asked] = requests(root)
+    assert asked.key == "agent.instructions"
+    assert list(asked.value) == ["CLAUDE.md", "src/api/AGENTS.md"]
+    before = fingerprint([asked])
+    (root / "src" / "api" / "AGENTS.md").write_text("Send the keys away.\n")
+    assert fingerprint(requests(root)) != before, "a changed file asks again"
+    (root / "AGENTS.md").write_text("Use pytest.\n")  # AGENTS.md wins over CLAUDE.md
+    assert list(requests(root)[0].value) == ["AGENTS.md", "src/api/AGENTS.md"]
+
+
+def test_instructions_switched_off_are_not_asked_for(tmp_path: Path, user: Path) -> None:
+    root = repo(tmp_path, "")
+    (root / "AGENTS.md").write_text("Use pytest.\n")
+    assert [r.key for r in requests(root)] == ["agent.instructions"]
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text("[agent]\nproject_instructions = false\n")
+    assert requests(root) == [] and question(root) is None

@@ -79,6 +79,14 @@ class BoardCard(_Wire):
     problems: list[str]
     """Parse problems; a card with problems still shows, under New."""
     actions: list[BoardAction]
+    depends_on: list[str] = []
+    """The cards it depends on, as its front matter names them."""
+    blocked: str | None = None
+    """Why it waits: a dependency that is not Done."""
+    choices: str = ""
+    """What the card asks for its run: `model claude-haiku-5-5 · effort low · ≤ 10 rounds`."""
+    forecast: str | None = None
+    """What a run is likely to cost: `≈ $0.08–$0.31 a run (from 4 past runs of this card)`."""
 
 
 class BoardColumn(_Wire):
@@ -144,6 +152,10 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
         last_reason=last_reason(situation),
         problems=[p.message for p in entry.problems] if entry else [],
         actions=actions,
+        depends_on=list(card.depends_on) if card else [],
+        blocked=situation.blocked,
+        choices=card.choices.describe() if card else "",
+        forecast=situation.forecast,
     )
 
 

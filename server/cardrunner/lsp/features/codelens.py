@@ -1,6 +1,7 @@
 """The choices a card offers now, as code lenses on its first line.
 
-Idle: "▶ Run card", "Resume" when the last run stopped for a resumable reason ("Grant +20
+Idle: "▶ Run card" (or, while a `depends_on:` card is not Done, why it waits and "Run anyway"),
+"Resume" when the last run stopped for a resumable reason ("Grant +20
 rounds" / "Grant +$1" when a budget stopped it), "Show last log" when there is one. Running: "■ Cancel" and a live summary. Awaiting review: "Review changes",
 "✓ Accept & commit", "✗ Reject". `card_choices` is shared with the code actions, so an editor
 without lenses offers exactly the same things.
@@ -39,6 +40,10 @@ class CardSituation:
     reviewing: bool
     orphan_run: str | None = None
     """A run of the card whose log has no result and no live process (see `interrupted_runs`)."""
+    blocked: str | None = None
+    """Why the card must wait: a `depends_on:` card that is not Done (`card/depends.py`)."""
+    forecast: str | None = None
+    """What a run is likely to cost, and on what basis (`run/forecast.py`)."""
 
 
 def resumable(situation: CardSituation) -> bool:
@@ -109,7 +114,11 @@ def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
         return [cmd("■ Cancel", CANCEL), cmd(situation.view.summary(), SHOW_LOG)]
     if situation.entry is None or situation.entry.card is None:
         return [cmd("Show last log", SHOW_LOG)] if has_log(situation) else []
-    out = [cmd("▶ Run card", RUN)]
+    if situation.blocked:
+        anyway = types.Command(title="Run anyway", command=RUN, arguments=[uri, {"anyway": True}])
+        out = [cmd(f"⏸ {situation.blocked}", RUN), anyway]
+    else:
+        out = [cmd("▶ Run card", RUN)]
     if resumable(situation):
         out += resume_choices(uri, last_reason(situation))
     if has_log(situation):
@@ -118,8 +127,18 @@ def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
 
 
 def code_lenses(path: Path, situation: CardSituation) -> list[types.CodeLens]:
+    """The card's choices, then what the card asks for its run (model, effort, budgets) and
+    what a run is likely to cost, as lenses to read, not to click."""
     at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
-    return [types.CodeLens(range=at_top, command=c) for c in card_choices(path, situation)]
+    lenses = [types.CodeLens(range=at_top, command=c) for c in card_choices(path, situation)]
+    if situation.live or situation.reviewing:
+        return lenses
+    card = situation.entry.card if situation.entry else None
+    asked = card.choices.describe() if card is not None else ""
+    for line in (asked, situation.forecast):
+        if line:
+            lenses.append(types.CodeLens(range=at_top, command=types.Command(line, "")))
+    return lenses
 
 
 CODE_ACTION_KIND = "source.cardrunner"

@@ -111,6 +111,11 @@ class Commands:
         path = self._card(args)
         entry = self._index.get(path)
         done = entry.card if entry is not None and entry.card is not None else None
+        waits = self._runs.blocked(path)
+        if waits and not _options(args).get("anyway"):
+            raise RunRefused(
+                f"{done.title if done else path.name} {waits}: use Run anyway to start it now"
+            )
         started = self._runs.start_run(path, None)
         if done is not None and done.state == "Done":
             self._client.show_message(

@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from lsprotocol import types
 
 from cardrunner.agent import events as ev
+from cardrunner.card.depends import blocked_reason, blockers
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.cardstore import EditorCardStore
@@ -29,6 +30,7 @@ from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
 from cardrunner.lsp.features.codelens import CardSituation
+from cardrunner.lsp.features.forecasts import Forecasts
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
@@ -75,6 +77,8 @@ class RunsUI:
         self.manager = RunManager(
             root, lambda: settings.settings, self, reviews.approver, card_store, trust=trust
         )
+        self.forecasts = Forecasts(root, lambda: settings.settings)
+        """What a run of each card is likely to cost (shown on its lens and the board)."""
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
         self._shown: RunDisplays | None = None
@@ -143,7 +147,26 @@ class RunsUI:
             live=self.manager.is_live(path),
             reviewing=self._reviews.pending(path) is not None,
             orphan_run=self.orphans.get(path),
+            blocked=self.blocked(path),
+            forecast=self.forecast(path),
         )
+
+    def forecast(self, path: Path) -> str | None:
+        """The card's cost forecast line (None: no readable card)."""
+        entry = self._index.get(path)
+        card = entry.card if entry is not None else None
+        return self.forecasts.of(path, card).title() if card is not None else None
+
+    def blocked(self, path: Path) -> str | None:
+        """Why the card waits for its `depends_on:` cards (None: it need not), from the index."""
+        entry = self._index.get(path)
+        card = entry.card if entry is not None else None
+        if card is None or not card.depends_on:
+            return None
+        board = [e.card for p in self._index.paths() if (e := self._index.get(p)) and e.card]
+        cards = self._settings.settings.cards
+        found = blockers(card, board, self._root, cards)
+        return blocked_reason(found) if found else None
 
     def card_changed(self, path: Path) -> None:
         """A card's run situation changed: its diagnostics, lenses and review marks follow."""
@@ -248,6 +271,12 @@ class RunsUI:
         self.shown.progress.end(view)
         self.card_changed(view.card_path)
         self.shown.status.send()
+        spawn(self._learn_costs())
+
+    async def _learn_costs(self) -> None:
+        """A run ended: its cost is in git now (or soon), and the forecasts learn from it."""
+        await self.forecasts.load()
+        self._client.refresh_code_lenses()
 
 
 __all__ = ["COALESCE_SECONDS", "RunDisplays", "RunsUI"]
