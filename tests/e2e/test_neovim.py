@@ -88,6 +88,16 @@ wait("the second review", function()
 end)
 command(client, "cardrunner.acceptChanges", uri)
 wait("done", function() return the_card(board(client), "Done") ~= nil end)
+-- the card's buffer once it shows Done: modified or not, its text, the file before and after :w
+local buf = vim.fn.bufnr(card)
+wait("the buffer to show Done", function()
+  return vim.tbl_contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "state: Done")
+end)
+local function file() local f = assert(io.open(card, "rb")); local b = f:read("a"); f:close(); return b end
+out.buffer = { modified = vim.bo[buf].modified, before = file(),
+               text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n" }
+vim.api.nvim_buf_call(buf, function() vim.cmd("write") end)
+out.buffer.after = file()
 vim.lsp.stop_client(client.id)
 wait("the server to stop", function() return client:is_stopped() end)
 end
@@ -175,3 +185,7 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
     commits = project.commit_results()
     assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
     assert "Accepted and committed" in commits[1]
+    buffer = seen["buffer"]
+    assert buffer["modified"] is False, "the clean buffer was reloaded, not edited"
+    assert buffer["text"] == buffer["before"] == card.read_text()
+    assert buffer["after"] == buffer["before"], ":w changed the file"
