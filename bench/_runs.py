@@ -89,13 +89,17 @@ class Runs:
             self.ended()
 
 
-def _workers() -> set[int]:
-    """Live run workers on this machine (ours: the bench's server is the only one running)."""
+def _workers(server: int) -> set[int]:
+    """Live run workers of the server `server` (its children running the worker program: on
+    a shared machine other people's servers have workers too)."""
     found = set()
     for proc in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             argv = (proc / "cmdline").read_bytes().split(b"\0")
-            if b"cardrunner.workers.program" in argv and proc.name.isdigit():
+            if b"cardrunner.workers.program" not in argv or not proc.name.isdigit():
+                continue
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == server:
                 found.add(int(proc.name))
     return found
 
@@ -109,8 +113,8 @@ async def quiet(server: LspProcess, seconds: float = 60.0) -> None:
         info = await server.request(
             "workspace/executeCommand", {"command": "cardrunner.debug.modules", "arguments": []}
         )
-        spare = info.get("spare")
-        if (spare is None or spare["ready"]) and _workers() <= ({spare["pid"]} if spare else set()):
+        spare, workers = info.get("spare"), _workers(info["pid"])
+        if (spare is None or spare["ready"]) and workers <= ({spare["pid"]} if spare else set()):
             return
         await asyncio.sleep(0.1)
     print("   (workers or the spare still busy after the busy phase; measuring idle anyway)")

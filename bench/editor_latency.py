@@ -12,17 +12,19 @@ other people's load moves it 2–4× from one minute to the next), ours ÷ bare 
 Phases alternate: quiet (nothing runs; "floor" is the bare server then) and busy (eight runs
 going in ours — replayed transcripts, `--model replay`, or the SDK against a fake Messages API,
 `--model api` — a run that ends is started again at once, and requests are sent only while all
-eight play rounds past their first; a busy phase stops after 60 s whatever the count). Each of
+eight play rounds past their first; a busy phase stops after 45 s whatever the count). Each of
 `--runs` starts fresh servers on fresh boards; the figures pool every run's samples:
 
 - ours ÷ bare while busy (target: p99 ≤ 1.2×), ours ÷ twin while busy, bare ÷ floor (what the
-  eight runs do to the machine), ours ÷ bare while quiet — at p99 and p95, each with a 90 %
-  bootstrap interval (`_stats.py`), and per run;
+  eight runs do to the machine), twin ÷ bare while busy (an idle cardrunner against a bare
+  server on the same loaded machine) — at p99 and p95, each with a 90 % bootstrap interval
+  (`_stats.py`), and per run;
 - idle wake-ups per second of each server (`idle_wakeups.py`'s count), before any request.
 
-`--trace-gc` runs ours with a collector callback that logs every collection's duration and
-prints how many of the busy tail's milliseconds they can explain; `--profile` runs it under
-cProfile.
+`--trace-gc` runs ours with a collector callback that logs every collection's duration (and
+prints those of the busy phases), `--trace-loop` with every loop callback of 2 ms or more
+logged (wall and CPU time, what it ran), `--profile` under cProfile; `--twin threads|layered`
+puts an A/B in the twin's place (`--help`).
 
     .venv/bin/python bench/editor_latency.py [--runs 1] [--samples 600] [--cycles 2]
         [--model replay|api] [--run-priority low|lowest|idle] [--trace-gc] [--profile]
@@ -56,8 +58,11 @@ RUNS = 8
 SERVERS = ("ours", "twin", "bare")
 API_NICENESS = 10
 """`--model api`: the fake Messages API's priority, the workers' own (`workers/program.py`)."""
-BUSY_SECONDS = 60.0
+BUSY_SECONDS = 45.0
 """A busy phase ends after this long even with fewer samples (the count says how many)."""
+QUIET_SECONDS = 30.0
+"""How long a quiet phase waits at most for the runs' workers to exit (they are at nice 10:
+at load 12 and more they take that long to wind down)."""
 WAKEUP_WINDOW = 3.0
 HERE = Path(__file__).resolve().parent
 Samples = dict[str, dict[str, dict[str, list[float]]]]
@@ -76,6 +81,28 @@ if kind == "profile":
         real_exit(code)
     os._exit = dump_and_exit
     profile.enable()
+elif kind == "threads":  # pygls' own stdio: a reader thread, blocking writes
+    import cardrunner.lsp.core.lifeline as lifeline
+    from cardrunner.lsp.core.pipes import ThreadWriter
+    from pygls.io_ import StdinAsyncReader
+    async def threaded(stdin, stdout):
+        return StdinAsyncReader(stdin), ThreadWriter(stdout)
+    lifeline.open_stdio = threaded
+elif kind == "slow":  # every loop callback of 2 ms or more: wall and CPU ms, what it ran
+    import asyncio.events
+    log, run = open(out, "w", buffering=1), asyncio.events.Handle._run
+    def timed(handle):
+        wall, cpu = time.perf_counter(), time.thread_time()
+        run(handle)
+        took = time.perf_counter() - wall
+        if took >= 0.002:
+            what = getattr(handle._callback, "__qualname__", "") or repr(handle._callback)
+            task = getattr(handle._callback, "__self__", None)
+            coro = getattr(task, "get_coro", lambda: None)()
+            what += " " + getattr(coro, "__qualname__", "")
+            log.write(f"{wall:.6f} {took * 1000:.2f} {(time.thread_time() - cpu) * 1000:.2f} "
+                      f"{what[:100]}\\n")
+    asyncio.events.Handle._run = timed
 else:
     log, began = open(out, "w", buffering=1), [0.0]
     def note(phase, info):
@@ -87,8 +114,9 @@ else:
     gc.callbacks.append(note)
 main(["lsp"])
 """
-"""`cardrunner lsp` under cProfile (argv[1] "profile") or with its collections logged
-(argv[1] "gc": one line per collection, `perf_counter generation ms`); argv[2] is the file."""
+"""`cardrunner lsp` under cProfile (argv[1] "profile"), with its collections logged (argv[1]
+"gc": one line per collection, `perf_counter generation ms`; argv[2] is the file), or reading
+and writing its stdio as pygls does (argv[1] "threads": `--twin threads`)."""
 
 
 def _hover_at(uri: str) -> dict[str, Any]:
@@ -129,6 +157,17 @@ async def quiet_phase(trio: Trio, methods: list[str], count: int) -> dict[str, A
     return out
 
 
+def cpu_and_switches(trio: Trio) -> dict[str, tuple[float, int]]:
+    """Each server's CPU seconds (user + system, all threads) and context switches so far."""
+    out = {}
+    for name, server in trio.servers.items():
+        assert server.proc is not None
+        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])
+        out[name] = (ticks / os.sysconf("SC_CLK_TCK"), switches(server.proc.pid))
+    return out
+
+
 async def busy_phase(
     trio: Trio, cards: list[str], methods: list[str], count: int
 ) -> tuple[dict[str, Any], int]:
@@ -146,7 +185,7 @@ async def busy_phase(
             continue
         await trio.moment(methods, out)
     await runs.stop()
-    await quiet(server)
+    await quiet(server, QUIET_SECONDS)
     return out, runs.started
 
 
@@ -168,9 +207,13 @@ async def open_card(server: LspProcess, root: Path, card: Path) -> None:
 def _argv(name: str, args: argparse.Namespace, tmp: Path) -> list[str]:
     if name == "bare":
         return [sys.executable, str(HERE / "minimal_server.py")]
-    if name == "ours" and (args.profile or args.trace_gc):
-        kind = "profile" if args.profile else "gc"
+    if name == "ours" and (args.profile or args.trace_gc or args.trace_loop):
+        kind = "profile" if args.profile else "gc" if args.trace_gc else "slow"
         return [sys.executable, "-c", WRAPPED_SERVER, kind, str(tmp / f"ours.{kind}")]
+    if name == "twin" and args.twin == "threads":
+        return [sys.executable, "-c", WRAPPED_SERVER, "threads", "-"]
+    if name == "twin" and args.twin == "layered":
+        return [sys.executable, str(HERE / "layered_server.py"), "settings", "cards", "watch"]
     return [str(VENV_BIN / "cardrunner"), "lsp"]
 
 
@@ -192,7 +235,7 @@ async def one_run(args: argparse.Namespace, env: dict[str, str], samples: Sample
             await open_card(servers[name], root, board[-1])
         trio = Trio(servers, uris)
         try:
-            for name in ("ours", "twin"):
+            for name in ("ours", "twin") if args.twin != "layered" else ("ours",):
                 if not await servers[name].settled():
                     print(f"   ({name} never said its start-up had settled; measuring anyway)")
             await quiet(servers["ours"])
@@ -204,9 +247,13 @@ async def one_run(args: argparse.Namespace, env: dict[str, str], samples: Sample
             gc.disable()  # the client's own collections would land on whichever request is out
             for _ in range(args.cycles):
                 _extend(samples["quiet"], await quiet_phase(trio, methods, args.samples))
-                began = time.perf_counter()
+                began, before = time.perf_counter(), cpu_and_switches(trio)
                 got, n = await busy_phase(trio, cards, methods, args.samples)
                 windows.append((began, time.perf_counter()))
+                after = cpu_and_switches(trio)
+                print("   busy phase, CPU s / switches: " + ", ".join(
+                    f"{k} {after[k][0] - before[k][0]:.2f} / {after[k][1] - before[k][1]}"
+                    for k in SERVERS))  # fmt: skip
                 _extend(samples["busy"], got)
                 started += n
             took = time.perf_counter() - started_at
@@ -214,15 +261,17 @@ async def one_run(args: argparse.Namespace, env: dict[str, str], samples: Sample
             gc.enable()
             for server in servers.values():
                 await server.close()
-        gc_log = Path(tmp) / "ours.gc"
+        gc_log, slow_log = Path(tmp) / "ours.gc", Path(tmp) / "ours.slow"
         collections = gc_log.read_text().split("\n") if gc_log.exists() else []
+        slow = slow_log.read_text().split("\n") if slow_log.exists() else []
         if args.profile:
             hot_spots(Path(tmp) / "ours.profile")
     errors = [r for r in servers["ours"].received if _is_error(r)]
     if errors:
         print(f"   ours reported {len(errors)} error(s), first: {errors[0].params['message'][:200]}")
     return {"load": (load, os.getloadavg()[0]), "wakeups": woke, "seconds": took,
-            "started": started, "collections": collections, "busy": windows}  # fmt: skip
+            "started": started, "collections": collections, "slow": slow,
+            "busy": windows}  # fmt: skip
 
 
 def _extend(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]) -> None:
@@ -235,7 +284,7 @@ FIGURES = [
     ("ours ÷ bare, busy", "busy", "ours", "busy", "bare"),
     ("ours ÷ twin, busy", "busy", "ours", "busy", "twin"),
     ("bare ÷ floor", "busy", "bare", "quiet", "bare"),
-    ("ours ÷ bare, quiet", "quiet", "ours", "quiet", "bare"),
+    ("twin ÷ bare, busy", "busy", "twin", "busy", "bare"),
 ]
 
 
@@ -269,6 +318,24 @@ def absolutes(samples: Samples) -> None:
             print(f"   {method.split('/')[1]:<8} {phase:<5} ms (n={n}): " + " · ".join(cells))
 
 
+def loop_tail(runs: list[dict]) -> None:
+    """Ours' loop callbacks of 2 ms or more during the busy phases, by what they ran."""
+    kinds: dict[str, list[tuple[float, float]]] = {}
+    for run in runs:
+        for line in filter(None, run["slow"]):
+            at, wall, cpu, what = line.split(" ", 3)
+            if any(start <= float(at) <= end for start, end in run["busy"]):
+                kinds.setdefault(what, []).append((float(wall), float(cpu)))
+    if not kinds:
+        return
+    print("   ours' loop callbacks of 2 ms or more while busy (count, wall ms sum / max, CPU ms sum):")
+    for what, rows in sorted(kinds.items(), key=lambda k: -sum(w for w, _ in k[1]))[:8]:
+        print(
+            f"     {len(rows):4d}  {sum(w for w, _ in rows):7.1f} / {max(w for w, _ in rows):5.1f}"
+            f"  {sum(c for _, c in rows):7.1f}  {what}"
+        )
+
+
 def gc_tail(runs: list[dict]) -> None:
     """Ours' collections during the busy phases (the server's clock is the client's:
     `perf_counter` is CLOCK_MONOTONIC): how many, by generation, and their milliseconds."""
@@ -299,6 +366,15 @@ async def main() -> int:
     parser.add_argument("--run-priority", choices=get_args(RunPriority))
     parser.add_argument("--trace-gc", action="store_true", help="log ours' collections")
     parser.add_argument("--profile", action="store_true", help="ours under cProfile")
+    parser.add_argument(
+        "--trace-loop", action="store_true", help="log ours' loop callbacks of 2 ms or more"
+    )
+    parser.add_argument(
+        "--twin", choices=["cardrunner", "threads", "layered"], default="cardrunner",
+        help="an A/B in place of the idle twin: threads, cardrunner reading and writing its "
+        "stdio as pygls does; layered, the bare server holding what an idle cardrunner holds "
+        "(layered_server.py: its settings, cards and watcher) with the bare server's handlers",
+    )  # fmt: skip
     args = parser.parse_args()
     priority = f", run_priority {args.run_priority}" if args.run_priority else ""
     header(
@@ -331,6 +407,7 @@ async def main() -> int:
             await stop_fake_api(fake)
     absolutes(pooled)
     gc_tail(runs)
+    loop_tail(runs)
     loads = [x for run in runs for x in run["load"]]
     print(f"   pooled over {len(runs)} run(s), load {min(loads):.1f}–{max(loads):.1f}:")
     busy = report(pooled, "pooled")

@@ -10,9 +10,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from watchfiles import Change
 
-from cardrunner.lsp.core.notify import Batch, changes
+from cardrunner.lsp.core.notify import Batch, Change, changes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 

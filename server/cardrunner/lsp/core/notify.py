@@ -6,7 +6,8 @@ laptop, battery. On Linux the folder is watched with inotify instead (`asyncinot
 descriptor sits in the event loop's selector like the editor's pipe, and the server wakes only
 when a file changes. A burst of events (a rename-over save, a `git pull`) is gathered for
 `SETTLE_SECONDS` after its first event, so only a change arms a timer. Elsewhere (macOS,
-Windows) `watchfiles` keeps its own default step.
+Windows) `watchfiles` keeps its own default step; it (and anyio beneath it, ~2.5 MiB of an idle
+server's memory) is imported only there.
 
 Watches are set before `changes` yields anything, so a caller can read the folder right after
 the first (empty) batch and miss nothing: what was written before has no event, what comes
@@ -20,16 +21,23 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
+from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from watchfiles import Change, awatch
 
 if TYPE_CHECKING:
     from asyncinotify import Event, Inotify
 
 SETTLE_SECONDS = 0.03
 """After a first event, how long more events join the same batch."""
+
+class Change(IntEnum):
+    """What happened to a path; the values are `watchfiles.Change`'s, so its events map 1:1."""
+
+    added = 1
+    modified = 2
+    deleted = 3
+
 
 Batch = set[tuple[Change, Path]]
 """One batch of changes: what happened (added, modified, deleted) to which absolute path. An
@@ -51,9 +59,11 @@ async def changes(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIt
 
     The first batch is empty and comes once the watch is in place."""
     if not _inotify_available():
+        from watchfiles import awatch
+
         yield set()
         async for found in awatch(folder, stop_event=stop, recursive=recursive):
-            yield {(change, Path(name)) for change, name in found}
+            yield {(Change(change), Path(name)) for change, name in found}
         return
     from asyncinotify import Inotify
 
