@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 SETTLE_SECONDS = 0.03
 """After a first event, how long more events join the same batch."""
 
+
 class Change(IntEnum):
     """What happened to a path; the values are `watchfiles.Change`'s, so its events map 1:1."""
 
@@ -59,11 +60,8 @@ async def changes(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIt
 
     The first batch is empty and comes once the watch is in place."""
     if not _inotify_available():
-        from watchfiles import awatch
-
-        yield set()
-        async for found in awatch(folder, stop_event=stop, recursive=recursive):
-            yield {(Change(change), Path(name)) for change, name in found}
+        async for batch in _polled(folder, stop, recursive):
+            yield batch
         return
     from asyncinotify import Inotify
 
@@ -73,6 +71,30 @@ async def changes(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIt
         yield set()
         async for batch in _batches(inotify, tree, folder, stop):
             yield batch
+
+
+async def _polled(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIterator[Batch]:
+    """watchfiles' watch, where there is no inotify. It sets its watch when its iterator first
+    runs, so that is started and given the loop's turn before the first (empty) batch: what is
+    written after that batch has an event here too."""
+    from watchfiles import awatch
+
+    found = awatch(folder, stop_event=stop, recursive=recursive).__aiter__()
+    pending = asyncio.ensure_future(found.__anext__())
+    await asyncio.sleep(0)  # the iterator runs up to its first wait, its watch in place
+    try:
+        yield set()
+        while True:
+            try:
+                raw = await pending
+            except StopAsyncIteration:
+                return
+            yield {(Change(change), Path(name)) for change, name in raw}
+            pending = asyncio.ensure_future(found.__anext__())
+    finally:
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await pending
 
 
 async def appeared(folder: Path, stop: asyncio.Event) -> None:
