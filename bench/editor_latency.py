@@ -198,10 +198,14 @@ async def wakeups(trio: Trio) -> dict[str, float]:
     return {n: (switches(p) - before[n]) / took for n, p in pids.items()}
 
 
+def opened(card: Path) -> dict[str, Any]:
+    """The `didOpen` of `card`, as an editor sends it (its text read here, before any timing)."""
+    return did_open(card.as_uri(), card.read_text())
+
+
 async def open_card(server: LspProcess, root: Path, card: Path) -> None:
     await server.initialize(root)
-    uri = card.as_uri()
-    server.notify("textDocument/didOpen", did_open(uri, card.read_text()))
+    server.notify("textDocument/didOpen", opened(card))
 
 
 def _argv(name: str, args: argparse.Namespace, tmp: Path) -> list[str]:
@@ -268,13 +272,17 @@ async def one_run(args: argparse.Namespace, env: dict[str, str], samples: Sample
             hot_spots(Path(tmp) / "ours.profile")
     errors = [r for r in servers["ours"].received if _is_error(r)]
     if errors:
-        print(f"   ours reported {len(errors)} error(s), first: {errors[0].params['message'][:200]}")
+        print(
+            f"   ours reported {len(errors)} error(s), first: {errors[0].params['message'][:200]}"
+        )
     return {"load": (load, os.getloadavg()[0]), "wakeups": woke, "seconds": took,
             "started": started, "collections": collections, "slow": slow,
             "busy": windows}  # fmt: skip
 
 
-def _extend(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]) -> None:
+def _extend(
+    into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]
+) -> None:
     for name, methods in got.items():
         for method, values in methods.items():
             into.setdefault(name, {}).setdefault(method, []).extend(values)
@@ -328,7 +336,9 @@ def loop_tail(runs: list[dict]) -> None:
                 kinds.setdefault(what, []).append((float(wall), float(cpu)))
     if not kinds:
         return
-    print("   ours' loop callbacks of 2 ms or more while busy (count, wall ms sum / max, CPU ms sum):")
+    print(
+        "   ours' loop callbacks of 2 ms or more while busy (count, wall ms sum / max, CPU ms sum):"
+    )
     for what, rows in sorted(kinds.items(), key=lambda k: -sum(w for w, _ in k[1]))[:8]:
         print(
             f"     {len(rows):4d}  {sum(w for w, _ in rows):7.1f} / {max(w for w, _ in rows):5.1f}"

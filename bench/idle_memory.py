@@ -34,7 +34,6 @@ SETTLE_SECONDS, SETTLE_MAX = 1.5, 30.0
 HERE = Path(__file__).resolve().parent
 RUN_ONLY = ("anthropic", "mcp", "httpx", "watchfiles", "anyio", "pydantic", "yaml")
 """Packages a run needs; the idle server should hold as few of them as it can."""
-RUN_MODULES = ("cardrunner.workers.wire", "cardrunner.git.repo", "cardrunner.agent.events")
 
 
 def memory_kib(pid: int) -> tuple[int, int]:

@@ -24,7 +24,9 @@ def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover:
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     start = types.Position(line=0, character=0)
-    command = types.Command(title="▶ Run", command="minimal.run", arguments=[params.text_document.uri])
+    command = types.Command(
+        title="▶ Run", command="minimal.run", arguments=[params.text_document.uri]
+    )
     return [types.CodeLens(range=types.Range(start=start, end=start), command=command)]
 
 
