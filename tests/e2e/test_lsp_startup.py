@@ -112,7 +112,9 @@ async def test_initialize_is_answered_before_the_features_load(lsp_project: Proj
         assert await server.settled(), "the start-up work ended"
         later = await debug_modules(server)
         assert later["loaded"] is True
-        assert {"pydantic", "yaml", "watchfiles"} <= set(later["topLevel"])
+        assert {"pydantic", "yaml"} <= set(later["topLevel"])
+        if sys.platform.startswith("linux"):  # watched with inotify: the fallback never loads
+            assert not {"watchfiles", "anyio"} & set(later["topLevel"])
     finally:
         await server.close()
 

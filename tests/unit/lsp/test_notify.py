@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from watchfiles import Change
 
-from cardrunner.lsp.core.notify import Batch, changes
+from cardrunner.lsp.core import notify
+from cardrunner.lsp.core.notify import Batch, Change, changes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -100,4 +100,23 @@ async def test_an_idle_watch_arms_no_timer_and_starts_no_thread(tmp_path: Path) 
     assert threading.active_count() == threads
     (tmp_path / "wake.md").write_text("w")
     assert (Change.added, tmp_path / "wake.md") in await pending
+    await watch.close()
+
+
+async def test_without_inotify_the_fallback_reports_the_same_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where there is no inotify, watchfiles watches (loaded only then): its changes arrive
+    as this module's own `Change`, so the watcher reads them alike."""
+    monkeypatch.setattr(notify, "_inotify_available", lambda: False)
+    watch = Watch(tmp_path)
+    assert await watch.next() == set()
+    card = tmp_path / "a.md"
+    card.write_text("one")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10.0
+    while not (batch := await watch.next(deadline - loop.time())):
+        pass
+    assert (Change.added, card) in batch
+    assert {type(change) for change, _ in batch} == {Change}
     await watch.close()

@@ -6,7 +6,8 @@ laptop, battery. On Linux the folder is watched with inotify instead (`asyncinot
 descriptor sits in the event loop's selector like the editor's pipe, and the server wakes only
 when a file changes. A burst of events (a rename-over save, a `git pull`) is gathered for
 `SETTLE_SECONDS` after its first event, so only a change arms a timer. Elsewhere (macOS,
-Windows) `watchfiles` keeps its own default step.
+Windows) `watchfiles` keeps its own default step; it (and anyio beneath it, ~2.5 MiB of an idle
+server's memory) is imported only there.
 
 Watches are set before `changes` yields anything, so a caller can read the folder right after
 the first (empty) batch and miss nothing: what was written before has no event, what comes
@@ -20,16 +21,24 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
+from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from watchfiles import Change, awatch
 
 if TYPE_CHECKING:
     from asyncinotify import Event, Inotify
 
 SETTLE_SECONDS = 0.03
 """After a first event, how long more events join the same batch."""
+
+
+class Change(IntEnum):
+    """What happened to a path; the values are `watchfiles.Change`'s, so its events map 1:1."""
+
+    added = 1
+    modified = 2
+    deleted = 3
+
 
 Batch = set[tuple[Change, Path]]
 """One batch of changes: what happened (added, modified, deleted) to which absolute path. An
@@ -51,9 +60,8 @@ async def changes(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIt
 
     The first batch is empty and comes once the watch is in place."""
     if not _inotify_available():
-        yield set()
-        async for found in awatch(folder, stop_event=stop, recursive=recursive):
-            yield {(change, Path(name)) for change, name in found}
+        async for batch in _polled(folder, stop, recursive):
+            yield batch
         return
     from asyncinotify import Inotify
 
@@ -63,6 +71,30 @@ async def changes(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIt
         yield set()
         async for batch in _batches(inotify, tree, folder, stop):
             yield batch
+
+
+async def _polled(folder: Path, stop: asyncio.Event, recursive: bool) -> AsyncIterator[Batch]:
+    """watchfiles' watch, where there is no inotify. It sets its watch when its iterator first
+    runs, so that is started and given the loop's turn before the first (empty) batch: what is
+    written after that batch has an event here too."""
+    from watchfiles import awatch
+
+    found = awatch(folder, stop_event=stop, recursive=recursive).__aiter__()
+    pending = asyncio.ensure_future(found.__anext__())
+    await asyncio.sleep(0)  # the iterator runs up to its first wait, its watch in place
+    try:
+        yield set()
+        while True:
+            try:
+                raw = await pending
+            except StopAsyncIteration:
+                return
+            yield {(Change(change), Path(name)) for change, name in raw}
+            pending = asyncio.ensure_future(found.__anext__())
+    finally:
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await pending
 
 
 async def appeared(folder: Path, stop: asyncio.Event) -> None:

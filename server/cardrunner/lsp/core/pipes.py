@@ -9,7 +9,10 @@ slice, and a request's answer waits for all of them. Replies are written with a 
 
 Here both ends are asyncio pipe transports: the loop reads when epoll says stdin is readable (a
 request costs one wake-up, the loop's own) and writes are queued and flushed when stdout is
-writable, so a slow editor never blocks the server. What cannot be a pipe transport (a regular
+writable, so a slow editor never blocks the server. What one turn of the loop sends (an answer,
+the progress of eight runs, their diagnostics) leaves in one `write` at the end of that turn:
+every `write` to the editor's pipe wakes the editor, which on a busy machine takes the core
+from the server mid-turn — one wake-up a turn, not one a message (bench/RESULTS.md, issue 29). What cannot be a pipe transport (a regular
 file redirected to stdin, Windows) falls back to pygls' own reader and writer.
 """
 
@@ -84,20 +87,39 @@ class _Drained(asyncio.Protocol):
 
 
 class LoopWriter:
-    """Writes queued on an asyncio pipe transport; `flush` waits until they have left."""
+    """Writes gathered over one turn of the loop, then queued on an asyncio pipe transport in
+    one piece; `flush` waits until they have left."""
 
-    def __init__(self, transport: asyncio.WriteTransport, protocol: _Drained) -> None:
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        protocol: _Drained,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._loop = loop
+        self._turn: list[bytes] = []
+        """What this turn of the loop has written so far (in order)."""
 
     def write(self, data: bytes) -> None:
-        if not self._transport.is_closing():
+        if self._transport.is_closing():
+            return
+        if not self._turn:
+            self._loop.call_soon(self._send_turn)  # after what is already due this turn
+        self._turn.append(data)
+
+    def _send_turn(self) -> None:
+        data, self._turn = b"".join(self._turn), []
+        if data and not self._transport.is_closing():
             self._transport.write(data)
 
     def close(self) -> None:
+        self._send_turn()
         self._transport.close()
 
     async def flush(self) -> None:
+        self._send_turn()
         # from now on any queued byte counts as "paused": resumed means the queue is empty
         self._transport.set_write_buffer_limits(high=0)
         try:
@@ -137,7 +159,7 @@ async def open_stdio(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Reader, Writer]
         reader = StdinAsyncReader(stdin)
     try:
         transport, protocol = await loop.connect_write_pipe(_Drained, stdout)
-        writer = LoopWriter(transport, protocol)
+        writer = LoopWriter(transport, protocol, loop)
     except (ValueError, OSError, NotImplementedError) as exc:
         log.info("stdout is not a pipe (%s); writing it from the loop, blocking", exc)
         writer = ThreadWriter(stdout)

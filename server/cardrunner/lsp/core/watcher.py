@@ -21,9 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from watchfiles import Change
-
-from cardrunner.lsp.core.notify import appeared, changes
+from cardrunner.lsp.core.notify import Change, appeared, changes
 
 log = logging.getLogger("cardrunner.lsp.watcher")
 
