@@ -34,6 +34,10 @@ pytestmark = pytest.mark.timeout(3600)
 (which imports the SDK, ~2 s on this machine), half of them in a fresh worktree, and the killed
 server's worker ends its run before the next server starts; a run takes one to three minutes on a
 loaded machine, so the default 300 s per test is far too short."""
+WAIT = 480
+"""For the rounds before a kill and for a resumed run: the runner's baseline and each pytest
+take over a minute each on a machine the rest of the suite keeps busy (seen at load 15 on 2
+cores); only a run that is stuck waits this long."""
 
 
 async def serve(root: Path, api: FakeMessagesAPI) -> LspProcess:
@@ -90,7 +94,7 @@ async def test_sigkill_of_the_language_server_then_resume_in_the_next(tmp_path: 
                 "workspace/executeCommand", {"command": "cardrunner.runCard", "arguments": [uri]}
             )
             done_calls = sum(calls_per_round[:kill_after])
-            await until(lambda r=root, n=done_calls: tool_lines(r) >= n, 180, "rounds")
+            await until(lambda r=root, n=done_calls: tool_lines(r) >= n, WAIT, "rounds")
             assert server.proc is not None
             server.proc.kill()
             await server.proc.wait()
@@ -125,7 +129,7 @@ async def test_sigkill_of_the_language_server_then_resume_in_the_next(tmp_path: 
                 )
                 await until(
                     lambda c=card: state(c) == "Done",
-                    240,  # a whole run again, on a machine the rest of the suite keeps busy
+                    WAIT,  # a whole run again
                     f"the resumed run (killed after {kill_after})",
                 )
                 api.assert_complete()
