@@ -36,7 +36,13 @@ from cardrunner.run.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
 from cardrunner.run.prepare import PreparedRun, api_model
 from cardrunner.run.pullreview import review_prompt
-from cardrunner.run.resume import ResumeState, observed_calls, reviewed_tree, what_changed
+from cardrunner.run.resume import (
+    ResumeState,
+    carry_over,
+    observed_calls,
+    reviewed_tree,
+    what_changed,
+)
 from cardrunner.run.told import Told, told_for
 from cardrunner.run.workarea import WorkArea, WorkAreaError
 from cardrunner.tools.commands import command_tools
@@ -133,7 +139,8 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
 
 
 async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, WorkArea]:
-    """The card, and where the run works; RunRefused when either cannot be had."""
+    """The card, and where the run works; RunRefused when either cannot be had. A resume's
+    fingerprints are carried onto that work area's HEAD (`carry_over`)."""
     o, resume = prepared.options, prepared.resume
     try:
         card = await asyncio.to_thread(load_card, o.card_path)
@@ -148,6 +155,8 @@ async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, Work
         )
     except (CardError, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc
+    if resume:  # what the log fingerprinted, on the branch the resumed run works on
+        await carry_over(resume, area.git, o.settings.paths.write)
     return card, area
 
 

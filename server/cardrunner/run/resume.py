@@ -21,10 +21,12 @@ from cardrunner.agent.model import Block, Message, Model
 from cardrunner.card.card import card_key
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
+from cardrunner.git.repo import GitRepo
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.images import kept_blocks
 from cardrunner.run.liveness import own_files
 from cardrunner.run.log import read_events, read_log
+from cardrunner.run.workarea import carried
 from cardrunner.verify.calls import ObservedCall
 
 
@@ -96,6 +98,28 @@ def observed_calls(state: ResumeState) -> list[ObservedCall]:
             )
         )
     return out
+
+
+async def carry_over(state: ResumeState, git: GitRepo, paths: list[str]) -> None:
+    """The log's fingerprints, as the write area's fingerprint reads them in the resumed run.
+
+    Between the stop and the resume HEAD may have moved outside the write area (the card's
+    state committed, a fresh worktree on the branch as it is now), which changes every
+    fingerprint though no file changed; `carried` takes each onto HEAD as it is now, so evidence
+    on the write area as it still is holds, and evidence on files changed since is refused.
+    """
+    checks = state.last_checks
+    pairs = state.trees.values()
+    trees = [state.base_tree, *(t for pair in pairs for t in pair)]
+    trees += [r.tree for r in state.reports.values()] + ([checks.tree] if checks else [])
+    now = await carried(git, paths, trees)
+    state.base_tree = now[state.base_tree]
+    state.trees = {use: (now[b], now[a]) for use, (b, a) in state.trees.items()}
+    state.reports = {
+        i: r.model_copy(update={"tree": now[r.tree]}) for i, r in state.reports.items()
+    }
+    if checks is not None:
+        state.last_checks = checks.model_copy(update={"tree": now[checks.tree]})
 
 
 def reviewed_tree(state: ResumeState) -> str | None:

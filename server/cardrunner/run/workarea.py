@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from cardrunner.git.repo import GitError, GitRepo
 from cardrunner.run.seed import seed_worktree
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
+_TREE_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class WorkAreaError(Exception):
@@ -81,14 +83,15 @@ class WorkArea:
                 )
             ignored = await main.ignored_files(paths)
             return cls(main, main, paths, await main.snapshot(paths), ignored_at_start=ignored)
+        base = (await carried(main, paths, [resume_base]))[resume_base]
         if resume_work is not None:
-            if await main.snapshot(paths) != resume_base:
+            if await main.snapshot(paths) != base:
                 raise WorkAreaError(
                     "the write area changed since the run stopped; cannot bring its work back"
                 )
             await main.restore(resume_work, paths)
         ignored = await main.ignored_files(paths)
-        return cls(main, main, paths, resume_base, ignored_at_start=ignored)
+        return cls(main, main, paths, base, ignored_at_start=ignored)
 
     @classmethod
     async def _isolated(
@@ -116,7 +119,10 @@ class WorkArea:
         git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
             await git.restore(resume_work, paths)
-        base = resume_base or await git.snapshot(paths)
+        if resume_base is None:
+            base = await git.snapshot(paths)
+        else:  # the branch as it is now, which the card's commits may have moved
+            base = (await carried(git, paths, [resume_base]))[resume_base]
         ignored = await git.ignored_files(paths)
         return cls(main, git, paths, base, worktree, branch, ignored)
 
@@ -176,3 +182,23 @@ class WorkArea:
         with contextlib.suppress(GitError):
             await repo.delete_branch(self.branch)
         return []
+
+
+async def carried(git: GitRepo, paths: list[str], trees: Iterable[str]) -> dict[str, str]:
+    """Each snapshot of `trees`, taken on an older HEAD, as `git.snapshot(paths)` reads the same
+    write area on HEAD as it is now.
+
+    A snapshot is HEAD's tree with the write area on it, so it changes when HEAD moves outside
+    the write area though no file in it did: the card's state committed after the run stopped,
+    a resumed isolated run's fresh worktree on the branch as it is now. Carried over, the same
+    write area gives the same tree again, and a write area that differs still differs. What is
+    not a tree git has (a log's placeholder, an object pruned since) stays as it is.
+    """
+    now = await git.snapshot(paths)
+    out: dict[str, str] = {}
+    for tree in set(trees):
+        out[tree] = tree
+        if _TREE_ID.fullmatch(tree):
+            with contextlib.suppress(GitError):
+                out[tree] = await git.tree_without(now, tree, paths, b"")
+    return out
