@@ -254,11 +254,15 @@ async function review(wb, decision, nth = 1) {
     // A second Review (the palette, a lens, the board) brings the open review forward: no copy.
     await wb.runCommand("cardrunner: Review changes");
     files = await wb.quickInput(/keep which files/);
-    const copies = await reviewTabs(wb).count();
-    if (copies !== 1) {
-      throw new Error(`a second Review should bring the open review forward, not open a copy: ${copies} tabs`);
+    // One review is one multi-file diff and one evidence tab.
+    const diffs = await reviewTabs(wb).filter({ hasText: "Review: " }).count();
+    const evidences = await reviewTabs(wb).filter({ hasText: "— evidence" }).count();
+    if (diffs !== 1 || evidences !== 1) {
+      throw new Error(
+        `a second Review should bring the open review forward, not open a copy: ${diffs} diff and ${evidences} evidence tabs`,
+      );
     }
-    step("a second Review brought the open review forward (one review tab)");
+    step("a second Review brought the open review forward (one diff tab, one evidence tab)");
     await wb.image("vscode-review");
   }
   if (decision === "drop") {
@@ -447,7 +451,7 @@ async function fullRun(wb, violationsFile) {
     await wb.lens("Run card").click(); // the stand-in server has no board
     step("clicked ▶ Run card");
   } else {
-    await runFromBoard(wb, step);
+    await runFromBoard(wb, ws, step);
   }
   const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
   await status.waitFor({ timeout: 60_000 });
