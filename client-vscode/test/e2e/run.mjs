@@ -127,12 +127,18 @@ async function prepare() {
     "security.workspace.trust.enabled": false,
     "editor.codeLens": true,
     "chat.disableAIFeatures": true,
-    // Machine-scoped (a workspace cannot choose the program that runs, nor loosen a limit):
-    // user settings, where a user puts them.
+  };
+  writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+  // Machine-scoped (a workspace cannot choose the program that runs, nor loosen a limit): the
+  // settings of the machine the extension runs on, code-server's Remote settings (Machine/). VS
+  // Code ignores machine-scoped settings in a remote window's user settings: it read them once
+  // at start, then dropped them on the first settings change.
+  const machineSettings = {
     ...(serverCommand === undefined ? {} : { "cardrunner.server.command": serverCommand }),
     "cardrunner.limits.maxRounds": 12,
   };
-  writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+  mkdirSync(path.join(userDataDir, "Machine"), { recursive: true });
+  writeFileSync(path.join(userDataDir, "Machine", "settings.json"), JSON.stringify(machineSettings, null, 2));
   const nodeBin = path.dirname(opt.node);
   const env = {
     ...process.env,
@@ -391,7 +397,7 @@ async function startFailure(wb) {
 
 /** A setting change is pushed in the server's shape; a server.* change restarts the server. */
 async function settingsChanges() {
-  const file = path.join(tmp, "user-data", "User", "settings.json");
+  const file = path.join(tmp, "user-data", "Machine", "settings.json");
   const settings = JSON.parse(readFileSync(file, "utf-8"));
   writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.limits.maxCostUsd": 0.5 }, null, 2));
   const pushed = JSON.stringify([{ cardrunner: { limits: { max_rounds: 12, max_cost_usd: 0.5 } } }]);
