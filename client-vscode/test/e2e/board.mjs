@@ -45,7 +45,7 @@ export async function commentAndReject(wb, actions, step) {
 export async function trustQuestion(wb, root, step) {
   const dialog = wb.page.locator(".monaco-dialog-box").filter({ hasText: /has not run in .* before/ });
   await dialog.waitFor({ timeout: 120_000 });
-  const message = (await dialog.innerText()).replace(/\u00a0/g, " ");
+  const message = (await dialog.locator(".dialog-message-row").innerText()).replace(/\u00a0/g, " ");
   const expected = [
     root,
     "build command",

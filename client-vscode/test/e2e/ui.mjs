@@ -58,7 +58,8 @@ export class Workbench {
   async image(name) {
     if (this.images) {
       mkdirSync(this.images, { recursive: true });
-      await this.page.screenshot({ path: path.join(this.images, `${name}.png`) });
+      // Transitions finished: a QuickPick still fading in would show through the editor.
+      await this.page.screenshot({ path: path.join(this.images, `${name}.png`), animations: "disabled" });
     }
   }
 
