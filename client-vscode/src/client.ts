@@ -14,11 +14,12 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  ShowMessageRequest,
   State,
   type ErrorHandler,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { buildClientOptions, ONE_RUN_STATUS, type ClientHooks } from "./clientOptions";
+import { askQuestion, buildClientOptions, ONE_RUN_STATUS, type ClientHooks } from "./clientOptions";
 import { CrashPolicy } from "./crashPolicy";
 import { nodeProbe } from "./probe";
 import { ClientCommand } from "./protocol";
@@ -186,6 +187,7 @@ export class ServerClient implements vscode.Disposable {
     });
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     client.registerFeature(ONE_RUN_STATUS);
+    client.onRequest(ShowMessageRequest.type, askQuestion);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {

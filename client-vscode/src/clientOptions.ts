@@ -2,6 +2,8 @@
  * The language client's options: which documents, where logs go, and the middleware through which
  * the editor shapes the standard protocol (settings in the server's shape, the review lens hook).
  *
+ * The server's questions are asked here too, as modal dialogs (`askQuestion`).
+ *
  * Why apart from client.ts: the server's life cycle and the protocol details change for different
  * reasons; this module is the one place that says how VS Code talks to cardrunner beyond defaults.
  */
@@ -9,14 +11,19 @@ import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import type * as vscode from "vscode";
 import {
+  MessageType,
   RevealOutputChannelOn,
   type ErrorHandler,
   type LanguageClientOptions,
+  type MessageActionItem,
+  type ShowMessageRequestParams,
   type StaticFeature,
 } from "vscode-languageclient/node";
 import { initializationOptions } from "./protocol";
+import { dialogOf } from "./questions";
 import { StderrClassifier } from "./serverLog";
 import type { ServerSettings } from "./settings";
+import * as api from "./vscodeapi";
 
 /** Markdown files under a `cards/` folder: the only documents the server is told about. */
 export const CARD_SELECTOR = [{ scheme: "file", language: "markdown", pattern: "**/cards/**" }];
@@ -47,6 +54,21 @@ export const ONE_RUN_STATUS: StaticFeature = {
   getState: () => ({ kind: "static" }),
   clear: () => undefined,
 };
+
+/**
+ * `window/showMessageRequest` (the trust question a run waits on) as a modal dialog instead of a
+ * toast that hides itself after seconds (questions.ts); answers with the server's own action item.
+ */
+export async function askQuestion(params: ShowMessageRequestParams): Promise<MessageActionItem | null> {
+  const actions = params.actions ?? [];
+  const severity =
+    params.type === MessageType.Error ? "error" : params.type === MessageType.Warning ? "warning" : "info";
+  const title = await api.askModal(
+    severity,
+    dialogOf({ message: params.message, actions: actions.map((a) => a.title) }),
+  );
+  return actions.find((a) => a.title === title) ?? null;
+}
 
 export interface OptionDeps {
   log: vscode.LogOutputChannel;

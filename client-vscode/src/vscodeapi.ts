@@ -6,6 +6,7 @@
  * keeps the feature modules about cardrunner, not about editor plumbing.
  */
 import * as vscode from "vscode";
+import type { Dialog } from "./questions";
 
 export type Disposable = vscode.Disposable;
 
@@ -73,6 +74,20 @@ export function showWarning(message: string, ...actions: string[]): Thenable<str
 
 export function showInfo(message: string, ...actions: string[]): Thenable<string | undefined> {
   return vscode.window.showInformationMessage(message, ...actions);
+}
+
+/**
+ * A modal dialog (questions.ts): `severity` picks its icon; resolves with the title of the button
+ * clicked, or of the close-affordance button on Escape.
+ */
+export async function askModal(severity: "error" | "warning" | "info", dialog: Dialog): Promise<string | undefined> {
+  const show = {
+    error: vscode.window.showErrorMessage,
+    warning: vscode.window.showWarningMessage,
+    info: vscode.window.showInformationMessage,
+  }[severity];
+  const picked = await show(dialog.message, { modal: true, detail: dialog.detail }, ...dialog.buttons);
+  return picked?.title;
 }
 
 export function showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined> {

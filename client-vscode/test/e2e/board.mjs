@@ -36,8 +36,39 @@ export async function commentAndReject(wb, actions, step) {
   step("rejected from the .diff with a line comment and a reason");
 }
 
+/**
+ * The trust question, as a user meets it on a repository's first run: a modal dialog (a toast
+ * would hide itself while the run waits) that names the repository and lists what its config
+ * asks for (here its build and test commands), with "Don't run" and "Trust and run"; the e2e
+ * trusts. The run waits for the answer.
+ */
+export async function trustQuestion(wb, root, step) {
+  const dialog = wb.page.locator(".monaco-dialog-box").filter({ hasText: /has not run in .* before/ });
+  await dialog.waitFor({ timeout: 120_000 });
+  const message = (await dialog.locator(".dialog-message-row").innerText()).replace(/\u00a0/g, " ");
+  const expected = [
+    root,
+    "build command",
+    "python -m compileall -q src",
+    "test command",
+    "python -m unittest discover",
+  ];
+  const missing = expected.filter((part) => !message.includes(part));
+  if (missing.length > 0) {
+    throw new Error(`the trust question should name ${missing.join(", ")}: ${message}`);
+  }
+  const buttons = (await dialog.locator(".dialog-buttons .monaco-button").allInnerTexts()).map((t) => t.trim());
+  if (JSON.stringify([...buttons].sort()) !== JSON.stringify(["Don't run", "Trust and run"])) {
+    throw new Error(`the trust question should offer exactly "Don't run" and "Trust and run": ${buttons.join(", ")}`);
+  }
+  await wb.shot("trust-question");
+  await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Trust and run" }).click();
+  await dialog.waitFor({ state: "detached", timeout: 30_000 });
+  step(`trust question answered "Trust and run": ${message.replace(/\s+/g, " ").slice(0, 200)}…`);
+}
+
 /** The run's board card moves from New to In Work (run from the board) and then to Review. */
-export async function runFromBoard(wb, step) {
+export async function runFromBoard(wb, root, step) {
   await wb.runCommand("cardrunner: Open board");
   const board = await wb.webviewFrame("#board");
   const card = (state) => board.locator(`section[data-state="${state}"] article`).filter({ hasText: CARD_TITLE });
@@ -45,6 +76,7 @@ export async function runFromBoard(wb, step) {
   await wb.shot("board-new");
   await card("New").locator("button", { hasText: "Run card" }).click();
   step("clicked ▶ Run card on the board");
+  await trustQuestion(wb, root, step);
   await card("In Work").waitFor({ timeout: 60_000 });
   step(`board: In Work · ${(await card("In Work").locator(".detail").textContent())?.trim()}`);
   await wb.shot("board-in-work");

@@ -127,12 +127,18 @@ async function prepare() {
     "security.workspace.trust.enabled": false,
     "editor.codeLens": true,
     "chat.disableAIFeatures": true,
-    // Machine-scoped (a workspace cannot choose the program that runs, nor loosen a limit):
-    // user settings, where a user puts them.
+  };
+  writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+  // Machine-scoped (a workspace cannot choose the program that runs, nor loosen a limit): the
+  // settings of the machine the extension runs on, code-server's Remote settings (Machine/). VS
+  // Code ignores machine-scoped settings in a remote window's user settings: it read them once
+  // at start, then dropped them on the first settings change.
+  const machineSettings = {
     ...(serverCommand === undefined ? {} : { "cardrunner.server.command": serverCommand }),
     "cardrunner.limits.maxRounds": 12,
   };
-  writeFileSync(path.join(userDataDir, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+  mkdirSync(path.join(userDataDir, "Machine"), { recursive: true });
+  writeFileSync(path.join(userDataDir, "Machine", "settings.json"), JSON.stringify(machineSettings, null, 2));
   const nodeBin = path.dirname(opt.node);
   const env = {
     ...process.env,
@@ -254,11 +260,15 @@ async function review(wb, decision, nth = 1) {
     // A second Review (the palette, a lens, the board) brings the open review forward: no copy.
     await wb.runCommand("cardrunner: Review changes");
     files = await wb.quickInput(/keep which files/);
-    const copies = await reviewTabs(wb).count();
-    if (copies !== 1) {
-      throw new Error(`a second Review should bring the open review forward, not open a copy: ${copies} tabs`);
+    // One review is one multi-file diff and one evidence tab.
+    const diffs = await reviewTabs(wb).filter({ hasText: "Review: " }).count();
+    const evidences = await reviewTabs(wb).filter({ hasText: "— evidence" }).count();
+    if (diffs !== 1 || evidences !== 1) {
+      throw new Error(
+        `a second Review should bring the open review forward, not open a copy: ${diffs} diff and ${evidences} evidence tabs`,
+      );
     }
-    step("a second Review brought the open review forward (one review tab)");
+    step("a second Review brought the open review forward (one diff tab, one evidence tab)");
     await wb.image("vscode-review");
   }
   if (decision === "drop") {
@@ -387,7 +397,7 @@ async function startFailure(wb) {
 
 /** A setting change is pushed in the server's shape; a server.* change restarts the server. */
 async function settingsChanges() {
-  const file = path.join(tmp, "user-data", "User", "settings.json");
+  const file = path.join(tmp, "user-data", "Machine", "settings.json");
   const settings = JSON.parse(readFileSync(file, "utf-8"));
   writeFileSync(file, JSON.stringify({ ...settings, "cardrunner.limits.maxCostUsd": 0.5 }, null, 2));
   const pushed = JSON.stringify([{ cardrunner: { limits: { max_rounds: 12, max_cost_usd: 0.5 } } }]);
@@ -447,7 +457,7 @@ async function fullRun(wb, violationsFile) {
     await wb.lens("Run card").click(); // the stand-in server has no board
     step("clicked ▶ Run card");
   } else {
-    await runFromBoard(wb, step);
+    await runFromBoard(wb, ws, step);
   }
   const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
   await status.waitFor({ timeout: 60_000 });

@@ -6,7 +6,7 @@
 #   CARDRUNNER_E2E_PYTHON     interpreter with cardrunner installed (default: <repo>/.venv/bin/python)
 #   CARDRUNNER_E2E_ARTIFACTS  screenshots and logs (default: <repo>/test-artifacts/vscode)
 #   CARDRUNNER_E2E_IMAGES     also save the README's pictures of the run view and the review there
-#                             (the real-server run; e.g. <repo>/docs/images)
+#                             (the real-server run; e.g. docs/images, relative to the repository)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLIENT="$(cd "$HERE/../.." && pwd)"
@@ -27,6 +27,9 @@ echo "== end-to-end in code-server"
 
 PYTHON="${CARDRUNNER_E2E_PYTHON:-$REPO/.venv/bin/python}"
 ARTIFACTS="${CARDRUNNER_E2E_ARTIFACTS:-$REPO/test-artifacts/vscode}"
+# A relative CARDRUNNER_E2E_IMAGES (docs/images) is the repository's folder, not client-vscode's.
+IMAGES="${CARDRUNNER_E2E_IMAGES:-}"
+if [ -n "$IMAGES" ] && [ "${IMAGES#/}" = "$IMAGES" ]; then IMAGES="$REPO/$IMAGES"; fi
 e2e() {
   "$CARDRUNNER_E2E_NODE" "$HERE/run.mjs" \
     --vsix "$CLIENT/dist/cardrunner.vsix" \
@@ -46,7 +49,7 @@ case " $* " in
   *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
   *)
     passed=0 failed=0
-    if e2e --artifacts "$ARTIFACTS" --server real ${CARDRUNNER_E2E_IMAGES:+--images "$CARDRUNNER_E2E_IMAGES"} "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    if e2e --artifacts "$ARTIFACTS" --server real ${IMAGES:+--images "$IMAGES"} "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/missing-server" --server missing "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/path-server" --server path "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -58,7 +58,8 @@ export class Workbench {
   async image(name) {
     if (this.images) {
       mkdirSync(this.images, { recursive: true });
-      await this.page.screenshot({ path: path.join(this.images, `${name}.png`) });
+      // Transitions finished: a QuickPick still fading in would show through the editor.
+      await this.page.screenshot({ path: path.join(this.images, `${name}.png`), animations: "disabled" });
     }
   }
 
@@ -123,26 +124,31 @@ export class Workbench {
     return found;
   }
 
-  /** Run a command from the palette by its title, e.g. "cardrunner: Show output". */
+  /**
+   * Run a command from the palette by its title, e.g. "cardrunner: Show output". Each try opens
+   * the palette, types the title and clicks its row; a palette that closes on the way (a panel or
+   * editor that opened just before takes the focus, a key lost while the workbench was busy) is
+   * opened again, up to three tries.
+   */
   async runCommand(title) {
     const input = this.page.locator(".quick-input-widget input");
+    const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
     for (let attempt = 1; ; attempt += 1) {
-      // A palette that is still closing (or focus in a panel that ate the key) needs another try.
-      await this.page.keyboard.press(attempt === 1 ? "Control+Shift+P" : "F1");
       try {
-        await input.waitFor({ state: "visible", timeout: 5_000 });
+        await this.page.keyboard.press(attempt === 1 ? "Control+Shift+P" : "F1");
+        await input.waitFor({ state: "visible", timeout: 10_000 });
         await input.fill(`>${title}`, { timeout: 5_000 });
-        break;
+        await row.click({ timeout: 15_000 });
+        return;
       } catch (err) {
         if (attempt === 3) {
           throw err;
         }
-        await this.page.keyboard.press("Escape");
+        if (await input.isVisible()) {
+          await this.page.keyboard.press("Escape");
+        }
       }
     }
-    const row = this.page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
-    await row.waitFor({ timeout: 15_000 });
-    await row.click();
   }
 
   /** The text of the active editor tab's label. */

@@ -18,7 +18,6 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The effort levels in rising order (a card may ask for less than the settings, never more)."""
 
 CHOICE_KEYS = ("model", "effort", "max_rounds", "max_cost_usd", "max_tokens")
-FIELD_KEYS = (*CHOICE_KEYS, "depends_on")
 
 Problem = Callable[[int, str, Literal["error", "warning"]], None]
 Where = Callable[[str], int]

@@ -4,8 +4,9 @@ A run's worker asks (trust/gate.py, through the worker's pipe, workers/handle.py
 asks the user. Only "Trust and run" is a yes: a dismissed question, a client that answers `null`,
 one that cannot show the request or does not answer within `ASK_SECONDS` is a no, and the run
 ends refused with the same list (the card is not touched). Two runs of one repository that ask at
-once share one question. VS Code shows the request as a notification with buttons, on top of its
-own Workspace Trust.
+once share one question. The VS Code client shows the request as a modal dialog (a notification
+hides itself after seconds while the run waits), on top of VS Code's own Workspace Trust. Asking
+is logged: a run that stays at round 0 says in the log what it waits for.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class TrustPrompt:
             message=question.text(),
             actions=[types.MessageActionItem(t) for t in ACTIONS],
         )
+        log.info("asking the user to trust %s; the run waits for the answer", question.root)
         try:
             answer = await self._client.request(
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params, seconds=ASK_SECONDS
@@ -56,4 +58,6 @@ class TrustPrompt:
         except Exception as exc:
             log.info("the trust question was not answered (%r): the run is refused", exc)
             return False
-        return getattr(answer, "title", None) == TRUST
+        title = getattr(answer, "title", None)
+        log.info("the trust question for %s was answered %r", question.root, title)
+        return title == TRUST
