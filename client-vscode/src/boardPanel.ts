@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import type * as vscode from "vscode";
 import { canMove, type Board, type Column } from "./board";
 import * as api from "./vscodeapi";
+import { webviewPage } from "./webviewPage";
 
 export interface BoardIntents {
   action(command: string, args: unknown[]): void;
@@ -82,20 +83,14 @@ export class BoardPanel implements vscode.Disposable {
 
 /** The page: styles from the theme, one nonce'd script that renders boards it is sent. */
 export function boardHtml(cspSource: string, nonce: string): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${cspSource} 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
-    `img-src ${cspSource}`,
-  ].join("; ");
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${STYLE}</style>
-<title>cardrunner board</title></head>
-<body><main id="board" aria-label="cardrunner board"></main>
-<script nonce="${nonce}">${SCRIPT}</script></body></html>`;
+  return webviewPage({
+    cspSource,
+    nonce,
+    title: "cardrunner board",
+    main: '<main id="board" aria-label="cardrunner board"></main>',
+    style: STYLE,
+    script: SCRIPT,
+  });
 }
 
 const STYLE = `

@@ -8,21 +8,17 @@
  * which tool calls the user unfolded, so a redraw every round does not fold them again; and it
  * follows the run (scrolls to the newest round) while the user is at the bottom.
  */
+import { webviewPage } from "./webviewPage";
+
 export function runViewHtml(cspSource: string, nonce: string): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${cspSource} 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
-    `img-src ${cspSource}`,
-  ].join("; ");
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${STYLE}</style>
-<title>cardrunner run</title></head>
-<body><main id="run" aria-label="cardrunner run" aria-live="polite"></main>
-<script nonce="${nonce}">${SCRIPT}</script></body></html>`;
+  return webviewPage({
+    cspSource,
+    nonce,
+    title: "cardrunner run",
+    main: '<main id="run" aria-label="cardrunner run" aria-live="polite"></main>',
+    style: STYLE,
+    script: SCRIPT,
+  });
 }
 
 const STYLE = `
