@@ -113,7 +113,7 @@ class WorkArea:
         else:
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
-            await BranchRepo(main.root).prune_worktrees()  # a folder deleted by hand
+            await main.prune_worktrees()  # a folder deleted by hand
             await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
             await seed_worktree(main, worktree, main.build_output)  # what an install generated
         git = GitRepo(worktree, main.build_output)
@@ -171,8 +171,8 @@ class WorkArea:
         """Remove the worktree (and its registration), and the branch unless it holds a commit
         of its own (`keep_commits`); returns what was kept, for the user."""
         assert self.worktree is not None and self.branch is not None
-        repo = BranchRepo(self.main.root)
-        await self.main.remove_worktree(self.worktree, force=True)
+        repo = self.main
+        await repo.remove_worktree(self.worktree, force=True)
         await repo.prune_worktrees()
         if not await repo.has_branch(self.branch):
             return []
