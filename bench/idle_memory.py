@@ -8,10 +8,13 @@ shared libraries whole) and PSS (shared pages divided among the processes that m
 fairer figure on a machine where other Python processes run). Starts of the two servers
 interleave; the ratios are ours ÷ bare of the medians over every start, min–max beside them.
 
-Then the same bare server with one layer that cardrunner cannot drop without giving up
-pydantic for its settings (`layered_server.py settings`: the `Settings` model read): the floor
-under any server that validates its settings in its own process. And which of the packages a
-run needs (the SDKs, MCP, HTTP, git's and the workers' code) the idle server has loaded.
+Then the same bare server with layers of cardrunner's own code (`layered_server.py`): the
+`Settings` model read (the floor under any server that validates its settings in its own
+process); every card parsed, and nothing else (the floor under any server that reads cards
+today: a card's `last_run:` is a pydantic model, card/record.py); and both — so "cards +
+Settings" less "cards" is the most that validating the settings in another process could take
+off an idle server that shows cards. And which of the packages a run needs (the SDKs, MCP,
+HTTP, git's and the workers' code) the idle server has loaded.
 
     .venv/bin/python bench/idle_memory.py [--starts 4]
 """
@@ -32,6 +35,7 @@ from _lsp import LspProcess, initialized
 TARGET = 1.25
 SETTLE_SECONDS, SETTLE_MAX = 1.5, 30.0
 HERE = Path(__file__).resolve().parent
+CARDS, CARDS_SETTINGS = "bare + cards (yaml, pydantic)", "bare + cards + Settings"
 RUN_ONLY = ("anthropic", "mcp", "httpx", "watchfiles", "anyio", "pydantic", "yaml")
 """Packages a run needs; the idle server should hold as few of them as it can."""
 
@@ -73,7 +77,7 @@ async def loaded(server: LspProcess) -> list[str]:
 def line(name: str, rows: list[tuple[int, int]], bare: tuple[float, float] | None) -> str:
     rss, pss = median([r for r, _ in rows]) / 1024, median([p for _, p in rows]) / 1024
     spread = f"RSS {min(r for r, _ in rows) / 1024:.1f}–{max(r for r, _ in rows) / 1024:.1f}"
-    shown = f"   {name:<28} RSS {rss:6.1f} MiB  PSS {pss:6.1f} MiB  ({spread})"
+    shown = f"   {name:<30} RSS {rss:6.1f} MiB  PSS {pss:6.1f} MiB  ({spread})"
     if bare:
         shown += f"   {rss / bare[0]:.2f}× / {pss / bare[1]:.2f}× bare"
     return shown
@@ -90,6 +94,8 @@ async def main() -> int:
         "bare": [sys.executable, str(HERE / "minimal_server.py")],
         "cardrunner": [str(VENV_BIN / "cardrunner"), "lsp"],
         "bare + Settings (pydantic)": [sys.executable, str(HERE / "layered_server.py"), "settings"],
+        CARDS: [sys.executable, str(HERE / "layered_server.py"), "cards"],
+        CARDS_SETTINGS: [sys.executable, str(HERE / "layered_server.py"), "settings", "cards"],
     }
     rows: dict[str, list[tuple[int, int]]] = {k: [] for k in servers}
     holds: list[str] = []
@@ -114,6 +120,10 @@ async def main() -> int:
     print(f"RATIO idle RSS ours ÷ bare = {rss:.2f}×  (target ≤ {TARGET}×): {verdict(rss, TARGET)}")
     print(f"RATIO idle PSS ours ÷ bare = {pss:.2f}×  (target ≤ {TARGET}×): {verdict(pss, TARGET)}")
     print(f"      floor with the Settings model in the process: RSS {floor:.2f}× bare")
+    cards = median([r for r, _ in rows[CARDS]])
+    settings_on_cards = median([r for r, _ in rows[CARDS_SETTINGS]]) - cards
+    print(f"      floor with the cards parsed (no settings): RSS {cards / bare[0]:.2f}× bare")
+    print(f"      the Settings on top of the cards: RSS {settings_on_cards / 1024:+.1f} MiB")
     return 0
 
 

@@ -20,6 +20,7 @@ from _board import instant_transcript, make_board  # noqa: E402
 from _common import percentile  # noqa: E402
 from _lsp import LspProcess, position  # noqa: E402
 from client_cpu import PACE, make_workspace  # noqa: E402
+from import_memory import one_start  # noqa: E402
 from token_cost import billed  # noqa: E402
 
 from cardrunner.config.loading import load_settings  # noqa: E402
@@ -115,3 +116,17 @@ async def test_layered_server_loads_the_layers_it_is_given(tmp_path: Path) -> No
         assert message == f"layers loaded: settings, cards, watch; {len(cards)} cards parsed"
     finally:
         await server.close()
+
+
+def test_import_memory_measures_each_step_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    """Each step is imported (or the settings read) in its turn, RSS read after it; pydantic
+    is not loaded before it is asked for, so its step adds its megabytes."""
+    from tests.support.project import make_project
+
+    make_project(tmp_path)
+    steps = ["cardrunner.card.parse", "pydantic", "load_settings"]
+    got = one_start(tmp_path, steps)
+    assert [name for name, _ in got] == ["pygls + lsprotocol", *steps]
+    rss = dict(got)
+    assert rss["pygls + lsprotocol"] > 10_000
+    assert rss["pydantic"] - rss["cardrunner.card.parse"] > 1_000  # KiB: pydantic came here
