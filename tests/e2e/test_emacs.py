@@ -46,12 +46,15 @@ def has_package(feature: str) -> bool:
 
 
 # What every driver shares: the packages, what the user was asked and shown (`cr-questions`,
-# `cr-messages`), `cr-wait` (poll a predicate for 90 s) and `cr-card-says` (the card's state on
-# disk).
+# `cr-messages`), `cr-wait` (poll a predicate for 90 s), `cr-card-says` (the card's state on
+# disk) and `cr-check-buffer` (the card's buffer once it shows a state, and a save of it).
 ELISP_PRELUDE = r"""
 (require 'cl-lib)
 (require 'json)
 (package-initialize)
+;; A batch Emacs reads no events, so file notifications never arrive: the documented
+;; auto-revert-mode polls instead (an interactive Emacs reverts on the notification)
+(setq auto-revert-use-notify nil auto-revert-interval 0.2)
 (defvar cr-questions nil)
 (defvar cr-messages nil)
 (defun cr-wait (what pred)
@@ -63,6 +66,27 @@ ELISP_PRELUDE = r"""
   (with-temp-buffer
     (insert-file-contents (getenv "CARD"))
     (re-search-forward (concat "^state: " state "$") nil t)))
+(defvar cr-buffer nil)
+(defun cr-file-bytes ()
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (insert-file-contents-literally (getenv "CARD"))
+    (buffer-string)))
+(defun cr-check-buffer (state)
+  "Once the card's buffer shows STATE: whether it was modified, its text, the file's bytes
+then, and the file's bytes after a save (forced: Emacs writes no unmodified buffer)."
+  (with-current-buffer (find-buffer-visiting (getenv "CARD"))
+    (cr-wait (concat "the buffer to show " state)
+             (lambda () (save-excursion
+                          (goto-char (point-min))
+                          (re-search-forward (concat "^state: " state "$") nil t))))
+    (let ((modified (buffer-modified-p)) (before (cr-file-bytes)))
+      (set-buffer-modified-p t)
+      (save-buffer)
+      (setq cr-buffer `((modified . ,(if modified t :json-false))
+                        (text . ,(buffer-substring-no-properties (point-min) (point-max)))
+                        (before . ,(decode-coding-string before 'utf-8))
+                        (after . ,(decode-coding-string (cr-file-bytes) 'utf-8)))))))
 """
 
 # And how every driver ends: `cr-main` run, an error kept as an `ERROR:` message, both lists
@@ -73,7 +97,8 @@ ELISP_END = r"""
   (error (push (format "ERROR: %S" err) cr-messages)))
 (with-temp-file (getenv "OUT")
   (insert (json-encode `((questions . ,(vconcat (reverse cr-questions)))
-                         (messages . ,(vconcat (reverse cr-messages)))))))
+                         (messages . ,(vconcat (reverse cr-messages)))
+                         (buffer . ,cr-buffer)))))
 (kill-emacs 0)
 """
 
@@ -84,9 +109,8 @@ def driver(client: str, setup: str) -> str:
     return f"{ELISP_PRELUDE}(require '{client})\n(require 'markdown-mode)\n{setup}{ELISP_END}"
 
 
-EGLOT_DRIVER = driver(
-    "eglot",
-    r"""
+# The Eglot user: a plain RET on the first review question, the code actions as functions.
+EGLOT_USER = r"""
 ;; The user: a plain RET on the first review question (Eglot offers the first action), then
 ;; dismisses the questions (and uses the code actions and the reject command instead).
 (advice-add 'completing-read :around
@@ -104,6 +128,12 @@ EGLOT_DRIVER = driver(
   (let ((command (plist-get (cr-action title) :command)))
     (eglot-execute-command (eglot--current-server-or-lose)
                            (plist-get command :command) (plist-get command :arguments))))
+"""
+
+EGLOT_DRIVER = driver(
+    "eglot",
+    EGLOT_USER
+    + r"""
 (defun cr-main ()
   (find-file (getenv "CARD"))
   (call-interactively #'eglot)
@@ -117,7 +147,8 @@ EGLOT_DRIVER = driver(
   (cardrunner-reject "say hello in German too")
   (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
   (cr-run "✓ Accept & commit")
-  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
+  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done")))
+  (cr-check-buffer "Done"))
 """,
 )
 
@@ -130,7 +161,8 @@ def documented_config(client: str) -> str:
 
 
 def drive_emacs(tmp_path: Path, name: str, script: str) -> tuple[Project, Path, dict[str, Any]]:
-    """Play the greeting card in a batch Emacs running `script`: what it saw (questions, messages).
+    """Play the greeting card in a batch Emacs running `script`: what it saw (questions,
+    messages, and the card's buffer after the run: `cr-check-buffer`).
 
     The model writes the fix, verifies it, asks to commit (rejected with a reason), asks again
     (accepted) and ends; the script drives the editor's side of that."""
@@ -188,6 +220,58 @@ def test_eglot_runs_reviews_rejects_with_a_reason_and_accepts(tmp_path: Path) ->
     assert diff_messages, "plain RET picked Show diff; without showDocument the path is said"
     assert not [m for m in seen["messages"] if "Unknown notification" in m]
     assert_rejected_with_the_reason_then_accepted(project, card)
+    assert_the_buffer_follows_the_file(card, seen)
+
+
+def assert_the_buffer_follows_the_file(card: Path, seen: dict[str, Any]) -> None:
+    """The clean buffer after the run: reloaded (no edit applied, so unmodified), reading as the
+    Done file, and a save writes the very bytes that are on disk; nobody was told to reload."""
+    buffer = seen["buffer"]
+    assert not [m for m in seen["messages"] if "reload it" in m or "differ" in m]
+    assert buffer["modified"] is False, "the clean buffer was reloaded, not edited"
+    assert buffer["text"] == buffer["before"] == card.read_text()
+    assert buffer["after"] == buffer["before"], "saving the buffer changed the file"
+
+
+EGLOT_DIRTY_DRIVER = driver(
+    "eglot",
+    EGLOT_USER
+    + r"""
+(defun cr-main ()
+  (find-file (getenv "CARD"))
+  (goto-char (point-max))
+  (insert "Typed while it runs.\n")
+  (call-interactively #'eglot)
+  (cr-wait "the server" (lambda () (eglot-current-server)))
+  (cr-wait "the Run action" (lambda () (ignore-errors (cr-action "▶ Run card"))))
+  (cr-run "▶ Run card")
+  (cr-wait "the question, asked again" (lambda () (>= (length cr-questions) 2)))
+  (cardrunner-reject "say hello in German too")
+  (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
+  (cr-run "✓ Accept & commit")
+  (cr-check-buffer "Done"))
+""",
+)
+
+
+@pytest.mark.skipif(not has_package("eglot"), reason="emacs with eglot is not installed")
+def test_eglot_puts_the_state_into_a_buffer_with_unsaved_edits_and_saving_keeps_both(
+    tmp_path: Path,
+) -> None:
+    project, card, seen = drive_emacs(
+        tmp_path, "emacs", documented_config("eglot") + EGLOT_DIRTY_DRIVER
+    )
+
+    assert "Accepted and committed" in project.commit_results()[1]
+    buffer = seen["buffer"]
+    assert buffer["modified"] is True
+    assert "Typed while it runs." not in buffer["before"], "the file was not written behind it"
+    assert front_matter(buffer["before"])["state"] == "New"
+    assert buffer["after"] == buffer["text"] == card.read_text(), "the save wrote the buffer"
+    assert front_matter(buffer["after"])["state"] == "Done"
+    assert "Typed while it runs." in buffer["after"], "the user's edit is kept"
+    warned = [m for m in seen["messages"] if "unsaved changes" in m]
+    assert warned and "unsaved buffer until you save it" in warned[-1], seen["messages"]
 
 
 LSP_MODE_DRIVER = driver(
@@ -220,7 +304,8 @@ LSP_MODE_DRIVER = driver(
   (cr-wait "the second review" (lambda () (>= (length cr-questions) 3)))
   (cr-wait "the Accept action" (lambda () (ignore-errors (cr-action "✓ Accept & commit"))))
   (lsp-execute-code-action (cr-action "✓ Accept & commit"))
-  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done"))))
+  (cr-wait "the card Done on disk" (lambda () (cr-card-says "Done")))
+  (cr-check-buffer "Done"))
 """,
 )
 
@@ -235,3 +320,4 @@ def test_lsp_mode_runs_rejects_with_a_reason_and_accepts_without_warnings(tmp_pa
     assert any("the diff to review is" in m for m in seen["messages"]), "no showDocument"
     assert not [m for m in seen["messages"] if "Unknown notification" in m]
     assert_rejected_with_the_reason_then_accepted(project, card)
+    assert_the_buffer_follows_the_file(card, seen)

@@ -1,7 +1,8 @@
 """The card's state reaches the disk, and the open buffer never disagrees with it silently.
 
-A clean buffer: the file is written; an editor that reloads clean buffers (VS Code) follows it,
-one that does not (this test client by default, Neovim without 'autoread') gets the same edit.
+A clean buffer: the file is written; an editor that reloads clean buffers (VS Code, Emacs and
+Neovim as docs/editors.md sets them up) follows it, one that does not (this test client by
+default) gets no edit — its file changed under it — and is told once to reload.
 A buffer with unsaved edits: only the buffer gets the state, and a warning says so.
 """
 
@@ -67,20 +68,27 @@ async def start_slow(client: LanguageClient) -> tuple[Path, str]:
     return card, card.as_uri()
 
 
-async def test_a_clean_open_card_gets_its_state_on_disk_and_in_the_buffer(
+async def test_a_clean_buffer_that_does_not_follow_gets_no_edit_and_the_user_is_told_once(
     client: LanguageClient,
 ) -> None:
     project, editor = project_of(client), editor_of(client)
     card, uri = await start_slow(client)
     editor.open(card)
+    as_opened = editor.text(uri)
     await command(client, "cardrunner.runCard", uri)
     await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
     assert front_matter(card.read_text())["state"] == "In Work", "on disk while it runs"
-    await wait_for(lambda: front_matter(editor.text(uri))["state"] == "In Work", what="buffer")
-    assert editor.text(uri) == card.read_text()
+
+    def told() -> list[str]:
+        return [m.message for m in client.messages if "reload it" in m.message]
+
+    await wait_for(told, what="the word to reload the buffer")
+    assert "In Work on disk" in told()[0]
+    assert editor.edits == [], "no edit into a buffer whose file changed under it"
     await command(client, "cardrunner.cancelRun", uri)
     await wait_for(lambda: front_matter(card.read_text())["state"] == "Failed", what="the end")
-    await wait_for(lambda: editor.text(uri) == card.read_text(), what="the buffer to agree")
+    assert editor.text(uri) == as_opened, "the buffer is as the user left it: unmodified"
+    assert len(told()) == 1, "told once, not at every state"
 
 
 async def test_an_editor_that_reloads_gets_no_edit_at_all(client: LanguageClient) -> None:

