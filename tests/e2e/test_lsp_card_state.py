@@ -1,23 +1,20 @@
 """The card's state reaches the disk, and the open buffer never disagrees with it silently.
 
 A clean buffer: the file is written; an editor that reloads clean buffers (VS Code, Emacs and
-Neovim as docs/editors.md sets them up) follows it, one that does not (this test client by
-default) gets no edit — its file changed under it — and is told once to reload.
+Neovim as docs/editors.md sets them up, this test client by default) follows it, one that does
+not (this client with `reloads` off) gets no edit — its file changed under it — and is told
+once to reload.
 A buffer with unsaved edits: only the buffer gets the state, and a warning says so.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.support.lsp import (
-    Editor,
     command,
     editor_of,
     front_matter,
@@ -26,39 +23,6 @@ from tests.support.lsp import (
     slow_transcript,
     wait_for,
 )
-
-
-@contextlib.asynccontextmanager
-async def reloading(editor: Editor, path: Path) -> AsyncIterator[None]:
-    """Be an editor that reloads a clean buffer when its file changes (as VS Code does)."""
-    uri = path.as_uri()
-    saved = await asyncio.to_thread(path.read_text)
-
-    async def follow() -> None:
-        nonlocal saved
-        while True:
-            on_disk = await asyncio.to_thread(path.read_text)
-            if on_disk != saved and editor.text(uri) == saved:
-                saved = on_disk
-                version = int(editor.docs[uri][1]) + 1
-                editor.docs[uri] = [on_disk, version]
-                editor.client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        text_document=types.VersionedTextDocumentIdentifier(
-                            uri=uri, version=version
-                        ),
-                        content_changes=[
-                            types.TextDocumentContentChangeWholeDocument(text=on_disk)
-                        ],
-                    )
-                )
-            await asyncio.sleep(0.02)
-
-    task = asyncio.create_task(follow())
-    try:
-        yield
-    finally:
-        task.cancel()
 
 
 async def start_slow(client: LanguageClient) -> tuple[Path, str]:
@@ -73,6 +37,7 @@ async def test_a_clean_buffer_that_does_not_follow_gets_no_edit_and_the_user_is_
 ) -> None:
     project, editor = project_of(client), editor_of(client)
     card, uri = await start_slow(client)
+    editor.reloads = False
     editor.open(card)
     as_opened = editor.text(uri)
     await command(client, "cardrunner.runCard", uri)
@@ -95,11 +60,12 @@ async def test_an_editor_that_reloads_gets_no_edit_at_all(client: LanguageClient
     project, editor = project_of(client), editor_of(client)
     card, uri = await start_slow(client)
     editor.open(card)
-    async with reloading(editor, card):
-        await command(client, "cardrunner.runCard", uri)
-        await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
-        await command(client, "cardrunner.cancelRun", uri)
-        await wait_for(lambda: front_matter(editor.text(uri)).get("state") == "Failed", 20)
+    await command(client, "cardrunner.runCard", uri)
+    await wait_for(lambda: processes_with(project.marker), what="the run in its tests")
+    await wait_for(lambda: front_matter(editor.text(uri)).get("state") == "In Work", 20)
+    await command(client, "cardrunner.cancelRun", uri)
+    await wait_for(lambda: front_matter(editor.text(uri)).get("state") == "Failed", 20)
+    assert not [m for m in client.messages if "reload it" in m.message], "nothing to say"
     assert editor.edits == [], "the clean buffer followed the file: nothing to apply"
     assert editor.text(uri) == card.read_text()
 

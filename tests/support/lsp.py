@@ -210,11 +210,20 @@ class Editor:
     lens_refreshes: int = 0
     apply: bool = True
     show_document_null: bool = False
+    reloads: bool = True
+    """Reload a clean buffer when its file changes, as VS Code does (False: an editor that
+    does not, as Neovim and Emacs without the reload of docs/editors.md)."""
+    files: dict[str, tuple[Path, str]] = field(default_factory=dict)
+    """uri -> (file, its text when the buffer was last loaded from it)."""
+    _follower: asyncio.Task[None] | None = None
 
     def open(self, path: Path) -> str:
         uri = path.as_uri()
         text = path.read_text()
         self.docs[uri] = [text, 1]
+        self.files[uri] = (path, text)
+        if self.reloads and self._follower is None:
+            self._follower = asyncio.get_running_loop().create_task(self._follow_files())
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
@@ -226,6 +235,32 @@ class Editor:
 
     def text(self, uri: str) -> str:
         return str(self.docs[uri][0])
+
+    async def _follow_files(self) -> None:
+        """The editor's file watch (a poll here: the test's loop ends it with the test). A
+        buffer that still reads as its file did when loaded is clean: it takes the new text,
+        as `didChange` of the whole document; one with unsaved edits is left alone."""
+        while True:
+            for uri, (path, loaded) in list(self.files.items()):
+                try:
+                    on_disk = await asyncio.to_thread(path.read_text)
+                except OSError:
+                    continue
+                if on_disk != loaded and self.text(uri) == loaded:
+                    self.files[uri] = (path, on_disk)
+                    self._replace(uri, on_disk)
+            await asyncio.sleep(0.02)
+
+    def _replace(self, uri: str, text: str) -> None:
+        """The buffer of `uri` now reads `text`; the server hears it as a new version."""
+        version = int(self.docs[uri][1]) + 1
+        self.docs[uri] = [text, version]
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     def last_status(self, uri: str) -> dict[str, Any] | None:
         for notice in reversed(self.status):
@@ -256,14 +291,7 @@ class Editor:
             ):
                 start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
                 text = text[:start] + edit.new_text + text[end:]
-            version = int(self.docs[uri][1]) + 1
-            self.docs[uri] = [text, version]
-            self.client.text_document_did_change(
-                types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-                )
-            )
+            self._replace(uri, text)
         return types.ApplyWorkspaceEditResult(applied=True)
 
     def register(self) -> None:

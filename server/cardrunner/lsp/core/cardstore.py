@@ -5,8 +5,7 @@ is lost with it (the editor killed mid-run left `state: New` on disk, and the ne
 could not tell the card had run). But a file written behind a buffer with unsaved edits would
 fight the user. So `EditorCardStore` decides by what the editor holds:
 
-- the card is not open (or the client cannot apply edits, or the editor is going away): the
-  file is written, atomically;
+- the card is not open (or the editor is going away): the file is written, atomically;
 - the card is open and **clean** (the buffer reads as the file does, or as the file did before
   this store wrote it and the buffer has not been touched since): the file is written, and the
   editor reloads its clean buffer (VS Code at once, Neovim and Emacs with the reload of
@@ -20,7 +19,11 @@ fight the user. So `EditorCardStore` decides by what the editor holds:
 - the card is open with **unsaved edits**: the edit goes only into the buffer (the file is not
   written behind the user's back, so the editor asks nothing when the edit arrives), and a
   warning says the state is in the unsaved buffer until it is saved. If the editor refuses the
-  edit, the file is written and the warning says that buffer and file now differ.
+  edit (or takes none), the file is written and the warning says that buffer and file now
+  differ.
+
+While a clean buffer has not followed its file, the server's views of the card (lenses,
+hovers, diagnostics) stay on the buffer's text: the editor places them by the lines it shows.
 
 Which wins: the disk whenever that loses nothing of the user's; the buffer when it holds
 unsaved edits, because the user's save will write the state with them.
@@ -64,7 +67,7 @@ class EditorCardStore:
 
     async def update(self, path: Path, change: CardUpdate) -> None:
         doc = self._index.open_document(path)
-        if doc is None or self.disk_only or not self._client.supports_apply_edit:
+        if doc is None or self.disk_only:
             await self._write(path, change)
             return
         uri, text, version = doc
@@ -72,6 +75,10 @@ class EditorCardStore:
             await self._write_behind_clean(path, text, change)
             return
         self._behind.pop(path, None)
+        if not self._client.supports_apply_edit:
+            await self._write(path, change)
+            self._warn(path, "the editor takes no edits, so its buffer and the file differ")
+            return
         try:
             new = update_card_text(text, board=board_of(path), **change.text_arguments())
         except ValueError as exc:
