@@ -95,10 +95,10 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     assert "Card: greeting" in message and f"Run: {run_id}" in message
     assert git(project.root, "show", "HEAD:src/app.py") == GOOD_APP
 
-    # The card went In Work and then Done on disk and in the clean buffer (this editor does
-    # not reload from disk, so the same edit reached it through applyEdit): they agree.
-    assert any("In Work" in e.new_text for e in _text_edits(editor.edits))
-    assert any("Done" in e.new_text for e in _text_edits(editor.edits))
+    # The card went In Work and then Done on disk, and the clean buffer followed the file as
+    # VS Code's does (no edit was sent into it: its file had changed under it): they agree.
+    assert editor.edits == []
+    await wait_for(lambda: editor.text(uri) == card.read_text(), what="the buffer to follow")
     fields = front_matter(editor.text(uri))
     assert fields["state"] == "Done" and fields["last_run"]["id"] == run_id
     assert card.read_text() == editor.text(uri)
@@ -120,16 +120,6 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     await wait_for(lambda: Path(shown_log["logPath"]).as_uri() in editor.shown, what="the log")
     shown_diff = await command(client, "cardrunner.showDiff", uri)
     assert shown_diff["diffPath"] == review["diffPath"]
-
-
-def _text_edits(edits: list[types.ApplyWorkspaceEditParams]) -> list[types.TextEdit]:
-    out: list[types.TextEdit] = []
-    for params in edits:
-        for doc in params.edit.document_changes or []:
-            out += [e for e in doc.edits if isinstance(e, types.TextEdit)]  # type: ignore[union-attr]
-        for edits_of_uri in (params.edit.changes or {}).values():
-            out += list(edits_of_uri)
-    return out
 
 
 async def test_reject_with_a_reason_goes_back_to_the_model_then_accept(
@@ -191,15 +181,27 @@ async def test_clients_without_progress_or_show_document_still_finish(
     project.transcript("greeting", happy_transcript())
     editor.answers = [ACCEPT]
     uri = editor.open(card)
+    if refuses:  # unsaved edits: the state is offered to the buffer as an edit
+        editor.docs[uri][0] += "\nTyped, not saved.\n"
+        editor.docs[uri][1] += 1
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangeWholeDocument(text=editor.text(uri))
+                ],
+            )
+        )
 
     result = await command(client, "cardrunner.runCard", uri)
     await wait_for(lambda: (editor.last_status(uri) or {}).get("state") == "done", 30, "done")
     assert "Card: greeting" in git(project.root, "log", "-1", "--format=%B", "HEAD~1")
     if result["token"] is None:
         assert client.progress_reports == {}
-    if refuses:  # asked, refused, so written on disk (and said so in the log)
+    if refuses:  # asked, refused, so written on disk (and said so in the log and to the user)
         assert editor.edits and front_matter(card.read_text())["state"] == "Done"
         assert any("did not apply" in m.message for m in client.log_messages)
+        assert any("buffer and the file differ" in m.message for m in client.messages)
     elif editor.show_document_null:
         assert editor.shown, "showDocument was asked and answered null"
         assert front_matter(editor.text(uri))["state"] == "Done"  # applyEdit still works
