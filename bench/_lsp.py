@@ -109,7 +109,8 @@ class LspProcess:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         self._send({"id": msg_id, "method": method, "params": params})
-        return await asyncio.wait_for(future, within)
+        async with asyncio.timeout(within):
+            return await future
 
     async def timed(self, method: str, params: Any) -> tuple[float, Any]:
         """(seconds, result) of one request."""
@@ -133,7 +134,8 @@ class LspProcess:
                 raise TimeoutError(f"nothing matched within {within} s")
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._changed.wait()
 
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -208,7 +210,8 @@ class LspProcess:
         except (TimeoutError, ConnectionError, RuntimeError):
             pass
         try:
-            await asyncio.wait_for(self.proc.wait(), 5)
+            async with asyncio.timeout(5):
+                await self.proc.wait()
         except TimeoutError:
             self.proc.kill()
             await self.proc.wait()

@@ -122,7 +122,8 @@ class Editor(LspProcess):
         self._pending[msg_id] = future
         self._send({"id": msg_id, "method": method, "params": params})
         try:
-            return await asyncio.wait_for(future, within)
+            async with asyncio.timeout(within):
+                return await future
         finally:
             self._answers.pop(msg_id, None)
 

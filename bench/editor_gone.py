@@ -86,7 +86,8 @@ async def exit_time(root: Path, card: Path | None) -> tuple[float, int | None]:
     assert server.proc is not None
     sent = time.perf_counter()
     server.notify("exit", None)
-    code = await asyncio.wait_for(server.proc.wait(), 30)
+    async with asyncio.timeout(30):
+        code = await server.proc.wait()
     took = time.perf_counter() - sent
     await server.close()
     if run_id is not None:

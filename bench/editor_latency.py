@@ -450,7 +450,8 @@ async def start_fake_api(rounds: int) -> tuple[asyncio.subprocess.Process, str]:
     # it stands for a service on another machine: scheduled like the workers, so that what is
     # measured is the editor's machine running eight cards, not also hosting their API
     os.setpriority(os.PRIO_PROCESS, fake.pid, API_NICENESS)
-    line = (await asyncio.wait_for(fake.stdout.readline(), 60)).decode()
+    async with asyncio.timeout(60):
+        line = (await fake.stdout.readline()).decode()
     if not line.startswith("READY "):
         raise SystemExit(f"the fake Messages API did not start: {line!r}")
     return fake, line.split()[1]
@@ -459,7 +460,8 @@ async def start_fake_api(rounds: int) -> tuple[asyncio.subprocess.Process, str]:
 async def stop_fake_api(fake: asyncio.subprocess.Process) -> None:
     assert fake.stdin is not None and fake.stdout is not None
     fake.stdin.close()
-    rest = (await asyncio.wait_for(fake.stdout.read(), 30)).decode().strip()
+    async with asyncio.timeout(30):
+        rest = (await fake.stdout.read()).decode().strip()
     await fake.wait()
     print(f"   fake Messages API: {rest}")
 

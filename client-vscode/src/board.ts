@@ -30,6 +30,14 @@ export interface BoardRun {
   logPath: string | null;
 }
 
+/** What a run of a card is likely to cost: the range the card shows, the basis its tooltip gives. */
+export interface CardForecast {
+  /** `≈ $0.10–$0.39 a run`, `cost unknown` */
+  text: string;
+  /** `from 2 past runs of this card`, `estimate from the card's size, ~9k tokens to start` */
+  basis: string;
+}
+
 export interface BoardCard {
   uri: string;
   path: string;
@@ -41,6 +49,7 @@ export interface BoardCard {
   review: { diffPath: string; files: string[]; message: string } | null;
   lastReason: string | null;
   problems: string[];
+  forecast: CardForecast | null;
   actions: BoardAction[];
 }
 
@@ -79,6 +88,23 @@ function parseRun(raw: unknown): BoardRun | null {
   };
 }
 
+/**
+ * The server's forecast line (`≈ $0.10–$0.39 a run (from 2 past runs of this card)`, run/forecast.py)
+ * split at its basis, which it writes last in parentheses: the range stays short enough for a card,
+ * the basis goes to the tooltip. A line without one is shown whole.
+ */
+export function parseForecast(raw: unknown): CardForecast | null {
+  const line = optStr(raw);
+  if (line === null) {
+    return null;
+  }
+  const at = line.indexOf(" (");
+  if (at <= 0 || !line.endsWith(")")) {
+    return { text: line, basis: "" };
+  }
+  return { text: line.slice(0, at), basis: line.slice(at + 2, -1) };
+}
+
 function parseAction(raw: unknown): BoardAction | undefined {
   if (!isObj(raw) || typeof raw.title !== "string" || typeof raw.command !== "string") {
     return undefined;
@@ -111,6 +137,7 @@ function parseCard(raw: unknown): BoardCard | undefined {
     review,
     lastReason: optStr(raw.lastReason),
     problems: Array.isArray(raw.problems) ? raw.problems.filter((p): p is string => typeof p === "string") : [],
+    forecast: parseForecast(raw.forecast),
     actions: (Array.isArray(raw.actions) ? raw.actions : [])
       .map(parseAction)
       .filter((a): a is BoardAction => a !== undefined),

@@ -14,6 +14,7 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  LogMessageNotification,
   ShowMessageRequest,
   State,
   type ErrorHandler,
@@ -188,6 +189,10 @@ export class ServerClient implements vscode.Disposable {
     const client = new LanguageClient("cardrunner", "cardrunner", serverOptions, clientOptions);
     client.registerFeature(ONE_RUN_STATUS);
     client.onRequest(ShowMessageRequest.type, askQuestion);
+    // Every record the server logs goes to its stderr and again as `window/logMessage`; the client
+    // wrote both to the one channel, so each line showed twice. stderr is the one kept: it has all
+    // of them (also those from before the client was connected, tracebacks, the workers' lines).
+    client.onNotification(LogMessageNotification.type, () => undefined);
     this.handlers.forEach(([method, handler]) => client.onNotification(method, handler));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {

@@ -54,9 +54,8 @@ async def test_a_card_runs_to_done_with_the_permission_answered(tmp_path: Path) 
     client = AcpClient(answers=["commit"])
     async with agent(root, client) as (conn, _):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
-        answer = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
-        )
+        async with asyncio.timeout(180):
+            answer = await conn.prompt(session_id=session.session_id, prompt=prompt(RUN))
     assert answer.stop_reason == "end_turn"
     assert state(card) == "Done"
     # exactly one change commit, holding the fix; the card's state follows in its own commit
@@ -103,14 +102,12 @@ async def test_a_reject_with_a_reason_in_the_next_prompt_leads_to_a_second_revie
     reason = "Say in the message why + is right."
     async with agent(root, client) as (conn, _):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
-        first = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
-        )
+        async with asyncio.timeout(180):
+            first = await conn.prompt(session_id=session.session_id, prompt=prompt(RUN))
         assert first.stop_reason == "end_turn" and len(client.asked) == 1
         assert "Why?" in client.text()
-        second = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt(reason)), 180
-        )
+        async with asyncio.timeout(180):
+            second = await conn.prompt(session_id=session.session_id, prompt=prompt(reason))
     assert second.stop_reason == "end_turn"
     assert len(client.asked) == 2
     reviews = [r["data"] for r in log_records(root) if r["type"] == "review"]
@@ -135,7 +132,8 @@ async def test_session_cancel_ends_the_run_cancelled_and_stops_its_commands(
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt(RUN)))
         await client.wait_for(lambda: bool(processes_with(marker)), "the slow tests", 120)
         await conn.cancel(session_id=session.session_id)
-        answer = await asyncio.wait_for(turn, 60)
+        async with asyncio.timeout(60):
+            answer = await turn
     assert answer.stop_reason == "cancelled"
     result = [r["data"] for r in log_records(root) if r["type"] == "result"][-1]
     assert result["status"] == "failed" and result["reason"] == "cancelled"
@@ -156,7 +154,8 @@ async def test_closing_stdin_ends_the_agent_and_leaves_no_process(tmp_path: Path
         await client.wait_for(lambda: bool(processes_with(marker)), "the slow tests", 120)
         assert process.stdin is not None
         process.stdin.close()
-        assert await asyncio.wait_for(process.wait(), 60) == 0
+        async with asyncio.timeout(60):
+            assert await process.wait() == 0
         turn.cancel()
     assert not processes_with(marker)
     result = [r["data"] for r in log_records(root) if r["type"] == "result"][-1]
@@ -177,16 +176,14 @@ async def test_session_load_after_a_kill_replays_the_run_and_resumes_it(tmp_path
     assert state(card) == "In Work"
     client = AcpClient(answers=["commit"])
     async with agent(root, client) as (conn, _):
-        await asyncio.wait_for(
-            conn.load_session(cwd=str(root), session_id=session.session_id, mcp_servers=[]), 60
-        )
+        async with asyncio.timeout(60):
+            await conn.load_session(cwd=str(root), session_id=session.session_id, mcp_servers=[])
         replayed = len(client.updates)
         titles = [u.title for u in client.updates[:replayed] if isinstance(u, ToolCallStart)]
         assert "write_file src/calc.py" in titles and "run_tests" in titles
         assert client.plans() and "interrupted" in client.text()
-        answer = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt("go on")), 180
-        )
+        async with asyncio.timeout(180):
+            answer = await conn.prompt(session_id=session.session_id, prompt=prompt("go on"))
     assert answer.stop_reason == "end_turn"
     assert "resumed after round" in client.text() and len(client.asked) == 1
     assert state(card) == "Done" and len(change_commits(root)) == 1
@@ -241,7 +238,8 @@ async def test_stdout_carries_only_json_rpc_in_the_schema_the_clients_read(
     async def until(answer_to: int) -> list[dict[str, Any]]:
         seen = []
         while True:
-            line = await asyncio.wait_for(stdout.readline(), 180)
+            async with asyncio.timeout(180):
+                line = await stdout.readline()
             assert line, "the agent closed stdout early"
             message = json.loads(line)  # anything else on stdout fails here
             assert message["jsonrpc"] == "2.0"
@@ -282,7 +280,8 @@ async def test_stdout_carries_only_json_rpc_in_the_schema_the_clients_read(
     assert {o["kind"] for o in asked["params"]["options"]} == {"allow_once", "reject_once"}
     assert any(c["type"] == "diff" for c in asked["params"]["toolCall"]["content"])
     stdin.close()
-    assert await asyncio.wait_for(proc.wait(), 60) == 0
+    async with asyncio.timeout(60):
+        assert await proc.wait() == 0
     assert await stdout.read() == b""
     assert state(card) == "Done"
 

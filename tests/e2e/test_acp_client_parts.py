@@ -77,9 +77,8 @@ async def test_a_stdio_mcp_server_the_client_passes_is_called_in_the_run_inside_
     client = AcpClient(answers=["commit"])
     async with agent(root, client) as (conn, _):
         session = await conn.new_session(cwd=str(root), mcp_servers=[server])
-        answer = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
-        )
+        async with asyncio.timeout(180):
+            answer = await conn.prompt(session_id=session.session_id, prompt=prompt(RUN))
     assert answer.stop_reason == "end_turn" and state(card) == "Done"
     assert len(change_commits(root)) == 1
     started = next(r["data"] for r in log_records(root) if r["type"] == "start")
@@ -111,9 +110,8 @@ async def test_an_http_mcp_server_the_client_passes_gets_the_clients_headers(
         )
         async with agent(root, client) as (conn, _):
             session = await conn.new_session(cwd=str(root), mcp_servers=[server])
-            answer = await asyncio.wait_for(
-                conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
-            )
+            async with asyncio.timeout(180):
+                answer = await conn.prompt(session_id=session.session_id, prompt=prompt(RUN))
     assert answer.stop_reason == "end_turn" and state(card) == "Done"
     # the header as the client sent it: nothing of the agent's environment is filled in
     assert ("mcp__web__header", "Bearer ${ANTHROPIC_API_KEY}") in tool_results(root)
@@ -133,9 +131,8 @@ async def test_read_file_shows_the_clients_unsaved_buffer_behind_the_path_guard(
     reads = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True))
     async with agent(root, client, reads) as (conn, _):
         session = await conn.new_session(cwd=str(root), mcp_servers=[])
-        answer = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt(RUN)), 180
-        )
+        async with asyncio.timeout(180):
+            answer = await conn.prompt(session_id=session.session_id, prompt=prompt(RUN))
     assert answer.stop_reason == "end_turn" and state(card) == "Done"
     assert client.read == [calc]  # the refused reads never reached the client
     read = [r for n, r in tool_results(root) if n == "read_file"]

@@ -88,10 +88,10 @@ async def test_cli_lsp_and_acp_log_the_same_events(client: LanguageClient, tmp_p
     acp_client = AcpClient(answers=["commit"])
     async with agent(by_acp.root, acp_client) as (conn, _):
         session = await conn.new_session(cwd=str(by_acp.root), mcp_servers=[])
-        answer = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=prompt("/run cards/greeting.md")),
-            180,
-        )
+        async with asyncio.timeout(180):
+            answer = await conn.prompt(
+                session_id=session.session_id, prompt=prompt("/run cards/greeting.md")
+            )
     assert answer.stop_reason == "end_turn"
 
     from_lsp, from_cli, from_acp = events(lsp.root), events(by_cli.root), events(by_acp.root)

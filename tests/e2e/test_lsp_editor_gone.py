@@ -102,7 +102,8 @@ async def test_losing_the_editor_stops_the_run_and_records_it(
     try:
         await lose_the_editor(how, server, editor)
         assert server.proc is not None
-        code = await asyncio.wait_for(server.proc.wait(), EXIT_WITHIN)
+        async with asyncio.timeout(EXIT_WITHIN):
+            code = await server.proc.wait()
     finally:
         await stop(editor)
         await server.close()
@@ -135,7 +136,8 @@ async def test_shutdown_then_exit_ends_with_status_0(lsp_project: Project) -> No
         await server.request("shutdown", None, within=15)
         server.notify("exit", None)
         assert server.proc is not None
-        assert await asyncio.wait_for(server.proc.wait(), EXIT_WITHIN) == 0
+        async with asyncio.timeout(EXIT_WITHIN):
+            assert await server.proc.wait() == 0
     finally:
         await stop(editor)
         await server.close()

@@ -30,7 +30,8 @@ async def test_the_editor_refuses_a_card_a_cli_is_running(client: LanguageClient
     )  # fmt: skip
     try:
         assert hold.stdout is not None
-        assert await asyncio.wait_for(hold.stdout.readline(), 30) == b"held\n"
+        async with asyncio.timeout(30):
+            assert await hold.stdout.readline() == b"held\n"
         run = await lens_command(client, uri, "▶ Run card")
         await command(client, run.command, *(run.arguments or []))
         await wait_for(

@@ -131,7 +131,8 @@ async def test_cancel_ends_cancelled_and_leaves_no_process(project: Project) -> 
     view = runs.start(card)
     await wait_for(lambda: processes_with(project.marker), what="the slow command")
     assert runs.cancel(card)
-    await asyncio.wait_for(runs.wait(card.resolve()), 10)
+    async with asyncio.timeout(10):
+        await runs.wait(card.resolve())
     assert view.state == "failed" and view.reason == "cancelled"
     assert not processes_with(project.marker)
     assert not runs.cancel(card)
@@ -169,10 +170,12 @@ async def test_cancel_right_after_start_still_ends_the_run(project: Project) -> 
     project.transcript("slow", slow_transcript())
     view = runs.start(card)
     assert runs.cancel(card)  # before the run's worker process has even started
-    await asyncio.wait_for(runs.wait(card.resolve()), 10)
+    async with asyncio.timeout(10):
+        await runs.wait(card.resolve())
     assert view.state == "failed" and view.reason == "cancelled"
     assert recorder.ended == [view] and not runs.is_live(card)
-    await asyncio.wait_for(runs.aclose(), 30)  # and the spare it keeps from now on ends too
+    async with asyncio.timeout(30):
+        await runs.aclose()  # and the spare it keeps from now on ends too
 
 
 async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_crosses(
@@ -200,7 +203,8 @@ async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_cros
         ],
     )
     view = runs.start(card)
-    await asyncio.wait_for(runs.wait(card.resolve()), 30)
+    async with asyncio.timeout(30):
+        await runs.wait(card.resolve())
     assert threads == {True} and view.state == "failed" and view.commit
     assert len(approver.requests) == 1  # the approver was called across the processes
     assert approver.requests[0].card_path == card.resolve()

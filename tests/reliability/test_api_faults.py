@@ -85,9 +85,8 @@ async def test_a_fault_at_every_round(kind: str, template: Path, tmp_path: Path)
     outcomes = []
     for at in range(ROUNDS):
         # the fault hits the first attempt of round `at`; the retry may succeed
-        result, log, _ = await asyncio.wait_for(
-            _run(template, tmp_path / f"r{at}", {at: FAULTS[kind]()}), timeout=60
-        )
+        async with asyncio.timeout(60):
+            result, log, _ = await _run(template, tmp_path / f"r{at}", {at: FAULTS[kind]()})
         records = list(read_log(log))
         assert records[0]["type"] == "start" and records[-1]["type"] == "result", "log complete"
         assert records[-1]["data"]["status"] == result.status
@@ -100,7 +99,8 @@ async def test_a_fault_that_never_goes_away_ends_api_error_with_a_complete_log(
     template: Path, tmp_path: Path
 ) -> None:
     faults = {i: Fault.overloaded() for i in range(5, 40)}
-    result, log, _api = await asyncio.wait_for(_run(template, tmp_path, faults), timeout=60)
+    async with asyncio.timeout(60):
+        result, log, _api = await _run(template, tmp_path, faults)
     assert result.reason == "api_error" and "529" in result.detail
     assert result.rounds == 5
     records = list(read_log(log))

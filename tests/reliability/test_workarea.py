@@ -102,9 +102,11 @@ async def cancel_at(opts: RunOptions, tool: str) -> list[Event]:
                 started.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 30)
+    async with asyncio.timeout(30):
+        await started.wait()
     task.cancel()
-    await asyncio.wait_for(task, 30)
+    async with asyncio.timeout(30):
+        await task
     return seen
 
 

@@ -91,7 +91,8 @@ class AcpClient:
                 while not predicate():
                     self._changed.clear()
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._changed.wait(), 0.1)
+                        async with asyncio.timeout(0.1):
+                            await self._changed.wait()
         except TimeoutError:
             raise AssertionError(f"timed out waiting for {what}") from None
 
@@ -152,12 +153,10 @@ async def agent(
             env=agent_env(),
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 30.0},
         ) as (conn, process):
-            await asyncio.wait_for(
-                conn.initialize(
+            async with asyncio.timeout(60):
+                await conn.initialize(
                     protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities
-                ),
-                60,
-            )
+                )
             yield conn, process
 
 

@@ -93,7 +93,8 @@ class InProcessEditor:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[msg_id] = future
         self._send({"id": msg_id, "method": method, "params": params})
-        return await asyncio.wait_for(future, WAIT)
+        async with asyncio.timeout(WAIT):
+            return await future
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"method": method, "params": params})
@@ -158,7 +159,8 @@ class InProcessEditor:
             return value
 
         try:
-            return await asyncio.wait_for(poll(), WAIT)
+            async with asyncio.timeout(WAIT):
+                return await poll()
         except TimeoutError:
             raise AssertionError(f"timed out waiting for {what}") from None
 

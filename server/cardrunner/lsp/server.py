@@ -109,9 +109,8 @@ class CardServer(LanguageServer):
         if self._app is None:
             return  # it never got as loading its features: nothing runs
         try:
-            await asyncio.wait_for(
-                self._app.stop_all(end.why, WIND_DOWN_SECONDS), WIND_DOWN_SECONDS
-            )
+            async with asyncio.timeout(WIND_DOWN_SECONDS):
+                await self._app.stop_all(end.why, WIND_DOWN_SECONDS)
         except TimeoutError:
             log.warning(
                 "runs did not stop within %.1f s; their logs say interrupted", WIND_DOWN_SECONDS

@@ -39,7 +39,8 @@ def error_reply(
 async def wait_closing(closing: asyncio.Event, seconds: float | None) -> None:
     """Sleep `seconds` (None: forever), cut short when the server stops."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(closing.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await closing.wait()
 
 
 async def send_json(

@@ -81,7 +81,8 @@ class AppChild:
     async def _read_line(self, seconds: float, what: str) -> bytes:
         assert self.process.stdout is not None
         try:
-            line = await asyncio.wait_for(self.process.stdout.readline(), seconds)
+            async with asyncio.timeout(seconds):
+                line = await self.process.stdout.readline()
         except TimeoutError:
             self.kill_now()  # it is stuck: asking it to shut down would only cost more time
             await self.process.wait()
@@ -96,7 +97,8 @@ class AppChild:
 
     async def _gone_text(self) -> str:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), EXIT_GRACE_SECONDS)
+            async with asyncio.timeout(EXIT_GRACE_SECONDS):
+                await self.process.wait()
         await self._finish_drain()
         code = self.process.returncode
         return f"The app process ended unexpectedly (exit code {code}).{self._stderr_note()}"
@@ -113,7 +115,8 @@ class AppChild:
 
     async def _finish_drain(self) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+            async with asyncio.timeout(1.0):
+                await asyncio.shield(self._drain)  # on time-out the drain goes on
 
     async def stop(self) -> int | None:
         """Close stdin so the driver shuts the app down; kill it if it does not exit in time."""
@@ -121,7 +124,8 @@ class AppChild:
             with contextlib.suppress(OSError, RuntimeError):
                 self.process.stdin.close()
         try:
-            await asyncio.wait_for(self.process.wait(), EXIT_GRACE_SECONDS)
+            async with asyncio.timeout(EXIT_GRACE_SECONDS):
+                await self.process.wait()
         except TimeoutError:
             self.kill_now()
             await self.process.wait()

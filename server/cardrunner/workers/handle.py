@@ -194,7 +194,8 @@ class WorkerRun:
         if proc.stdin is not None:
             proc.stdin.close()
         try:
-            await asyncio.wait_for(proc.wait(), REAP_SECONDS)
+            async with asyncio.timeout(REAP_SECONDS):
+                await proc.wait()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

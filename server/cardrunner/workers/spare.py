@@ -219,7 +219,8 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), KILL_WAIT_SECONDS)
+        async with asyncio.timeout(KILL_WAIT_SECONDS):
+            await proc.wait()
 
 
 async def _end(proc: asyncio.subprocess.Process) -> None:

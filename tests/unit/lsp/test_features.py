@@ -150,7 +150,8 @@ async def ask_review(editor: InProcessEditor, project: Project) -> tuple[Path, a
 
 
 async def decided(task: asyncio.Task[Any]) -> ReviewDecision:
-    decision: ReviewDecision = await asyncio.wait_for(task, 10)
+    async with asyncio.timeout(10):
+        decision: ReviewDecision = await task
     return decision
 
 

@@ -25,7 +25,8 @@ class Watch:
         self._it: AsyncIterator[Batch] = changes(folder, self.stop, recursive).__aiter__()
 
     async def next(self, seconds: float = 5.0) -> Batch:
-        return await asyncio.wait_for(self._it.__anext__(), seconds)
+        async with asyncio.timeout(seconds):
+            return await self._it.__anext__()
 
     async def until(self, want: tuple[Change, Path], seconds: float = 5.0) -> None:
         loop = asyncio.get_running_loop()
@@ -95,7 +96,7 @@ async def test_an_idle_watch_arms_no_timer_and_starts_no_thread(tmp_path: Path) 
     pending = asyncio.ensure_future(watch.next(30.0))  # waits in the selector only
     await asyncio.sleep(0.2)  # a window to look in: a polling watch would be running by now
     due = [h for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
-    timers = [h for h in due if h.when() - loop.time() < 29.0]  # our own wait_for is 30 s
+    timers = [h for h in due if h.when() - loop.time() < 29.0]  # our own timeout is 30 s
     assert timers == [], f"timers armed while idle: {timers}"
     assert threading.active_count() == threads
     (tmp_path / "wake.md").write_text("w")

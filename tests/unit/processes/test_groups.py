@@ -16,13 +16,15 @@ async def test_every_group_is_heard_of_and_close_ends_them(tmp_path: Path) -> No
     groups, heard = ProcessGroups(), []
     groups.add_listener(heard.append)
     child = await spawn(SLEEP, tmp_path, groups=groups)
-    assert await asyncio.wait_for(child.stdout.readline(), 30) == b"up\n"
+    async with asyncio.timeout(30):
+        assert await child.stdout.readline() == b"up\n"
     assert heard == [child.pid] and groups.live() == {child.pid}
     assert process_alive(child.pid) and group_alive(child.pid) and start_time(child.pid)
     other = ProcessGroups()
     assert other.live() == set()  # one run's groups are not another's
     groups.close()
-    assert await asyncio.wait_for(child.wait(), 30) == -9
+    async with asyncio.timeout(30):
+        assert await child.wait() == -9
     assert groups.live() == set() and not group_alive(child.pid)
 
 

@@ -150,7 +150,8 @@ async def test_cancelled_while_preparing_ends_cancelled(tmp_path: Path) -> None:
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), 30)
+    async with asyncio.timeout(30):
+        await asyncio.gather(task, return_exceptions=True)
     assert len(seen) == 1 and isinstance(seen[0], RunFinished)
     assert seen[0].reason == "cancelled" and seen[0].detail.endswith("before it started")
     assert "state: New" in card.read_text()

@@ -389,7 +389,8 @@ def test_the_thread_variant_serves_synchronous_callers() -> None:
 
 async def _ready_line(process: asyncio.subprocess.Process) -> str:
     assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), timeout=30)
+    async with asyncio.timeout(30):
+        line = await process.stdout.readline()
     assert line.startswith(b"READY "), line
     return line.decode().split()[1]
 
@@ -440,7 +441,8 @@ async def test_the_cli_serves_a_transcript_to_another_process(
         assert "temperature" in json.loads(violations.read_text())[0]
     finally:
         process.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(process.wait(), timeout=30)
+        async with asyncio.timeout(30):
+            code = await process.wait()
     assert code == 1  # a violation was recorded
     lines = (tmp_path / "requests.jsonl").read_text().splitlines()
     assert [json.loads(line)["index"] for line in lines] == [0, 1, 2]

@@ -33,7 +33,8 @@ def tools(ws: Path, timeout: float = 120.0) -> ToolPool:
 async def call(pool: ToolPool, name: str, events: list[Event] | None = None, **args: object):  # type: ignore[no-untyped-def]
     ctx = ToolContext(round=1, emit=(events if events is not None else []).append)
     # bounded here too: a regression must fail this test, not hang it
-    return await asyncio.wait_for(pool.execute(name, args, ctx), timeout=20)
+    async with asyncio.timeout(20):
+        return await pool.execute(name, args, ctx)
 
 
 async def test_a_user_edit_to_a_file_the_model_only_read_is_kept_and_reported(ws: Path) -> None:

@@ -129,7 +129,8 @@ async def test_a_spare_killed_after_it_was_taken_never_fails_the_run(tmp_path: P
         root=project.root, card_path=card, settings=settings, approver=AutoApprover(), env=TRUSTED
     )
     run = WorkerRun(options, events.append, take)
-    await asyncio.wait_for(run.play(), 60)
+    async with asyncio.timeout(60):
+        await run.play()
     await run.exited()
     finished = events[-1]
     assert isinstance(finished, ev.RunFinished), events

@@ -126,7 +126,8 @@ class Client:
         msg_id = f"cardrunner-{uuid.uuid4()}"
         future = protocol.send_request(method, params, msg_id=msg_id)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), seconds)
+            async with asyncio.timeout(seconds):
+                return await asyncio.wrap_future(future)
         finally:
             # pygls keeps unanswered requests forever (pygls#608): forget this one.
             protocol._request_futures.pop(msg_id, None)

@@ -344,7 +344,8 @@ class CardIndex:
         """Wait (at most `seconds`) for the first scan: a list of every card asked for right
         after start-up must not miss the cards not read yet."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._scanned.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._scanned.wait()
         return self._scanned.is_set()
 
     async def wait_for_text(self, path: Path, text: str, seconds: float) -> bool:
@@ -357,8 +358,8 @@ class CardIndex:
         self._waiters += 1
         try:
             with contextlib.suppress(TimeoutError):
-                async with self._changed:
-                    await asyncio.wait_for(self._changed.wait_for(matches), seconds)
+                async with asyncio.timeout(seconds), self._changed:
+                    await self._changed.wait_for(matches)
         finally:
             self._waiters -= 1
         return matches()

@@ -180,13 +180,10 @@ async def _batches(
 async def _settle(inotify: Inotify) -> list[Event]:
     """The events that follow a first one within `SETTLE_SECONDS`."""
     more: list[Event] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + SETTLE_SECONDS
-    while (left := deadline - loop.time()) > 0:
-        try:
-            more.append(await asyncio.wait_for(inotify.get(), left))
-        except TimeoutError:
-            break
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(SETTLE_SECONDS):
+            while True:
+                more.append(await inotify.get())
     return more
 
 

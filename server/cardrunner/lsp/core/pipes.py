@@ -123,7 +123,8 @@ class LoopWriter:
         # from now on any queued byte counts as "paused": resumed means the queue is empty
         self._transport.set_write_buffer_limits(high=0)
         try:
-            await asyncio.wait_for(self._protocol.drained.wait(), FLUSH_SECONDS)
+            async with asyncio.timeout(FLUSH_SECONDS):
+                await self._protocol.drained.wait()
         except TimeoutError:
             log.info("the editor did not read the last messages in time")
 

@@ -81,7 +81,8 @@ class CardWatcher:
     async def caught_up(self, seconds: float) -> bool:
         """Wait (at most `seconds`) until the current watch has had its first catch-up pass."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._caught_up.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._caught_up.wait()
         return self._caught_up.is_set()
 
     async def _changed_safely(self, changed: set[Path], deleted: set[Path]) -> None:

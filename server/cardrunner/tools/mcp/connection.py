@@ -98,7 +98,9 @@ class ServerConnection:
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-server:{self.name}")
         try:
             # The owner enforces the timeout itself; this bound only catches a wedged teardown.
-            tools = await asyncio.wait_for(asyncio.shield(ready), self.spec.timeout + CLOSE_SECONDS)
+            # The shield keeps `ready` (the owner's to settle) alive when the bound cancels us.
+            async with asyncio.timeout(self.spec.timeout + CLOSE_SECONDS):
+                tools = await asyncio.shield(ready)
         except TimeoutError:
             await self._finish_owner()
             raise ServerUnavailable(self._start_timeout()) from None
@@ -258,8 +260,10 @@ class ServerConnection:
         self._stop.set()
         owner = self._owner
         if owner is not None and not owner.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(owner), CLOSE_SECONDS + 1)
+            try:  # the shield lets the owner leave its client in its own task: only on
+                # time-out is it cancelled, below
+                async with asyncio.timeout(CLOSE_SECONDS + 1):
+                    await asyncio.shield(owner)
             except TimeoutError:
                 owner.cancel()
         self.kill_now()
