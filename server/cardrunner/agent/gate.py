@@ -183,7 +183,7 @@ class ToolPool:
                 f"{json.dumps(tool.input_schema, separators=(',', ':'))}",
                 is_error=True,
             )
-        try:  # not `wait_for`: on Python 3.11 it loses a cancel that comes as the call ends
+        try:
             async with asyncio.timeout(tool.timeout):
                 result = await tool.call(arguments, ctx)
         except TimeoutError:

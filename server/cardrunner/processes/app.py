@@ -91,7 +91,7 @@ class AppProcess:
         except OSError as exc:
             raise CommandError(spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
-        try:  # not `wait_for`: on Python 3.11 it loses a cancel that comes as the app exits
+        try:
             async with asyncio.timeout(self.startup_seconds):
                 await proc.wait()
         except TimeoutError:

@@ -287,7 +287,7 @@ async def run_command(
     reader = asyncio.create_task(pump.run())
     timed_out = False
     try:
-        try:  # `asyncio.timeout`, not `wait_for`: on 3.11 that loses a cancel as the child exits
+        try:
             async with asyncio.timeout(timeout):
                 await proc.wait()
         except TimeoutError:
