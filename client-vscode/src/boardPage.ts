@@ -7,7 +7,22 @@
  * Content-Security-Policy of webviewPage.ts, no remote resources, text set as text (never as
  * HTML), keyboard-reachable buttons.
  */
+import { cardDetail, type Board, type BoardCard, type Column } from "./board";
 import { webviewPage } from "./webviewPage";
+
+/** A card as the page gets it: the line under its title is worded here, once, by `cardDetail`
+ * (the Cards view's words), so the page does not keep a second copy of them. */
+export type PageCard = BoardCard & { detail: string };
+
+/** The board as posted to the page. */
+export function pageBoard(board: Board): { columns: Array<{ state: Column; cards: PageCard[] }> } {
+  return {
+    columns: board.columns.map((column) => ({
+      ...column,
+      cards: column.cards.map((card) => ({ ...card, detail: cardDetail(card) })),
+    })),
+  };
+}
 
 /** The page: styles from the theme, one nonce'd script that renders boards it is sent. */
 export function boardHtml(cspSource: string, nonce: string): string {
@@ -61,15 +76,6 @@ function el(tag, attrs, ...children) {
   for (const child of children) node.append(child);
   return node;
 }
-function detail(card) {
-  if (card.review) return "waiting for review · " + card.review.files.length + " file(s)";
-  if (card.state === "In Work" && card.run) {
-    return "round " + card.run.round + (card.run.maxRounds ? "/" + card.run.maxRounds : "") +
-      " · $" + card.run.costUsd.toFixed(2) + (card.run.tool ? " · " + card.run.tool : "");
-  }
-  if (card.state === "Failed" && card.lastReason) return card.lastReason;
-  return card.category || "";
-}
 function render(data) {
   board.replaceChildren();
   for (const column of data.columns) {
@@ -87,7 +93,7 @@ function render(data) {
         button.addEventListener("click", () => vscode.postMessage({ type: "action", command: action.command, arguments: action.arguments }));
         actions.append(button);
       }
-      article.append(title, el("div", { class: "detail" }, detail(card)));
+      article.append(title, el("div", { class: "detail" }, card.detail));
       if (card.forecast) {
         const basis = card.forecast.basis ? "What a run is likely to cost: " + card.forecast.basis : "";
         article.append(el("div", { class: "forecast", title: basis }, card.forecast.text));

@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import type * as vscode from "vscode";
 import { canMove, type Board, type Column } from "./board";
-import { boardHtml } from "./boardPage";
+import { boardHtml, pageBoard } from "./boardPage";
 import * as api from "./vscodeapi";
 
 export interface BoardIntents {
@@ -53,7 +53,7 @@ export class BoardPanel implements vscode.Disposable {
 
   /** Send the board to the page (called whenever the Cards view got a new one). */
   update(board: Board): void {
-    void this.panel?.webview.postMessage({ type: "board", board });
+    void this.panel?.webview.postMessage({ type: "board", board: pageBoard(board) });
   }
 
   private received(message: FromPage): void {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import vm from "node:vm";
 import { parseBoard, parseForecast } from "../../src/board";
-import { boardHtml } from "../../src/boardPage";
+import { boardHtml, pageBoard } from "../../src/boardPage";
 
 /** Just enough of the DOM for the board's page script: elements, attributes, text, listeners. */
 class Element {
@@ -77,9 +77,14 @@ describe("parseForecast", () => {
 });
 
 describe("the board page", () => {
-  const board = parseBoard({
-    columns: [{ state: "New", cards: [card("priced", LINE), card("unread", null)] }],
-  });
+  const board = pageBoard(
+    parseBoard({
+      columns: [
+        { state: "New", cards: [card("priced", LINE), card("unread", null)] },
+        { state: "Failed", cards: [{ ...card("broken", null), state: "Failed", problems: ["no title"] }] },
+      ],
+    }),
+  );
 
   it("shows each card's forecast under its line, its basis as the tooltip", () => {
     const { root, posted } = renderPage(board);
@@ -93,6 +98,12 @@ describe("the board page", () => {
       [],
       "no forecast line for a card without one",
     );
+  });
+
+  it("words each card's line as the Cards view does", () => {
+    const { root } = renderPage(board);
+    const details = root.all((e) => e.attrs.class === "detail").map((e) => e.text);
+    assert.deepEqual(details, ["", "", "1 problem(s)"]);
   });
 
   it("keeps the one policy: nothing but the nonce'd style and script, no remote resource", () => {
