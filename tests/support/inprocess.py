@@ -106,7 +106,7 @@ class InProcessEditor:
 
     async def start(self) -> None:
         """`initialize` with this editor's capabilities, then `initialized`; returns once the
-        first scan of the cards folder is done."""
+        server's start-up work is over (the first scan of the cards folder, the past runs)."""
         self.server.protocol.set_writer(self, include_headers=False)
         options = None if self.own_options is None else {"client": self.own_options}
         await self.request(
@@ -120,7 +120,8 @@ class InProcessEditor:
             },
         )
         self.notify("initialized", {})
-        await self.app.index.wait_scanned(WAIT)
+        async with asyncio.timeout(WAIT):
+            await self.app.started.wait()
 
     async def stop(self) -> None:
         """`shutdown`: the runs stop and the watcher ends (the process itself goes on)."""

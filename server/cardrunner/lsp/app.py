@@ -109,6 +109,8 @@ class CardApp:
         )
         self.commands = Commands(self.client, self.index, self.settings, self.runs, self.reviews)
         self._stopping: asyncio.Future[None] | None = None
+        self.started = asyncio.Event()
+        """Set once start-up work is over (the "serving" line): everything it reads is in."""
         self._freezing = False  # the first scan runs: freeze what each batch brings
         self.settings.load_initial()
 
@@ -125,7 +127,9 @@ class CardApp:
         if swept:
             log.warning("stopped %d process group(s) left by a server that died", len(swept))
         await self.settings.reload()
-        await self.runs.forecasts.load()
+        # the past runs' costs come from one `git log` over the whole history: seconds in a
+        # big repository, so it reads beside the scan instead of before the first card
+        history = asyncio.ensure_future(self.runs.forecasts.load())
         orphans = await asyncio.to_thread(interrupted_runs, self.root)
         self.runs.orphans.update(
             {(self.root / card).resolve(): run for card, run in orphans.items()}
@@ -142,6 +146,8 @@ class CardApp:
             await self.rescan()
         finally:
             self._freezing = False
+        await history
+        self.client.refresh_code_lenses()  # the forecasts now know the past runs
         await self.watcher.caught_up(CATCH_UP_SECONDS)
         gc.freeze()
         log.info(
@@ -151,6 +157,7 @@ class CardApp:
             self.settings.settings.cards,
             await asyncio.to_thread(self.settings.sandbox_mode),
         )
+        self.started.set()
         self.status.send()
 
     def settings_changed(self) -> None:
