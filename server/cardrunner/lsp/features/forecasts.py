@@ -40,6 +40,8 @@ class Forecasts:
         self._asked = 0
         """Loads asked for so far; `_read_from`: how many of them the newest read covers."""
         self._read_from = 0
+        self._slugs: dict[Path, str] = {}
+        """Card path (resolved, as the index keys it) → its slug."""
 
     async def load(self) -> bool:
         """Read the past runs' costs and the instruction files' size again; True when either
@@ -87,7 +89,9 @@ class Forecasts:
     def of(self, path: Path, card: Card) -> Forecast:
         """The forecast of a run of `card` (at `path`) with the card's choices applied."""
         settings, _ = card_settings(self._settings(), card)
-        mine = card_slug(path, self._root)
+        mine = self._slugs.get(path)
+        if mine is None:  # two `realpath`s: a fifth of a lens answer's time, asked every lens
+            mine = self._slugs[path] = card_slug(path, self._root)
         others = [c for slug, costs in self._costs.items() if slug != mine for c in costs]
         start = start_tokens(card, self._instruction_bytes, self._rules)
         return forecast(settings, start, self._costs.get(mine, []), others)
