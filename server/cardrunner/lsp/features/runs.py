@@ -82,8 +82,7 @@ class RunsUI:
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
         self._shown: RunDisplays | None = None
-        self._following: dict[Path, RunView] = {}  # runs changed since shown
-        self._tick: asyncio.TimerHandle | None = None  # when they are shown, all together
+        self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
         self._lenses_due: set[Path] = set()  # … whose lenses changed too
         self._lens_timer: asyncio.TimerHandle | None = None  # a round's lens refresh, due
         self._lens_sent = float("-inf")  # when the last round's lens refresh went out
@@ -205,10 +204,9 @@ class RunsUI:
         ):
             self._lenses_due.add(view.card_path)
             self._follow(view, at_once=True)
-        else:
-            self._following[view.card_path] = view
-            if self._tick is None:
-                self._tick = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._tock)
+        elif view.card_path not in self._following:
+            later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
+            self._following[view.card_path] = later
 
     def _show_now(self, view: RunView, event: ev.Event) -> None:
         """What an event shows at once: build problems, warnings, the log's lines."""
@@ -253,7 +251,8 @@ class RunsUI:
 
     def _follow(self, view: RunView, at_once: bool = False) -> None:
         """Show the run as it is now: its progress, the card's diagnostics, the status."""
-        self._following.pop(view.card_path, None)
+        if (handle := self._following.pop(view.card_path, None)) is not None:
+            handle.cancel()
         self.shown.progress.report(view)
         self.shown.diagnostics.refresh(view.card_path)
         self.shown.status.changed()
@@ -263,14 +262,6 @@ class RunsUI:
                 self._refresh_lenses()
             else:
                 self._refresh_lenses_soon()
-
-    def _tock(self) -> None:
-        """Show every run that changed since the last tick, in one turn of the loop: what one
-        turn sends leaves in one write (`lsp/core/pipes.py`), so eight runs' progress and
-        diagnostics wake the editor once a tick, not once a run (each on a timer of its own)."""
-        self._tick = None
-        for view in list(self._following.values()):
-            self._follow(view)
 
     def _refresh_lenses_soon(self) -> None:
         """A round ended: one `codeLens/refresh` re-asks every lens of every card, so the rounds
