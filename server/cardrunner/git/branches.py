@@ -164,7 +164,14 @@ class BranchRepo(GitRepo):
         a cost forecast learns from the repository's past runs."""
         if await self.head() is None or rev.startswith("-"):
             return {}
-        out = await self._git("log", "--grep=Result:", f"--format=%x1e{_TRAILERS}", rev, "--")
+        return await self.card_runs_at(rev)
+
+    async def card_runs_at(self, commit: str) -> dict[str, list[RunRecord]]:
+        """`all_card_runs` of a commit the caller has just read (`head`): one `git log`, with
+        no second look at HEAD — a server reading the costs after every run counts its forks."""
+        if commit.startswith("-"):
+            return {}
+        out = await self._git("log", "--grep=Result:", f"--format=%x1e{_TRAILERS}", commit, "--")
         runs: dict[str, list[RunRecord]] = {}
         for record in filter(None, out.stdout.decode("utf-8", "replace").split("\x1e")):
             found = _trailers(record.strip())

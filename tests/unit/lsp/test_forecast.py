@@ -3,13 +3,21 @@ lens and the board say what a run is likely to cost, and from what (git's card c
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cardrunner.card.card import card_slug
+import pytest
+
+from cardrunner.card.card import card_slug, parse_card
+from cardrunner.config.loading import load_settings
 from cardrunner.lsp.core import protocolnames as names
+from cardrunner.lsp.features.forecasts import Forecasts
 from tests.support.inprocess import InProcessEditor
 from tests.support.lsp import Project, git, make_project
 
@@ -66,3 +74,42 @@ async def test_the_lens_and_the_board_forecast_from_past_runs_or_the_cards_size(
         assert on_board(board, "cards/fresh.md")["forecast"] == others
     finally:
         await editor.stop()
+
+
+async def test_the_costs_are_read_again_only_when_head_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
+    card = project.write_card("ran", title="Ran once")
+    settings, _ = load_settings(project.root)
+    forecasts = Forecasts(project.root, lambda: settings)
+    parsed, _ = parse_card(card.read_text(), card)
+    assert parsed is not None
+    calls = counted_git(tmp_path / "bin", monkeypatch)
+
+    await forecasts.load()
+    assert not await forecasts.load()  # HEAD did not move: nothing changed
+    recorded_run(project, card, "0.42")
+    assert await forecasts.load()  # a new card commit: its cost is learnt
+    assert "from 1 past run of this card" in forecasts.of(card, parsed).title()
+    recorded_run(project, card, "0.18")
+    before = len(calls())
+    ended_together = await asyncio.gather(*(forecasts.load() for _ in range(8)))
+    assert ended_together.count(True) == 1
+    asked = calls()[before:]
+    # eight runs ended: the first load reads HEAD and its log; the seven asked while it read
+    # share one more look at HEAD (a commit could have come meanwhile), not seven
+    assert sum("HEAD^{commit}" in c for c in asked) == 2, asked
+    assert sum("--grep=Result:" in c for c in asked) == 1, asked
+    assert "from 2 past runs of this card" in forecasts.of(card, parsed).title()
+
+
+def counted_git(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """Put a `git` first on PATH that notes each command line, then runs the real one."""
+    real, log = shutil.which("git"), folder / "calls"
+    folder.mkdir()
+    shim = folder / "git"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return lambda: log.read_text().splitlines() if log.exists() else []

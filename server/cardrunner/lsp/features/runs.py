@@ -84,6 +84,8 @@ class RunsUI:
         self._shown: RunDisplays | None = None
         self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
         self._lenses_due: set[Path] = set()  # … whose lenses changed too
+        self._lens_timer: asyncio.TimerHandle | None = None  # a round's lens refresh, due
+        self._lens_sent = float("-inf")  # when the last round's lens refresh went out
 
     def connect(self, displays: RunDisplays) -> None:
         """What shows the runs (built after this, since each looks the runs up in it)."""
@@ -193,7 +195,7 @@ class RunsUI:
     def run_event(self, view: RunView, event: ev.Event) -> None:
         """One event of one run, fanned out to every view of it. Progress, diagnostics and
         status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
-        lenses every round."""
+        lenses every round, at most every `COALESCE_SECONDS` for all runs together."""
         self._show_now(view, event)
         if isinstance(event, ev.RoundFinished):
             self._lenses_due.add(view.card_path)
@@ -201,7 +203,7 @@ class RunsUI:
             event, ev.RunStarted | ev.ReviewRequested | ev.ReviewDecided | ev.RunFinished
         ):
             self._lenses_due.add(view.card_path)
-            self._follow(view)
+            self._follow(view, at_once=True)
         elif view.card_path not in self._following:
             later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
             self._following[view.card_path] = later
@@ -247,7 +249,7 @@ class RunsUI:
             case _:
                 assert_never(event)
 
-    def _follow(self, view: RunView) -> None:
+    def _follow(self, view: RunView, at_once: bool = False) -> None:
         """Show the run as it is now: its progress, the card's diagnostics, the status."""
         if (handle := self._following.pop(view.card_path, None)) is not None:
             handle.cancel()
@@ -256,7 +258,30 @@ class RunsUI:
         self.shown.status.changed()
         if view.card_path in self._lenses_due:  # a round ended (or the situation changed)
             self._lenses_due.discard(view.card_path)
-            self._client.refresh_code_lenses()
+            if at_once:
+                self._refresh_lenses()
+            else:
+                self._refresh_lenses_soon()
+
+    def _refresh_lenses_soon(self) -> None:
+        """A round ended: one `codeLens/refresh` re-asks every lens of every card, so the rounds
+        of all runs share one per `COALESCE_SECONDS` (eight runs' rounds made up to 80 a second,
+        each a request, an answer and, in an editor, the lenses asked again)."""
+        if self._lens_timer is not None:
+            return  # one is due: it shows this round too
+        loop = asyncio.get_running_loop()
+        wait = self._lens_sent + COALESCE_SECONDS - loop.time()
+        if wait <= 0:
+            self._refresh_lenses()
+        else:
+            self._lens_timer = loop.call_later(wait, self._refresh_lenses)
+
+    def _refresh_lenses(self) -> None:
+        if self._lens_timer is not None:
+            self._lens_timer.cancel()
+            self._lens_timer = None
+        self._lens_sent = asyncio.get_running_loop().time()
+        self._client.refresh_code_lenses()
 
     def _warn_overlap(self, view: RunView, path: str) -> None:
         """Two live runs wrote the same file: say so once, when the second one does."""
@@ -275,8 +300,8 @@ class RunsUI:
 
     async def _learn_costs(self) -> None:
         """A run ended: its cost is in git now (or soon), and the forecasts learn from it."""
-        await self.forecasts.load()
-        self._client.refresh_code_lenses()
+        if await self.forecasts.load():
+            self._client.refresh_code_lenses()
 
 
 __all__ = ["COALESCE_SECONDS", "RunDisplays", "RunsUI"]

@@ -111,18 +111,16 @@ class Views:
         marks = dropped_diagnostics(reviews.parsed(pending), pending.dropped)
         self._store.set(REVIEW, uri, marks)
 
-    def _diff_review(self, uri: str) -> tuple[str, PendingReview] | None:
-        """(card URI, pending review) when `uri` is the `.diff` of a waiting review."""
-        path = self._index.remember_uri(uri)
+    def _diff_review(self, path: Path | None) -> tuple[str, PendingReview] | None:
+        """(card URI, pending review) when `path` is the `.diff` of a waiting review."""
         pending = self._reviews.for_diff(path) if path is not None else None
         if pending is None:
             return None
         return self._index.uri(pending.card_path), pending
 
-    async def _card(self, uri: str) -> Path | None:
-        """The card at `uri`, read first if the watcher has not seen it yet; None if none."""
+    async def _card(self, path: Path | None) -> Path | None:
+        """The card at `path`, read first if the watcher has not seen it yet; None if none."""
         index = self._index
-        path = index.remember_uri(uri)
         if path is None or not index.is_card(path):
             return None
         if index.get(path) is None:  # asked before the watcher saw it
@@ -132,20 +130,22 @@ class Views:
     # --- the requests -----------------------------------------------------------------------
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
-        found = self._diff_review(params.text_document.uri)
+        asked = self._index.remember_uri(params.text_document.uri)  # resolved once: a `realpath`
+        found = self._diff_review(asked)
         if found is not None:
             card_uri, pending = found
             return diff_lenses(card_uri, self._reviews.parsed(pending), pending.dropped)
-        path = await self._card(params.text_document.uri)
+        path = await self._card(asked)
         return [] if path is None else code_lenses(path, self._runs.situation(path))
 
     async def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        found = self._diff_review(params.text_document.uri)
+        asked = self._index.remember_uri(params.text_document.uri)
+        found = self._diff_review(asked)
         if found is not None:
             card_uri, pending = found
             lines = range(params.range.start.line, params.range.end.line + 1)
             return diff_actions(card_uri, self._reviews.parsed(pending), pending.dropped, lines)
-        path = await self._card(params.text_document.uri)
+        path = await self._card(asked)
         if path is None:
             return []
         only = list(params.context.only) if params.context.only else None
