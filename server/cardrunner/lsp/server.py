@@ -16,6 +16,7 @@ JSON-RPC channel). Runs execute in worker processes: `anthropic` and `mcp` never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -45,6 +46,9 @@ WIND_DOWN_SECONDS = 1.5
 It ends as they have stopped — about 0.3–0.8 s with a test command and an MCP server
 on 2 busy cores (bench/editor_gone.py); the cap is only reached when stopping is slower, and
 then the run's log has no result, which the next server shows as interrupted."""
+
+ANSWER_SECONDS = 0.5
+"""After the runs have stopped: the most the `shutdown` answer may take to be handed over."""
 
 
 class CardServer(LanguageServer):
@@ -115,6 +119,11 @@ class CardServer(LanguageServer):
             log.warning(
                 "runs did not stop within %.1f s; their logs say interrupted", WIND_DOWN_SECONDS
             )
+        protocol = self.protocol
+        if isinstance(protocol, CardProtocol) and protocol.shutdown_received:
+            with contextlib.suppress(TimeoutError):  # its handler waited for the same stop
+                async with asyncio.timeout(ANSWER_SECONDS):
+                    await protocol.shutdown_answered()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors in the server are logged, never popped up: a malformed message from the

@@ -13,6 +13,7 @@ which the server loads its features (server.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Generator
 from typing import Any
@@ -45,10 +46,23 @@ class CardProtocol(LanguageServerProtocol):
     spec's exit status asks whether it was *received*: a client may send `exit` right behind
     it, before the answer."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._shutdown_id: Any = None
+        self._shutdown_answered = asyncio.Event()
+
+    async def shutdown_answered(self) -> None:
+        """Return once the answer to `shutdown` is handed to the writer. A client that sends
+        `exit` right behind `shutdown` still gets it: the process ends after `exit` as soon
+        as the runs have stopped, and the handler's answer leaves a few loop turns later."""
+        await self._shutdown_answered.wait()
+
     def _send_response(
         self, msg_id: Any, result: Any | None = None, error: Any | None = None
     ) -> None:
         super()._send_response(msg_id, result, error)
+        if self.shutdown_received and msg_id == self._shutdown_id:
+            self._shutdown_answered.set()
         answered = isinstance(result, types.InitializeResult) and error is None
         if answered and self.on_initialize_answered is not None:
             self.on_initialize_answered()
@@ -72,6 +86,7 @@ class CardProtocol(LanguageServerProtocol):
         is_request = method is not None and getattr(message, "id", None) is not None
         if is_request and method == types.SHUTDOWN:
             self.shutdown_received = True
+            self._shutdown_id = message.id
         if self._shutdown and is_request and method != types.EXIT:
             error = JsonRpcInvalidRequest("the server is shutting down")
             self._send_response(message.id, None, error.to_response_error())
