@@ -146,8 +146,8 @@ class CardApp:
             await self.rescan()
         finally:
             self._freezing = False
-        await history
-        self.client.refresh_code_lenses()  # the forecasts now know the past runs
+        if await history:
+            self.client.refresh_code_lenses()  # the forecasts now know the past runs
         await self.watcher.caught_up(CATCH_UP_SECONDS)
         gc.freeze()
         log.info(
