@@ -4,13 +4,17 @@ The clients show a tool call by its `kind` (an icon, whether to open the file) a
 `locations` (follow-along), and a file write only as a diff: `{type: "diff", path: <absolute>,
 oldText, newText}`. The run's events carry the call's arguments and result but not the file's
 text, so a write's "before" is read when the call starts and its "after" when it ends, from the
-run's working folder. A call seen only when it ended (a replayed log has no `tool_start`) is
-announced whole, with its final status.
+run's working folder. The run is in another process and does not wait for us: on a busy
+machine the write can be done before its start is read here, and "before" then reads as
+"after". Such a diff falls back to the text this front end saw after the path's last write,
+else to the file at the working folder's HEAD. A call seen only when it ended (a replayed log
+has no `tool_start`) is announced whole, with its final status.
 """
 
 from __future__ import annotations
 
 import contextlib
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +30,7 @@ from acp.schema import (
 )
 
 from cardrunner.agent import events as ev
+from cardrunner.git.safety import safe_argv, safe_env
 
 Update = ToolCallStart | ToolCallProgress
 
@@ -69,6 +74,23 @@ def read_text(path: Path) -> str | None:
     return None
 
 
+def committed_text(workdir: Path, path: Path) -> str | None:
+    """`path` as HEAD of the repository at `workdir` has it; None when it has not (or is no
+    text). Git as every call of cardrunner's runs it: nothing of the repository's config runs."""
+    try:
+        rel = path.relative_to(workdir.resolve()).as_posix()
+        out = subprocess.run(
+            safe_argv(workdir, "cat-file", "blob", f"HEAD:./{rel}"),
+            capture_output=True, stdin=subprocess.DEVNULL, env=safe_env(), timeout=30,
+            check=False,
+        )  # fmt: skip
+    except (ValueError, OSError, subprocess.TimeoutExpired):
+        return None
+    with contextlib.suppress(UnicodeDecodeError):
+        return out.stdout.decode("utf-8") if out.returncode == 0 else None
+    return None
+
+
 @dataclass
 class _Call:
     name: str
@@ -82,6 +104,8 @@ class ToolCalls:
 
     workdir: Path
     _calls: dict[str, _Call] = field(default_factory=dict)
+    _seen: dict[Path, str] = field(default_factory=dict)
+    """Each written file's text as read when its last write ended."""
 
     def _path(self, arguments: dict[str, object]) -> Path | None:
         path = arguments.get("path")
@@ -152,7 +176,11 @@ class ToolCalls:
         if call is not None and event.name in WRITES and path is not None and not event.is_error:
             after = read_text(path)
             if after is not None:
-                shown.append(tool_diff_content(str(path), after, call.before))
+                before = call.before
+                if before == after:  # read after the write, or a write that changed nothing
+                    before = self._seen.get(path) or committed_text(self.workdir, path)
+                self._seen[path] = after
+                shown.append(tool_diff_content(str(path), after, before))
         if event.result:
             shown.append(tool_content(text_block(_tail(event.result))))
         return shown
