@@ -14,7 +14,6 @@ has no `tool_start`) is announced whole, with its final status.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from acp.schema import (
 )
 
 from cardrunner.agent import events as ev
-from cardrunner.git.safety import safe_argv, safe_env
+from cardrunner.git.safety import committed_blob
 
 Update = ToolCallStart | ToolCallProgress
 
@@ -76,18 +75,10 @@ def read_text(path: Path) -> str | None:
 
 def committed_text(workdir: Path, path: Path) -> str | None:
     """`path` as HEAD of the repository at `workdir` has it; None when it has not (or is no
-    text). Git as every call of cardrunner's runs it: nothing of the repository's config runs."""
-    try:
-        rel = path.relative_to(workdir.resolve()).as_posix()
-        out = subprocess.run(
-            safe_argv(workdir, "cat-file", "blob", f"HEAD:./{rel}"),
-            capture_output=True, stdin=subprocess.DEVNULL, env=safe_env(), timeout=30,
-            check=False,
-        )  # fmt: skip
-    except (ValueError, OSError, subprocess.TimeoutExpired):
-        return None
+    text)."""
+    data = committed_blob(workdir, path)
     with contextlib.suppress(UnicodeDecodeError):
-        return out.stdout.decode("utf-8") if out.returncode == 0 else None
+        return data.decode("utf-8") if data is not None else None
     return None
 
 

@@ -192,3 +192,21 @@ def tracked(cwd: Path, folder: str) -> frozenset[Path]:
     root = Path(top.stdout.decode("utf-8", errors="surrogateescape").strip())
     names = out.stdout.decode("utf-8", errors="surrogateescape").split("\0")
     return frozenset(root / name for name in names if name)
+
+
+def committed_blob(cwd: Path, path: Path) -> bytes | None:
+    """`path` (under `cwd`) as the commit at HEAD stores it — no filter runs (`cat-file`, as
+    `GitRepo.show_file`, for the callers that cannot await); None when HEAD has no such file."""
+    try:
+        rel = path.relative_to(cwd.resolve()).as_posix()
+        out = subprocess.run(
+            safe_argv(cwd, "cat-file", "blob", f"HEAD:./{rel}"),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=safe_env(),
+            timeout=30,
+            check=False,
+        )
+    except (ValueError, OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
