@@ -162,7 +162,7 @@ class BranchRepo(GitRepo):
     async def all_card_runs(self, rev: str = "HEAD") -> dict[str, list[RunRecord]]:
         """Every card's run records in `rev` (card slug → newest first), in one `git log`: what
         a cost forecast learns from the repository's past runs."""
-        if await self.head() is None or rev.startswith("-"):
+        if await self.head() is None:
             return {}
         return await self.card_runs_at(rev)
 
