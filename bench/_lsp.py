@@ -63,6 +63,8 @@ class LspProcess:
     proc: asyncio.subprocess.Process | None = None
     spawned_at: float = 0.0
     _pending: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    _answered: dict[int, float] = field(default_factory=dict)
+    """When each answer was read (`perf_counter`), until `timed` takes it."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _reader: asyncio.Task[None] | None = None
@@ -105,18 +107,24 @@ class LspProcess:
         self._send({"method": method, "params": params})
 
     async def request(self, method: str, params: Any, within: float = 60.0) -> Any:
+        return (await self._request(method, params, within))[1]
+
+    async def _request(self, method: str, params: Any, within: float) -> tuple[int, Any]:
+        """(the request's id, its result)."""
         msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         self._send({"id": msg_id, "method": method, "params": params})
         async with asyncio.timeout(within):
-            return await future
+            return msg_id, await future
 
     async def timed(self, method: str, params: Any) -> tuple[float, Any]:
-        """(seconds, result) of one request."""
+        """(seconds, result) of one request, until its answer was read: not until this
+        coroutine resumed, which waits behind whatever else this process has to do then (the
+        busy server's notifications), and so would time the client."""
         started = time.perf_counter()
-        result = await self.request(method, params)
-        return time.perf_counter() - started, result
+        msg_id, result = await self._request(method, params, 60.0)
+        return self._answered.pop(msg_id) - started, result
 
     async def wait_for(
         self, match: Callable[[Received], bool], within: float, since: int = 0
@@ -157,6 +165,8 @@ class LspProcess:
     def _dispatch(self, message: dict[str, Any], now: float) -> None:
         if "method" not in message:
             future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if future is not None:
+                self._answered[message["id"]] = now
             if future is not None and not future.done():
                 if "error" in message:
                     future.set_exception(RuntimeError(f"LSP error {message['error']}"))

@@ -36,7 +36,9 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import itertools
 import os
+import random
 import sys
 import tempfile
 import time
@@ -134,14 +136,24 @@ class Trio:
 
     def __init__(self, servers: dict[str, LspProcess], uris: dict[str, str]) -> None:
         self.servers, self.uris = servers, uris
-        self.turn = 0
+        self.orders: list[tuple[str, ...]] = []
+        self.shuffle = random.Random(29)
+
+    def order(self) -> tuple[str, ...]:
+        """The next order to ask the three in: all six orders, shuffled anew every six.
+
+        A server asked right after the busy one meets it still working off what it put
+        aside to answer; a fixed rotation asked the twin right after ours 5 times in 6 and
+        bare almost never, which handed bare the quiet moments."""
+        if not self.orders:
+            self.orders = list(itertools.permutations(SERVERS))
+            self.shuffle.shuffle(self.orders)
+        return self.orders.pop()
 
     async def moment(self, methods: list[str], into: dict[str, dict[str, list[float]]]) -> None:
-        """One sampling moment: each method asked of all three, in a rotating order."""
-        order = SERVERS[self.turn % 3 :] + SERVERS[: self.turn % 3]
-        self.turn += 1
+        """One sampling moment: each method asked of all three, in an order of its own."""
         for method in methods:
-            for name in order:
+            for name in self.order():
                 took, _ = await self.servers[name].timed(method, PARAMS[method](self.uris[name]))
                 into[name][method].append(took)
 
@@ -209,7 +221,7 @@ async def open_card(server: LspProcess, root: Path, card: Path) -> None:
 
 
 def _argv(name: str, args: argparse.Namespace, tmp: Path) -> list[str]:
-    if name == "bare":
+    if name == "bare" or (name == "twin" and args.twin == "bare"):
         return [sys.executable, str(HERE / "minimal_server.py")]
     if name == "ours" and (args.profile or args.trace_gc or args.trace_loop):
         kind = "profile" if args.profile else "gc" if args.trace_gc else "slow"
@@ -239,7 +251,7 @@ async def one_run(args: argparse.Namespace, env: dict[str, str], samples: Sample
             await open_card(servers[name], root, board[-1])
         trio = Trio(servers, uris)
         try:
-            for name in ("ours", "twin") if args.twin != "layered" else ("ours",):
+            for name in ("ours", "twin") if args.twin == "cardrunner" else ("ours",):
                 if not await servers[name].settled():
                     print(f"   ({name} never said its start-up had settled; measuring anyway)")
             await quiet(servers["ours"])
@@ -380,8 +392,10 @@ async def main() -> int:
         "--trace-loop", action="store_true", help="log ours' loop callbacks of 2 ms or more"
     )
     parser.add_argument(
-        "--twin", choices=["cardrunner", "threads", "layered"], default="cardrunner",
-        help="an A/B in place of the idle twin: threads, cardrunner reading and writing its "
+        "--twin", choices=["cardrunner", "threads", "layered", "bare"], default="cardrunner",
+        help="an A/B in place of the idle twin: bare, a second bare server (the control: "
+        "twin ÷ bare is then what the bench's own asymmetries make of one server); "
+        "threads, cardrunner reading and writing its "
         "stdio as pygls does; layered, the bare server holding what an idle cardrunner holds "
         "(layered_server.py: its settings, cards and watcher) with the bare server's handlers",
     )  # fmt: skip
