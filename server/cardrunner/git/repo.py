@@ -4,7 +4,8 @@ A run must be reviewable and reversible without disturbing the user's own work i
 repository. So snapshots and commits are built in a *temporary* index (`GIT_INDEX_FILE`): the
 user's staging area is never used to prepare anything, untracked files are included (a run that
 creates a file must show it in the diff and be able to remove it again), ignored files are left
-alone, and every operation is limited to the given paths. Every call is an async subprocess.
+alone, and every operation is limited to the given paths. Every call is a git process started
+and awaited off the event loop (`git/process.py`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import contextlib
 import os
 import tempfile
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.git.process import GitOut, run_git
 from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, git_env, overrides
 
 _FALLBACK_IDENTITY = (
@@ -33,21 +34,6 @@ class GitError(Exception):
     Not a tool error: git is a layer below the tools, and a tool that lets one through is
     answered with this message as it is (`tools.base.FunctionTool`).
     """
-
-
-@dataclass(frozen=True)
-class _Out:
-    code: int
-    stdout: bytes
-    stderr: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace").strip()
-
-    def items(self) -> list[str]:
-        """NUL-separated output (`-z`) as strings."""
-        return [p for p in self.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
 def _specs(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -77,7 +63,7 @@ class GitRepo:
     async def _git(
         self, *args: str, env: dict[str, str] | None = None, check: bool = True,
         data: bytes | None = None,
-    ) -> _Out:  # fmt: skip
+    ) -> GitOut:  # fmt: skip
         """Run `git args` in `root` with none of the repository's own commands (git/safety.py)."""
         full_env = git_env(env)
         listing = await self._spawn([*BASE_CONFIG, *LIST_CONFIG], full_env)
@@ -89,24 +75,13 @@ class GitRepo:
             raise GitError(f"git {command} failed: {out.stderr or out.text}")
         return out
 
-    async def _spawn(self, args: list[str], env: dict[str, str], data: bytes | None = None) -> _Out:
+    async def _spawn(
+        self, args: list[str], env: dict[str, str], data: bytes | None = None
+    ) -> GitOut:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                "git", "-C", str(self.root), *args,
-                stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-            )  # fmt: skip
+            return await run_git(["git", "-C", str(self.root), *args], env, data)
         except FileNotFoundError as exc:
             raise GitError("git is not installed or not on PATH") from exc
-        try:
-            stdout, stderr = await proc.communicate(data)
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            raise
-        return _Out(proc.returncode or 0, stdout, stderr.decode("utf-8", errors="replace").strip())
 
     @contextlib.asynccontextmanager
     async def _temp_index(self, tree: str | None) -> AsyncIterator[dict[str, str]]:
