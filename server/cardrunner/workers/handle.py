@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cardrunner.agent import events as ev
+from cardrunner.processes.offloop import OffLoopProcess
 from cardrunner.run.options import RunOptions
 from cardrunner.workers import wire
 from cardrunner.workers.spare import spawn_worker
@@ -51,17 +52,17 @@ STARTED_SECONDS = 60.0
 CANCEL_SECONDS = 30.0
 """How long a cancelled run's worker may take to end the run before it is killed."""
 
-Take = Callable[[Path], Awaitable[asyncio.subprocess.Process | None]]
+Take = Callable[[Path], Awaitable[OffLoopProcess | None]]
 """Hands over a warm worker for a run in this root, or None (`SpareWorker.take`)."""
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+def _kill(proc: OffLoopProcess) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
 
 
-async def _no_spare(root: Path) -> asyncio.subprocess.Process | None:
+async def _no_spare(root: Path) -> OffLoopProcess | None:
     return None
 
 
@@ -89,7 +90,7 @@ class WorkerRun:
         self._options = options
         self._on_event = on_event
         self._take = take
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: OffLoopProcess | None = None
         self._cancel: tuple[str | None] | None = None
         self._begun = False
         """The worker said `started`: a cancel goes to it (before, it waits for that)."""
@@ -127,7 +128,7 @@ class WorkerRun:
         else:
             self._died(await proc.wait())
 
-    async def _begin(self) -> asyncio.subprocess.Process | None:
+    async def _begin(self) -> OffLoopProcess | None:
         """A worker that has begun the run (the spare, else a fresh one); None when none did,
         and then the run's `RunFinished` has been told."""
         proc = await self._take(self._options.root)
@@ -149,7 +150,7 @@ class WorkerRun:
             self._died(proc.returncode)
         return None
 
-    async def _hand_over(self, proc: asyncio.subprocess.Process, seconds: float) -> bool:
+    async def _hand_over(self, proc: OffLoopProcess, seconds: float) -> bool:
         """Send the run's `start` and wait up to `seconds` for the worker's `started`; False if
         its pipe closed first (a spare that died before it could begin the run, a worker that
         could not start) or it did not answer in time (then it is killed: it began nothing)."""
@@ -189,7 +190,7 @@ class WorkerRun:
             await asyncio.gather(self._reaper, return_exceptions=True)
 
     @staticmethod
-    async def _reap(proc: asyncio.subprocess.Process) -> None:
+    async def _reap(proc: OffLoopProcess) -> None:
         """Let a worker that has said its last exit on its own; kill one that hangs."""
         if proc.stdin is not None:
             proc.stdin.close()
@@ -221,7 +222,7 @@ class WorkerRun:
             return
         proc.stdin.write(message)
 
-    def _cancel_overdue(self, proc: asyncio.subprocess.Process) -> None:
+    def _cancel_overdue(self, proc: OffLoopProcess) -> None:
         if not self._finished and proc.returncode is None:
             log.warning("a cancelled run's worker did not end in %.0f s: killed", CANCEL_SECONDS)
             self._overdue = True

@@ -38,6 +38,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardrunner.processes.offloop import OffLoopProcess, start_off_loop
 from cardrunner.workers import wire
 
 log = logging.getLogger(__name__)
@@ -55,23 +56,18 @@ KILL_WAIT_SECONDS = 2.0
 """How long `close` waits for a killed spare to be reaped."""
 
 
-async def spawn_worker(root: Path, label: str) -> asyncio.subprocess.Process:
-    """A worker process in `root`; `label` is the argv entry `ps` shows (card or `--spare`)."""
-    return await asyncio.create_subprocess_exec(
-        *WORKER,
-        label,
-        cwd=root,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=LINE_LIMIT,
-    )
+async def spawn_worker(root: Path, label: str) -> OffLoopProcess:
+    """A worker process in `root`; `label` is the argv entry `ps` shows (card or `--spare`).
+    Started on a thread: a start on the server's loop would pause every request
+    (`processes/offloop.py`)."""
+    return await start_off_loop([*WORKER, label], root, limit=LINE_LIMIT)
 
 
 @dataclass
 class _Spare:
     """One spare process and what it was started for."""
 
-    proc: asyncio.subprocess.Process
+    proc: OffLoopProcess
     root: Path
     environ: dict[str, str]
     warm: wire.WarmUp
@@ -115,7 +111,7 @@ class SpareWorker:
         self._discard()
         self._starting = asyncio.create_task(self._start(root, warm), name="spare worker")
 
-    async def take(self, root: Path) -> asyncio.subprocess.Process | None:
+    async def take(self, root: Path) -> OffLoopProcess | None:
         """The spare for a run in `root`, its stdout now the caller's; None when there is none
         that can serve it (the caller starts a worker of its own, and `refill`s later)."""
         if self._starting is not None:  # being spawned right now: a fresh worker is as quick
@@ -211,18 +207,18 @@ def stopped(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+def _kill(proc: OffLoopProcess) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
+async def _reap(proc: OffLoopProcess) -> None:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(KILL_WAIT_SECONDS):
             await proc.wait()
 
 
-async def _end(proc: asyncio.subprocess.Process) -> None:
+async def _end(proc: OffLoopProcess) -> None:
     _kill(proc)
     await _reap(proc)
