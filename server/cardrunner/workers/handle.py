@@ -118,6 +118,8 @@ class WorkerRun:
         try:
             while not self._finished and (line := await proc.stdout.readline()):
                 self._received(line)
+                await asyncio.sleep(0)  # one event a turn: a request that came meanwhile is
+                # answered after this event, not after all the lines the pipe had buffered
         finally:
             for task in self._answering:
                 task.cancel()
