@@ -225,6 +225,7 @@ class CardApp:
         self.client.forget_finished_requests()
 
     def document_opened(self, uri: str) -> None:
+        self.index.forget_resolved(uri)  # opened anew: resolved anew
         self.document_changed(uri)
         path = uri_to_path(uri)
         if path is not None and self.index.is_card(path):

@@ -129,6 +129,7 @@ class CardIndex:
         self._entries: dict[Path, CardEntry] = {}
         self._uris: dict[Path, str] = {}  # as the client spelled them
         self._made_uris: dict[Path, str] = {}
+        self._resolved: dict[str, Path] = {}  # URI → its resolved path (`remember_uri`)
         self._stamps: dict[Path, int] = {}
         """When each path's entry was last installed or removed (`_clock` then)."""
         self._clock = 0
@@ -166,10 +167,24 @@ class CardIndex:
         return uri
 
     def remember_uri(self, uri: str) -> Path | None:
-        path = uri_to_path(uri)
-        if path is not None:
-            self._uris[path] = uri
+        """The resolved path of `uri`, remembered with the client's spelling of it; resolved
+        once until the folder changes: a `realpath` (an `lstat` a folder) was a third of a lens
+        answer's time, and every lens and hover asks."""
+        path = self._resolved.get(uri)
+        if path is None:
+            path = uri_to_path(uri)
+            if path is None:
+                return None
+            self._resolved[uri] = path
+        self._uris[path] = uri
         return path
+
+    def forget_resolved(self, uri: str | None = None) -> None:
+        """Resolve `uri` (every URI, when None) again at its next use: a link may have moved."""
+        if uri is None:
+            self._resolved.clear()
+        else:
+            self._resolved.pop(uri, None)
 
     def open_document(self, path: Path) -> tuple[str, str, int | None] | None:
         """`(uri, text, version)` of the open buffer for `path`, or None when it is not open."""
@@ -300,9 +315,11 @@ class CardIndex:
         is parsed only when its text did change. Many (a checkout of another branch, a fresh
         clone's catch-up) are read in the child, which costs the loop ~6 µs a card instead of
         ~25 µs of reading here. Returns the cards that changed."""
+        self.forget_resolved()  # as in `_list`
         return await self._load([p for p in paths if self.open_document(p) is None], loaded)
 
     async def _list(self) -> list[Path]:
+        self.forget_resolved()  # a pass over the folder: a link in it may point elsewhere now
         return await asyncio.to_thread(list_card_files, self._root() / self._folder())
 
     def _forget_missing(self, found: list[Path], loaded: OnBatch) -> list[Path]:
