@@ -6,9 +6,16 @@ Three language servers, each on its own copy of a board of cards, each with the 
 - **twin**: a second `cardrunner lsp` that runs nothing (ours ÷ twin: what serving runs costs);
 - **bare**: the minimal pygls server (`minimal_server.py`), which answers codeLens and hover.
 
-At every sampling moment the three are asked the same request one after the other, in an order
-that rotates, so they meet the same machine: busy ÷ idle of one server measures the machine (the
-other people's load moves it 2–4× from one minute to the next), ours ÷ bare measures the server.
+At every sampling moment the three are asked the same request one after the other, in one of
+the six orders (all six shuffled anew every six requests: a server asked right after the busy
+one meets it still at work, so no server may follow it more often than another), so they meet
+the same machine: busy ÷ idle of one server measures the machine (the other people's load
+moves it 2–4× from one minute to the next), ours ÷ bare measures the server. An answer is timed
+when it is read, not when the waiting coroutine resumes behind ours' notifications.
+`--twin bare` puts a second bare server in the twin's place, the control: its "twin ÷ bare" is
+what the benchmark makes of two identical servers. `--outside-load N` adds N CPU-bound
+processes, each in a session of its own, as a heavy outside load a run can repeat.
+
 Phases alternate: quiet (nothing runs; "floor" is the bare server then) and busy (eight runs
 going in ours — replayed transcripts, `--model replay`, or the SDK against a fake Messages API,
 `--model api` — a run that ends is started again at once, and requests are sent only while all
@@ -27,7 +34,8 @@ logged (wall and CPU time, what it ran), `--profile` under cProfile; `--twin thr
 puts an A/B in the twin's place (`--help`).
 
     .venv/bin/python bench/editor_latency.py [--runs 1] [--samples 600] [--cycles 2]
-        [--model replay|api] [--run-priority low|lowest|idle] [--trace-gc] [--profile]
+        [--model replay|api] [--run-priority low|lowest|idle] [--outside-load N]
+        [--twin cardrunner|bare|threads|layered] [--trace-gc] [--trace-loop] [--profile]
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import gc
 import itertools
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -386,6 +395,11 @@ async def main() -> int:
     parser.add_argument("--rounds", type=int, default=60, help="rounds of each run (max_rounds)")
     parser.add_argument("--model", choices=["replay", "api"], default="replay")
     parser.add_argument("--run-priority", choices=get_args(RunPriority))
+    parser.add_argument(
+        "--outside-load", type=int, default=0, metavar="N",
+        help="N CPU-bound processes, each in a session (and so an autogroup) of its own, as "
+        "other people's work: a heavy outside load that a run can repeat",
+    )  # fmt: skip
     parser.add_argument("--trace-gc", action="store_true", help="log ours' collections")
     parser.add_argument("--profile", action="store_true", help="ours under cProfile")
     parser.add_argument(
@@ -401,11 +415,13 @@ async def main() -> int:
     )  # fmt: skip
     args = parser.parse_args()
     priority = f", run_priority {args.run_priority}" if args.run_priority else ""
+    outside = f", outside load {args.outside_load}" if args.outside_load else ""
     header(
         f"editor latency side by side: ours (8 runs) / idle twin / bare pygls, {args.runs} "
-        f"run(s) × {args.cycles} cycles, model {args.model}{priority}"
+        f"run(s) × {args.cycles} cycles, model {args.model}{priority}{outside}"
     )
     fake: asyncio.subprocess.Process | None = None
+    burners = [start_burner() for _ in range(args.outside_load)]
     # the boards are the benchmark's own: their replay settings need no consent question
     env = dict(os.environ) | {"CARDRUNNER_TRUST": "1"}
     if args.model == "api":
@@ -429,6 +445,9 @@ async def main() -> int:
     finally:
         if fake is not None:
             await stop_fake_api(fake)
+        for burner in burners:
+            burner.kill()
+            burner.wait()
     absolutes(pooled)
     gc_tail(runs)
     loop_tail(runs)
@@ -448,6 +467,15 @@ async def main() -> int:
             f"{len(runs)} run(s) (target ≤ {TARGET}×): {verdict(value, TARGET)}"
         )
     return 0
+
+
+def start_burner() -> subprocess.Popen[bytes]:
+    """One CPU-bound process at the default priority in a session of its own: the kernel
+    ranks it as it ranks another user's build, one autogroup against the editor's."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "while True: pass"], start_new_session=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 async def start_fake_api(rounds: int) -> tuple[asyncio.subprocess.Process, str]:
