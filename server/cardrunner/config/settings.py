@@ -9,7 +9,7 @@ repository's files, then overrides (CLI flags, LSP `initializationOptions` /
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from annotated_types import Gt
 from pydantic import BaseModel, ConfigDict, Field
@@ -190,6 +190,16 @@ class Settings(_Strict):
         description="A transcript file, or a folder of <card-stem>.json transcripts, played by the "
         "scripted model instead of calling the API (demo, tests, offline work).",
     )
+
+    def dump(self) -> dict[str, Any]:
+        """The settings as JSON, `[models.NAME]` with only what it sets: what the language
+        server's child process hands over (`config/view.py`) and a worker validates again, so
+        an override stays an override and does not become the whole entry."""
+        values = self.model_dump(mode="json")
+        values["models"] = {
+            name: o.model_dump(mode="json", exclude_unset=True) for name, o in self.models.items()
+        }
+        return values
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""

@@ -92,7 +92,7 @@ class Commands:
             raise CommandError("expected the card's URI as the first argument")
         path = uri_to_path(args[0])
         if path is None or not self._index.is_card(path):
-            cards = self._settings.settings.cards
+            cards = self._settings.view.cards
             raise CommandError(f"not a card under '{cards}/': {args[0]}")
         self._index.remember_uri(args[0])  # answer in the client's spelling of the URI
         return path

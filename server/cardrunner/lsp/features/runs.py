@@ -75,9 +75,9 @@ class RunsUI:
         self._card_store = card_store
         self._reviews = reviews
         self.manager = RunManager(
-            root, lambda: settings.settings, self, reviews.approver, card_store, trust=trust
+            root, settings.settings, self, reviews.approver, card_store, trust=trust
         )
-        self.forecasts = Forecasts(root, lambda: settings.settings)
+        self.forecasts = Forecasts(root, lambda: settings.view)
         """What a run of each card is likely to cost (shown on its lens and the board)."""
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
@@ -123,7 +123,7 @@ class RunsUI:
     def default_grant(self, path: Path) -> ResumeGrant:
         """What a resume adds when the user does not say: a quarter more of the budget that
         ran out (rounds or cost); nothing for a run that stopped for another reason."""
-        limits = self._settings.settings.limits
+        limits = self._settings.view.limits
         view, entry = self.manager.get(path), self._index.get(path)
         reason = view.reason if view else None
         if reason is None and entry is not None and entry.card is not None:
@@ -166,7 +166,7 @@ class RunsUI:
         if card is None or not card.depends_on:
             return None
         board = [e.card for p in self._index.paths() if (e := self._index.get(p)) and e.card]
-        cards = self._settings.settings.cards
+        cards = self._settings.view.cards
         found = blockers(card, board, self._root, cards)
         return blocked_reason(found) if found else None
 
