@@ -16,11 +16,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from lsprotocol import types
 
-from cardrunner.agent import events as ev
 from cardrunner.card.depends import blocked_reason, blockers
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.background import spawn
@@ -38,6 +37,9 @@ from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.view import RunView
 from cardrunner.trust.gate import TrustAsker
 from cardrunner.workers.manager import RunManager
+
+if TYPE_CHECKING:  # the events' models load with the first run, not in an idle server
+    from cardrunner.agent import events as ev
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -196,6 +198,8 @@ class RunsUI:
         """One event of one run, fanned out to every view of it. Progress, diagnostics and
         status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
         lenses every round, at most every `COALESCE_SECONDS` for all runs together."""
+        from cardrunner.agent import events as ev  # loaded: the event is one
+
         self._show_now(view, event)
         if isinstance(event, ev.RoundFinished):
             self._lenses_due.add(view.card_path)
@@ -210,6 +214,8 @@ class RunsUI:
 
     def _show_now(self, view: RunView, event: ev.Event) -> None:
         """What an event shows at once: build problems, warnings, the log's lines."""
+        from cardrunner.agent import events as ev  # loaded: the event is one
+
         match event:
             case (
                 ev.RoundStarted()
