@@ -17,7 +17,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from cardrunner.card.text import RUN_KEYS
@@ -25,6 +24,7 @@ from cardrunner.card.text import RUN_KEYS
 LEDGER = frozenset({"evidence"})
 """What a run record carries into the card commit's trailers but not into the card."""
 
+# YAML, trailers and the wire's JSON give str, int, float, bool, bytes, lists and dates only.
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0*)?")
 """An integer as text, as pydantic's lax mode read it before: `3`, ` +3 `, `1_000`, `3.0`."""
 
@@ -104,7 +104,7 @@ def _text(value: object) -> str | None:
 
 def _number(value: object) -> float | None:
     """A finite or infinite float from a number or its ASCII text (`1e3`, `.5`, `inf`)."""
-    if isinstance(value, bool | int | float | Decimal):
+    if isinstance(value, bool | int | float):
         return float(value)
     text = _text(value)
     if text is None or not text.isascii():
@@ -119,7 +119,7 @@ def _integer(value: object) -> int | None:
     """An integer, an integral float, or an integer's text (`3`, `3.0`, `1_000`); not `3.5`."""
     if isinstance(value, bool | int):
         return int(value)
-    if isinstance(value, float | Decimal):
+    if isinstance(value, float):
         whole = math.isfinite(value) and value == int(value) and -(2**63) <= value < 2**63
         return int(value) if whole else None  # pydantic's range for a float made an int
     text = _text(value)
