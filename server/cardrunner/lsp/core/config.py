@@ -40,6 +40,9 @@ SECTION = "cardrunner"
 CHILD = (sys.executable, "-P", "-m", "cardrunner.config.child")
 """`-P`: the server starts in the workspace; plain `-m` would put that folder first on
 `sys.path`, and a `pydantic.py` left there would run when the settings are read."""
+CHILD_SECONDS = 30.0
+"""A child that has not answered by then (0.2–0.4 s is usual) is killed, and the settings are
+read in the server instead (`TimeoutError` is an `OSError`)."""
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +167,13 @@ async def validated(root: Path, overrides: dict[str, Any]) -> tuple[dict[str, An
         stdout=asyncio.subprocess.PIPE,
     )
     asked = json.dumps({"root": str(root), "overrides": overrides or None}).encode()
-    out, _ = await child.communicate(asked)
+    try:
+        async with asyncio.timeout(CHILD_SECONDS):
+            out, _ = await child.communicate(asked)
+    finally:  # timed out, or the server stops: the child goes too
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
     if child.returncode != 0:
         raise RuntimeError(f"the settings' child process exited with {child.returncode}")
     answer = json.loads(out)
