@@ -10,10 +10,10 @@ interleave; the ratios are ours ÷ bare of the medians over every start, min–m
 
 Then the same bare server with layers of cardrunner's own code (`layered_server.py`): the
 `Settings` model read (the floor under any server that validates its settings in its own
-process); every card parsed, and nothing else (the floor under any server that reads cards
-today: a card's `last_run:` is a pydantic model, card/record.py); and both — so "cards +
-Settings" less "cards" is the most that validating the settings in another process could take
-off an idle server that shows cards. And which of the packages a run needs (the SDKs, MCP,
+process; cardrunner's validates them in a child, lsp/core/config.py); every card parsed, and
+nothing else (yaml and the card layer, no pydantic since `RunRecord` is a dataclass); and
+both — so "cards + Settings" less "cards" is what validating the settings in the server's own
+process would put back. And which of the packages a run needs (the SDKs, MCP,
 HTTP, git's and the workers' code) the idle server has loaded.
 
     .venv/bin/python bench/idle_memory.py [--starts 4]
@@ -35,7 +35,7 @@ from _lsp import LspProcess, initialized
 TARGET = 1.25
 SETTLE_SECONDS, SETTLE_MAX = 1.5, 30.0
 HERE = Path(__file__).resolve().parent
-CARDS, CARDS_SETTINGS = "bare + cards (yaml, pydantic)", "bare + cards + Settings"
+CARDS, CARDS_SETTINGS = "bare + cards (yaml)", "bare + cards + Settings"
 RUN_ONLY = ("anthropic", "mcp", "httpx", "watchfiles", "anyio", "pydantic", "yaml")
 """Packages a run needs; the idle server should hold as few of them as it can."""
 

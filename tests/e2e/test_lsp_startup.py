@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.lsp import Project, is_forecast
+from tests.support.lsp import CARD, Project, is_forecast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _lsp import LspProcess
@@ -112,7 +112,8 @@ async def test_initialize_is_answered_before_the_features_load(lsp_project: Proj
         assert await server.settled(), "the start-up work ended"
         later = await debug_modules(server)
         assert later["loaded"] is True
-        assert {"pydantic", "yaml"} <= set(later["topLevel"])
+        assert "yaml" in later["topLevel"]  # the cards; the settings' pydantic is a child's
+        assert "pydantic" not in later["topLevel"]
         if sys.platform.startswith("linux"):  # watched with inotify: the fallback never loads
             assert not {"watchfiles", "anyio"} & set(later["topLevel"])
     finally:
@@ -169,3 +170,40 @@ async def test_no_module_the_workspace_ships_is_imported_however_the_server_star
     control = [sys.executable, "-c", "import yaml"]
     await asyncio.to_thread(subprocess.run, control, cwd=lsp_project.root, check=True)
     assert marker.read_text() == "yaml\n"  # the control: a plain interpreter there takes it
+
+
+async def test_an_idle_server_validates_its_settings_without_loading_pydantic(
+    lsp_project: Project,
+) -> None:
+    """The settings are validated in a child process (config/child.py): the idle server
+    follows them (the cards folder, the forecast's limit) and shows their problems as before,
+    and has never imported pydantic — through start-up, lenses and a settings change."""
+    toml = lsp_project.root / "cardrunner.toml"
+    text = toml.read_text().replace('cards = "cards"', 'cards = "tasks"\nrun_priority = "normal"')
+    toml.write_text(text.replace("[limits]\n", "[limits]\nmax_cost_usd = 0.01\n"))
+    card = lsp_project.root / "tasks" / "greeting.md"
+    card.parent.mkdir()
+    card.write_text(CARD.format(title="greeting"))
+    server = LspProcess([sys.executable, "-m", "cardrunner", "lsp"], cwd=lsp_project.root)
+    await server.spawn()
+    try:
+        await server.initialize(lsp_project.root)
+        assert await server.settled()
+        warning = await server.wait_for(lambda r: r.method == "window/showMessage", 30)
+        said = warning.params["message"]
+        assert said.startswith("cardrunner: invalid settings, defaults used instead:")
+        assert "run_priority" in said and "'lowest'" in said
+        lenses = await server.request(
+            "textDocument/codeLens", {"textDocument": {"uri": card.as_uri()}}
+        )
+        forecast = [t for t in (lens["command"]["title"] for lens in lenses) if is_forecast(t)]
+        assert forecast and "$0.01" in forecast[0], forecast  # the limit caps the forecast
+        assert "pydantic" not in (await debug_modules(server))["topLevel"]
+        before = len(server.received)
+        toml.write_text(toml.read_text().replace('"normal"', '"sometimes"'))
+        server.notify("workspace/didChangeConfiguration", {"settings": None})
+        again = await server.wait_for(lambda r: r.method == "window/showMessage", 30, before)
+        assert '(got "sometimes")' in again.params["message"]
+        assert "pydantic" not in (await debug_modules(server))["topLevel"]
+    finally:
+        await server.close()

@@ -13,32 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cardrunner.agent.ledger import Citation, LedgerEntry
-
-FailureReason = Literal[
-    "model_failed",
-    "max_rounds",
-    "max_tokens",
-    "max_cost",
-    "max_wall",
-    "tool_errors",
-    "stalled",
-    "unverified",
-    "tests_failed",
-    "rejected",
-    "cancelled",
-    "api_error",
-    "truncated",
-    "refusal",
-    "no_result_line",
-    "config_error",
-    "interrupted",
-]
-"""The fixed list of reasons a run can fail for (DESIGN.md); stored on the card."""
-
-RESUMABLE_REASONS: frozenset[str] = frozenset(
-    {"max_rounds", "max_tokens", "max_cost", "max_wall", "interrupted", "cancelled", "api_error"}
-)
-"""Reasons after which continuing the same conversation makes sense."""
+from cardrunner.agent.reasons import FailureReason
 
 
 class _Event(BaseModel):

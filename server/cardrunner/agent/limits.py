@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cardrunner.agent.events import FailureReason, Usage
+from cardrunner.agent.events import Usage
+from cardrunner.agent.reasons import FailureReason
 from cardrunner.config.model_table import Price
 from cardrunner.config.settings import Limits
 

@@ -17,7 +17,6 @@ from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import (
     Announced,
     Event,
-    FailureReason,
     GateObjected,
     Notice,
     RoundFinished,
@@ -29,6 +28,7 @@ from cardrunner.agent.events import (
 from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import CallRecord, Guards
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
+from cardrunner.agent.reasons import FailureReason
 from cardrunner.agent.recovery import Recovery
 from cardrunner.agent.verdict import Objection, Outcome, Verdict
 from cardrunner.config.settings import ModelOptions

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from cardrunner.agent.events import FailureReason
 from cardrunner.agent.ledger import LedgerEntry
+from cardrunner.agent.reasons import FailureReason
 
 RESULT_LINE = re.compile(r"^RESULT:\s*(?:(done)|failed(?::\s*(.*))?)\s*$")
 """The contract of the final answer's last line (instructions.md)."""

@@ -12,23 +12,30 @@ changes, including the three things that can happen to `reason` (set, removed, l
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cardrunner.card.text import RUN_KEYS
 
 LEDGER = frozenset({"evidence"})
 """What a run record carries into the card commit's trailers but not into the card."""
 
+# YAML, trailers and the wire's JSON give str, int, float, bool, bytes, lists and dates only.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0*)?")
+"""An integer as text, as pydantic's lax mode read it before: `3`, ` +3 `, `1_000`, `3.0`."""
 
-class RunRecord(BaseModel):
-    """A card's `last_run:` (or a legacy `runs:` entry); any field may be missing if hand-edited."""
 
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """A card's `last_run:` (or a legacy `runs:` entry); any field may be missing if hand-edited.
+
+    A plain dataclass, not a pydantic model: every card carries one, and the idle language
+    server must not pay pydantic's ~11 MiB for reading cards (bench/RESULTS.md, idle memory);
+    `read` is the lenient reader that pydantic's lax mode was."""
 
     id: str | None = None
     started: str | None = None
@@ -48,8 +55,8 @@ class RunRecord(BaseModel):
     outcome: str | None = None
     """How a run that held ended: committed, not_committed or nothing_to_change."""
     evidence: list[str] | None = None
-    """Trailers only (never written into the card: `entry`), read back from older cards."""
-    """The evidence ledger, one line per criterion, numbered for people from 1 (`1. verified on
+    """Trailers only (never written into the card: `entry`), read back from older cards.
+    The evidence ledger, one line per criterion, numbered for people from 1 (`1. verified on
     abc… — run_tests …`; records written before say `0: …`)."""
 
     @classmethod
@@ -59,15 +66,20 @@ class RunRecord(BaseModel):
 
     @classmethod
     def read(cls, raw: Mapping[Any, Any]) -> RunRecord:
-        """The record as written; a value of the wrong shape reads as missing."""
-        fields = {str(k): v for k, v in raw.items() if str(k) in cls.model_fields}
-        while fields:
-            try:
-                return cls.model_validate(fields)
-            except ValidationError as exc:
-                for error in exc.errors():
-                    fields.pop(str(error["loc"][0]) if error["loc"] else "", None)
-        return cls()
+        """The record as written (a card's mapping, trailers, the wire's JSON); a value of the
+        wrong shape reads as missing, and other keys are ignored."""
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            reader = _READERS.get(str(key))
+            if reader is not None and value is not None:
+                read = reader(value)
+                if read is not None:
+                    values[str(key)] = read
+        return cls(**values)
+
+    def values(self) -> dict[str, Any]:
+        """Every field by name, None included (the wire's JSON, the trailers)."""
+        return asdict(self)
 
     def entry(self) -> dict[str, Any]:
         """The record as the card holds it: keys in the order they are written, None left out.
@@ -76,8 +88,60 @@ class RunRecord(BaseModel):
         own text is not pushed down by the run: the evidence ledger (a line per criterion) is in
         the card commit's `Evidence:` trailers and the run log. A card written before, with the
         ledger in `last_run:`, still reads (`read`), and its next run replaces the record."""
-        values = self.model_dump()
+        values = self.values()
         return {k: values[k] for k in RUN_KEYS if k not in LEDGER and values.get(k) is not None}
+
+
+def _text(value: object) -> str | None:
+    """A string; bytes that are UTF-8 count (YAML's `!!binary`), numbers do not."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return str(value) if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    """A finite or infinite float from a number or its ASCII text (`1e3`, `.5`, `inf`)."""
+    if isinstance(value, bool | int | float):
+        return float(value)
+    text = _text(value)
+    if text is None or not text.isascii():
+        return None
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def _integer(value: object) -> int | None:
+    """An integer, an integral float, or an integer's text (`3`, `3.0`, `1_000`); not `3.5`."""
+    if isinstance(value, bool | int):
+        return int(value)
+    if isinstance(value, float):
+        whole = math.isfinite(value) and value == int(value) and -(2**63) <= value < 2**63
+        return int(value) if whole else None  # pydantic's range for a float made an int
+    text = _text(value)
+    if text is None or not _INT_TEXT.fullmatch(text.strip()):
+        return None
+    return int(text.strip().split(".")[0])
+
+
+def _lines(value: object) -> list[str] | None:
+    """A list of strings; one item of another shape drops the whole list."""
+    if not isinstance(value, list | tuple):
+        return None
+    items = [_text(item) for item in value]
+    return None if any(item is None for item in items) else [i for i in items if i is not None]
+
+
+_BY_TYPE: dict[str, Callable[[object], object]] = {
+    "str | None": _text, "int | None": _integer, "float | None": _number,
+    "list[str] | None": _lines,
+}  # fmt: skip
+_READERS = {f.name: _BY_TYPE[str(f.type)] for f in fields(RunRecord)}
+"""Each field's lenient reader, by its annotation (a new field of a new type fails here)."""
 
 
 class Keep(enum.Enum):
@@ -129,7 +193,7 @@ trailer the run's own commits already have; `Evidence:` repeats, one per criteri
 def record_trailers(record: RunRecord) -> list[tuple[str, str]]:
     """The record as `Key: value` trailers in field order, None left out; one line each, so
     `git interpret-trailers` and `%(trailers)` read them back (`record_from_trailers`)."""
-    values = record.model_dump()
+    values = record.values()
     found: list[tuple[str, str]] = []
     for name, key in TRAILERS:
         value = values[name]

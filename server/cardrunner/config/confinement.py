@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cardrunner.config.toolchains import BUILD_READ, BUILD_WRITE
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -42,20 +44,6 @@ class TestArgs(_Strict):
         default_factory=lambda: list(PYTEST_VALUES),
         description="Options followed by one value (`-k EXPR`, or `--maxfail=2`).",
     )
-
-
-BUILD_WRITE = [
-    "~/.cache", "~/.npm", "~/.cargo/registry", "~/.cargo/git", "~/.rustup", "~/.gradle/caches",
-    "~/.m2/repository", "~/go/pkg/mod", "~/.local/share/pnpm", "~/.yarn/berry/cache",
-    "~/.bun/install/cache", "~/.deno",
-]  # fmt: skip
-"""Toolchain caches builds and tests may write by default (those that exist)."""
-
-BUILD_READ = [
-    "~/.cargo/bin", "~/.local/bin", "~/.local/lib", "~/.pyenv", "~/.nvm", "~/.volta", "~/.bun/bin",
-    "~/go/bin", "~/.sdkman", "~/.rbenv", "~/.asdf", "~/.local/share/mise", "~/.local/share/fnm",
-]  # fmt: skip
-"""Toolchains in the home shown read-only by default (those that exist)."""
 
 
 class Sandbox(_Strict):

@@ -10,16 +10,17 @@ keeps the raw text (JSON escapes it, and a resume needs it byte for byte).
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cardrunner.config.secrets import redact
+
+if TYPE_CHECKING:  # a bound only: the git layer shows text without loading pydantic
+    from pydantic import BaseModel
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 """C0 and C1 controls but \\t and \\n, DEL, line separators and every bidi control."""
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 def _escape(match: re.Match[str]) -> str:

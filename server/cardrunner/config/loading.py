@@ -37,6 +37,8 @@ def _validate(data: dict[str, Any], file: str, problems: list[SettingsProblem]) 
             for err in exc.errors():
                 loc = tuple(err["loc"])
                 expected = err["msg"]
+                if err["type"] == "unexpected_keyword_argument":  # a price: a dataclass's word
+                    expected = "Extra inputs are not permitted"  # for what a model calls this
                 got = err.get("input")
                 shown = json.dumps(got, default=str)[:60] if err["type"] != "missing" else ""
                 message = f"{expected}" + (f" (got {shown})" if shown else "")

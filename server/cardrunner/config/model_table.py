@@ -10,10 +10,12 @@ mid-conversation system messages exist.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import date
-from typing import Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Gt
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 ThinkingKind = Literal["adaptive", "adaptive_always", "budget"]
@@ -35,10 +37,12 @@ PRESERVED_THINKING = frozenset(
 """Models whose thinking blocks are bound to their prefix (and that take system messages)."""
 
 
-class Price(BaseModel):
-    """USD per million tokens."""
+@dataclass(frozen=True, kw_only=True)
+class Price:
+    """USD per million tokens. A plain dataclass that pydantic validates where the settings
+    hold one (`[prices.NAME]`, with its config below), so the table reads without pydantic."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
     input: float
     output: float
@@ -46,13 +50,13 @@ class Price(BaseModel):
     cache_write: float
 
 
-class ModelSpec(BaseModel):
-    """One model's entry; every field may be overridden under `[models.NAME]`."""
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """One model's entry; every field may be overridden under `[models.NAME]` (the settings'
+    `ModelOverride`, which mirrors these fields and knows which ones were set)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    context_window: int = Field(1_000_000, gt=0)
-    max_output_tokens: int = Field(128_000, gt=0)
+    context_window: Annotated[int, Gt(0)] = 1_000_000
+    max_output_tokens: Annotated[int, Gt(0)] = 128_000
     thinking: ThinkingKind = "adaptive"
     default_effort: Effort | None = "high"
     price: Price | None = None
@@ -82,25 +86,25 @@ MODELS: dict[str, ModelSpec] = {
     "claude-sonnet-5-5": ModelSpec(
         default_effort="high",
         # cache reads were cut from $0.20 to $0.10 per MTok on 2026-10-07 (migration guide)
-        price=Price(input=2, output=10, cache_read=0.10, cache_write=2.50),
+        price=Price(input=2.0, output=10.0, cache_read=0.10, cache_write=2.50),
         as_of=_READ,
     ),
     "claude-opus-5-5": ModelSpec(
         thinking="adaptive_always",
         default_effort="medium",
-        price=Price(input=4, output=20, cache_read=0.20, cache_write=5),
+        price=Price(input=4.0, output=20.0, cache_read=0.20, cache_write=5.0),
         as_of=_READ,
     ),
     "claude-fable-5-1": ModelSpec(
         thinking="adaptive_always",
         default_effort="high",
-        price=Price(input=10, output=50, cache_read=1.0, cache_write=12.5),
+        price=Price(input=10.0, output=50.0, cache_read=1.0, cache_write=12.5),
         as_of=_READ,
     ),
     "claude-sonnet-5": ModelSpec(
         thinking="budget",
         default_effort="high",
-        price=Price(input=2, output=10, cache_read=0.20, cache_write=2.50),
+        price=Price(input=2.0, output=10.0, cache_read=0.20, cache_write=2.50),
         as_of=_READ,
     ),
     "claude-haiku-4-5": ModelSpec(
@@ -108,9 +112,15 @@ MODELS: dict[str, ModelSpec] = {
         max_output_tokens=64_000,
         thinking="budget",
         default_effort=None,
-        price=Price(input=1, output=5, cache_read=0.10, cache_write=1.25),
+        price=Price(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
         as_of=_READ,
     ),
 }
 UNKNOWN = ModelSpec(thinking="budget", default_effort=None)
 """A model the table does not know: nothing is assumed about its thinking or its price."""
+
+
+def model_spec(name: str, override: Mapping[str, Any] | None = None) -> ModelSpec:
+    """The table's entry for `name` (UNKNOWN if it has none) with the fields `override` sets."""
+    base = MODELS.get(name, UNKNOWN)
+    return replace(base, **override) if override else base

@@ -13,6 +13,7 @@ repository only with the user's trust: the trust question lists them (trust/requ
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,8 +119,8 @@ def _prices(
         floor = user.prices.get(name) or (MODELS[name].price if name in MODELS else None)
         if floor is None:
             continue
-        raised = Price.model_validate(
-            {f: max(getattr(theirs, f), getattr(floor, f)) for f in Price.model_fields}
+        raised = Price(
+            **{f.name: max(getattr(theirs, f.name), getattr(floor, f.name)) for f in fields(Price)}
         )
         if raised != theirs:
             problems.append(_ignored(f"prices.{name}", theirs, floor))
@@ -127,9 +128,15 @@ def _prices(
     return out, problems
 
 
+def _plain(value: Any) -> Any:
+    """A price (a dataclass) or a model as the dict it is shown as; a value as itself."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value.model_dump() if hasattr(value, "model_dump") else value
+
+
 def _ignored(key: str, theirs: Any, mine: Any) -> SettingsProblem:
-    shown = theirs.model_dump() if hasattr(theirs, "model_dump") else theirs
-    kept = mine.model_dump() if hasattr(mine, "model_dump") else mine
+    shown, kept = _plain(theirs), _plain(mine)
     return SettingsProblem(
         file="repository settings",
         key=key,

@@ -8,14 +8,16 @@ repository's files, then overrides (CLI flags, LSP `initializationOptions` /
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import date
+from typing import Annotated, Any, Literal
 
+from annotated_types import Gt
 from pydantic import BaseModel, ConfigDict, Field
 
 from cardrunner.config.agentsettings import AgentSettings
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.mcpserver import McpServer
-from cardrunner.config.model_table import MODELS, UNKNOWN, ModelSpec, Price
+from cardrunner.config.model_table import Effort, ModelSpec, Price, ThinkingKind, model_spec
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -26,6 +28,23 @@ RunPriority = Literal["low", "lowest", "idle"]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class ModelOverride(_Strict):
+    """`[models.NAME]`: the model table's `ModelSpec` fields (the same names, types and
+    defaults; tests/unit/config/test_models.py holds them together), of which only those set
+    replace the table's entry — what pydantic's fields-set tracking is kept for."""
+
+    context_window: Annotated[int, Gt(0)] = 1_000_000
+    max_output_tokens: Annotated[int, Gt(0)] = 128_000
+    thinking: ThinkingKind = "adaptive"
+    default_effort: Effort | None = "high"
+    price: Price | None = None
+    as_of: date | None = None
+
+    def changes(self) -> dict[str, object]:
+        """The fields set, by name (what `model_table.model_spec` puts over the entry)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
 
 
 class Limits(_Strict):
@@ -137,7 +156,7 @@ class Settings(_Strict):
     commands: Commands = Field(default_factory=Commands)
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
-    models: dict[str, ModelSpec] = Field(
+    models: dict[str, ModelOverride] = Field(
         default_factory=dict,
         description="[models.NAME]: override the model table (window, output, thinking, effort).",
     )
@@ -172,6 +191,16 @@ class Settings(_Strict):
         "scripted model instead of calling the API (demo, tests, offline work).",
     )
 
+    def dump(self) -> dict[str, Any]:
+        """The settings as JSON, `[models.NAME]` with only what it sets: what the language
+        server's child process hands over (`config/view.py`) and a worker validates again, so
+        an override stays an override and does not become the whole entry."""
+        values = self.model_dump(mode="json")
+        values["models"] = {
+            name: o.model_dump(mode="json", exclude_unset=True) for name, o in self.models.items()
+        }
+        return values
+
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the configured one), settings first, then built-in."""
         name = model or self.model
@@ -180,11 +209,8 @@ class Settings(_Strict):
     def model_spec(self, model: str | None = None) -> ModelSpec:
         """The model table's entry for `model`, with what `[models.NAME]` overrides."""
         name = model or self.model
-        base = MODELS.get(name, UNKNOWN)
         override = self.models.get(name)
-        if override is None:
-            return base
-        return base.model_copy(update=override.model_dump(exclude_unset=True))
+        return model_spec(name, override.changes() if override is not None else None)
 
     def effective_options(self, model: str | None = None) -> ModelOptions:
         """`options` with what was left to the model filled in from the model table: the output

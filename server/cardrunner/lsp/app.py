@@ -68,7 +68,7 @@ class CardApp:
         self.index = CardIndex(
             server,
             lambda: self.root,
-            lambda: self.settings.settings.cards,
+            lambda: self.settings.view.cards,
             lambda path: self.diagnostics.refresh(path),  # whoever read it, they follow
         )
         self.store = DiagnosticsStore(self._publish)
@@ -112,7 +112,6 @@ class CardApp:
         self.started = asyncio.Event()
         """Set once start-up work is over (the "serving" line): everything it reads is in."""
         self._freezing = False  # the first scan runs: freeze what each batch brings
-        self.settings.load_initial()
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -154,7 +153,7 @@ class CardApp:
             "cardrunner %s serving %s (cards in %s/); %s",
             __version__,
             self.root,
-            self.settings.settings.cards,
+            self.settings.view.cards,
             await asyncio.to_thread(self.settings.sandbox_mode),
         )
         self.started.set()
@@ -165,9 +164,9 @@ class CardApp:
         spawn(self.reload_settings())
 
     async def reload_settings(self) -> None:
-        before = self.settings.settings.cards
+        before = self.settings.view.cards
         await self.settings.reload()
-        if self.settings.settings.cards != before:
+        if self.settings.view.cards != before:
             self.watcher.start()
             await self.rescan()
 

@@ -138,7 +138,7 @@ class CardServer(LanguageServer):
         itself, without the features."""
         return {
             "pid": os.getpid(),
-            "spare": self._app.runs.manager.spare.describe() if self._app is not None else None,
+            "spare": self._app.runs.manager.spare_state() if self._app is not None else None,
             "atInitialize": self.modules_at_initialize,
             "importedAtInitialize": self.imported_at_initialize,
             "loaded": self.loaded,

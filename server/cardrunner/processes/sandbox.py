@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cardrunner.config.confinement import BUILD_READ, BUILD_WRITE
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import is_secret_name
+from cardrunner.config.toolchains import BUILD_READ, BUILD_WRITE
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden
 

@@ -64,7 +64,7 @@ class _UncommittedRecord:
     inner: CardStore
 
     async def update(self, path: Path, change: CardUpdate) -> None:
-        run = None if change.run is None else change.run.model_copy(update={"commit": None})
+        run = None if change.run is None else replace(change.run, commit=None)
         await self.inner.update(path, replace(change, run=run))
 
 

@@ -22,7 +22,7 @@ from importlib.resources import files
 
 from cardrunner.card.card import Card
 from cardrunner.config.model_table import Price
-from cardrunner.config.settings import Settings
+from cardrunner.config.view import SettingsView
 from cardrunner.run.images import image_count
 
 SHORT_ROUNDS, LONG_ROUNDS = 6, 25
@@ -82,7 +82,7 @@ def run_cost(price: Price, start: int, rounds: int) -> float:
 
 
 def forecast(
-    settings: Settings,
+    settings: SettingsView,
     start: int,
     card_costs: Sequence[float],
     repository_costs: Sequence[float],

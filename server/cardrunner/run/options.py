@@ -12,15 +12,18 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cardrunner.agent.model import Model
 from cardrunner.agent.review import Approver
 from cardrunner.config.secrets import SECRET_ENV_VARS
-from cardrunner.config.settings import Settings
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.trust.gate import TrustAsker
+
+if TYPE_CHECKING:  # the editor builds options with its first run: no pydantic before it
+    from cardrunner.agent.model import Model
+    from cardrunner.config.settings import Settings
 
 __all__ = [
     "MISSING_KEY",

@@ -18,6 +18,7 @@ from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
+from cardrunner.agent.reasons import RESUMABLE_REASONS
 from cardrunner.card.card import card_key
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
@@ -152,7 +153,7 @@ def find_resumable(root: Path, card: Path) -> Path | None:
             continue
         result = next((e for e in reversed(events) if isinstance(e, ev.RunFinished)), None)
         if result is not None and (
-            result.status == "done" or result.reason not in ev.RESUMABLE_REASONS
+            result.status == "done" or result.reason not in RESUMABLE_REASONS
         ):
             return None
         return log

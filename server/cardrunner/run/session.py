@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from cardrunner.agent.events import ChecksRan, Event, FailureReason, Notice, RunFinished, Usage
+from cardrunner.agent.events import ChecksRan, Event, Notice, RunFinished, Usage
+from cardrunner.agent.reasons import FailureReason
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.config.display import shown_model
 from cardrunner.processes.refusal import refusals

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, assert_never
+from typing import TYPE_CHECKING, Literal, assert_never
 
-from cardrunner.agent import events as ev
-from cardrunner.agent.ledger import Citation
+if TYPE_CHECKING:  # the events' models load with the first event, not in an idle server
+    from cardrunner.agent import events as ev
+    from cardrunner.agent.ledger import Citation
 
 OUTPUT_TAIL = 40
 """Lines of a running command's output a view keeps (the live run view shows them)."""
@@ -102,6 +103,8 @@ class RunView:
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the view."""
+        from cardrunner.agent import events as ev  # loaded by whoever made the event
+
         match event:
             case ev.RunStarted():
                 self.run_id, self.title, self.model = event.run_id, event.title, event.model

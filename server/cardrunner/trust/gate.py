@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Protocol
 
 from cardrunner.trust import store
-from cardrunner.trust.requests import fingerprint, requests
 
 TRUST_ENV = "CARDRUNNER_TRUST"
 """`CARDRUNNER_TRUST=1`: trust every repository (CI, throwaway machines)."""
@@ -69,6 +68,8 @@ class Untrusted(Exception):
 def question(root: Path) -> TrustQuestion | None:
     """The question for `root` as its config stands now; None when nothing needs trust
     (nothing asked, or a grant of exactly these settings)."""
+    from cardrunner.trust.requests import fingerprint, requests  # reads the settings: not idle
+
     asked = requests(root)
     if not asked:
         return None

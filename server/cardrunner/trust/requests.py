@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,7 @@ def _money(repo: Settings, user: Settings) -> list[Request]:
     for name, price in repo.prices.items():
         if price != user.price(name):
             shown = f"${price.input:g}/${price.output:g} per million tokens in/out"
-            out.append(Request(f"prices.{name}", price.model_dump(), f"price of {name}: {shown}"))
+            out.append(Request(f"prices.{name}", asdict(price), f"price of {name}: {shown}"))
     mine = user.limits.model_dump()
     for key, value in repo.limits.model_dump().items():
         if key in repo.limits.model_fields_set and value != mine[key]:

@@ -72,7 +72,7 @@ def start_message(options: RunOptions) -> bytes:
         wire.StartRun(
             root=str(o.root),
             card_path=str(o.card_path),
-            settings=o.settings.model_dump(mode="json"),
+            settings=o.settings.dump(),
             run_id=o.run_id,
             resume_rounds=o.resume.rounds if o.resume is not None else None,
             resume_cost_usd=o.resume.cost_usd if o.resume is not None else 0.0,

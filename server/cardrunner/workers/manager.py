@@ -20,21 +20,21 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from cardrunner.agent.events import Event, RunFinished, RunStarted, Usage
 from cardrunner.agent.review import Approver
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import Settings
 from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.log import new_run_id
-from cardrunner.run.options import RunOptions, RunRefused, refuse_early
+from cardrunner.run.options import RunRefused
 from cardrunner.run.store import CardStore, DiskCardStore
 from cardrunner.run.view import RunView
 from cardrunner.trust.gate import TrustAsker
-from cardrunner.workers import wire
-from cardrunner.workers.handle import WorkerRun
-from cardrunner.workers.spare import IDLE_SECONDS, SpareWorker
+
+if TYPE_CHECKING:  # what starting a run needs loads with the first run (`_launch`)
+    from cardrunner.agent.events import Event, RunFinished
+    from cardrunner.config.settings import Settings
+    from cardrunner.workers.handle import WorkerRun
+    from cardrunner.workers.spare import SpareWorker
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class RunManager:
         approver: Callable[[RunView], Approver],
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
-        spare_idle_seconds: float = IDLE_SECONDS,
+        spare_idle_seconds: float | None = None,
         trust: TrustAsker | None = None,
     ) -> None:
         self.root = root
@@ -76,10 +76,26 @@ class RunManager:
         self._done: dict[Path, asyncio.Future[None]] = {}
         self._workers: dict[Path, WorkerRun] = {}
         self._keep: set[asyncio.Task[None]] = set()
-        self.spare = SpareWorker(spare_idle_seconds)
+        self._spare_idle = spare_idle_seconds
+        """How long a spare waits unused (None: the spare's own default)."""
+        self._spare: SpareWorker | None = None
         """The warm worker the next run takes (none before the first run)."""
         self._under_way: set[str] = set()
         """Runs that have sent an event (the next spare was asked for then)."""
+
+    @property
+    def spare(self) -> SpareWorker:
+        """The spare worker, made with the first run (with the wire's models it speaks)."""
+        if self._spare is None:
+            from cardrunner.workers.spare import SpareWorker
+
+            idle = self._spare_idle
+            self._spare = SpareWorker() if idle is None else SpareWorker(idle)
+        return self._spare
+
+    def spare_state(self) -> dict[str, object] | None:
+        """For the debug command: the spare (`SpareWorker.describe`), None before any."""
+        return self._spare.describe() if self._spare is not None else None
 
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
     # resolved paths (the views call them on every event, and resolving costs a syscall a part).
@@ -96,7 +112,13 @@ class RunManager:
         return list(self._views.values())
 
     def start(self, card_path: Path, resume: ResumeGrant | None = None) -> RunView:
-        """Start a run in the background and return its view at once; raises RunRefused."""
+        """Start a run in the background and return its view at once; raises RunRefused.
+        What a run needs (the events', the wire's and the settings' models) loads here, with
+        the editor's first run, not in an idle server (bench/RESULTS.md, idle memory)."""
+        from cardrunner.run.log import new_run_id
+        from cardrunner.run.options import RunOptions, refuse_early
+        from cardrunner.workers.handle import WorkerRun
+
         path = card_path.resolve()
         if self.is_live(path):
             raise RunRefused(f"{path.name} is already running; cancel it first")
@@ -149,7 +171,8 @@ class RunManager:
     async def aclose(self, seconds: float = 10.0, interrupted: str | None = None) -> None:
         """Kill the spare, cancel every run (as `cancel` does) and wait (bounded) until they
         have written their results."""
-        closing = asyncio.ensure_future(self.spare.close())  # first: it ends at once
+        spare = self._spare  # first: it ends at once
+        closing = [asyncio.ensure_future(spare.close())] if spare is not None else []
         live = [path for path in self._done if self.is_live(path)]
         for path in live:
             self._workers[path].cancel(interrupted)
@@ -159,7 +182,8 @@ class RunManager:
             await asyncio.wait([self._done[p] for p in live], timeout=seconds)
             exits = [asyncio.ensure_future(self._workers[p].exited()) for p in live]
             await asyncio.wait(exits, timeout=max(0.0, deadline - loop.time()))
-        await asyncio.wait([closing], timeout=seconds)
+        if closing:
+            await asyncio.wait(closing, timeout=seconds)
 
     async def _drive(self, view: RunView, worker: WorkerRun, done: asyncio.Future[None]) -> None:
         """One run: its worker's events, each folded into the view and handed on."""
@@ -172,6 +196,8 @@ class RunManager:
             self._ended(view, done)
 
     def _emit(self, view: RunView, event: Event) -> None:
+        from cardrunner.agent.events import RunStarted  # loaded: the event is one
+
         if view.run_id not in self._under_way:
             self._under_way.add(view.run_id)
             self._refill()
@@ -185,6 +211,8 @@ class RunManager:
 
     def _refill(self) -> None:
         """Ask for the next spare, warmed for what the settings' runs use."""
+        from cardrunner.workers import wire
+
         settings = self._settings()
         self.spare.refill(self.root, wire.WarmUp(api=not settings.replay, mcp=bool(settings.mcp)))
 
@@ -200,6 +228,8 @@ class RunManager:
 
 def refused(detail: str) -> RunFinished:
     """The end of a run that never began."""
+    from cardrunner.agent.events import RunFinished, Usage
+
     return RunFinished(
         status="failed", reason="interrupted", detail=detail, rounds=0, tool_calls=0,
         usage=Usage(), cost_usd=0.0,

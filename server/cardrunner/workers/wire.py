@@ -109,12 +109,12 @@ def encode_update(path: Path, change: CardUpdate) -> dict[str, Any]:
         "state": change.state,
         "keep_reason": keep,
         "reason": None if keep else change.reason,
-        "run": change.run.model_dump(mode="json") if change.run is not None else None,
+        "run": change.run.values() if change.run is not None else None,
     }
 
 
 def decode_update(data: dict[str, Any]) -> tuple[Path, CardUpdate]:
-    run = RunRecord.model_validate(data["run"]) if data.get("run") is not None else None
+    run = RunRecord.read(data["run"]) if data.get("run") is not None else None
     reason = KEEP if data.get("keep_reason") else data.get("reason")
     return Path(data["path"]), CardUpdate(state=data.get("state"), reason=reason, run=run)
 

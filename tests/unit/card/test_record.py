@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,8 @@ def test_a_record_round_trips_through_trailers() -> None:
     assert ("Cost-USD", "0.2512") in trailers and ("Run", "r1") in trailers
     assert all("\n" not in value for _, value in trailers)
     back = record_from_trailers([("Card", "x"), ("Signed-off-by", "me"), *trailers])
-    assert back == record.model_copy(
-        update={"evidence": ["0: verified on abc — run_tests", "1: verified on two lines"]}
+    assert back == replace(
+        record, evidence=["0: verified on abc — run_tests", "1: verified on two lines"]
     )
     assert record_from_trailers([("Run", "r"), ("Rounds", "many")]) == RunRecord(id="r")
 
@@ -90,7 +91,7 @@ def test_the_cards_record_stays_short_and_the_ledger_goes_to_the_trailers() -> N
     assert len(record_lines) == 10, record_lines  # the key and nine one-line scalars
     assert all(len(line) <= 60 for line in record_lines), record_lines
     card, _ = parse_card(text, Path("c.md"))
-    assert card is not None and card.last_run == record.model_copy(update={"evidence": None})
+    assert card is not None and card.last_run == replace(record, evidence=None)
     assert ("Evidence", LEDGER[0]) in record_trailers(record), "the ledger stays in the commit"
 
 

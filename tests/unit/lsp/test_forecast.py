@@ -16,6 +16,7 @@ import pytest
 
 from cardrunner.card.card import card_slug, parse_card
 from cardrunner.config.loading import load_settings
+from cardrunner.config.view import SettingsView
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.forecasts import Forecasts
 from tests.support.inprocess import InProcessEditor
@@ -82,7 +83,8 @@ async def test_the_costs_are_read_again_only_when_head_moves(
     project = make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
     card = project.write_card("ran", title="Ran once")
     settings, _ = load_settings(project.root)
-    forecasts = Forecasts(project.root, lambda: settings)
+    view = SettingsView.from_dump(settings.dump())
+    forecasts = Forecasts(project.root, lambda: view)
     parsed, _ = parse_card(card.read_text(), card)
     assert parsed is not None
     calls = counted_git(tmp_path / "bin", monkeypatch)

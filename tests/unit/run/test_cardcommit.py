@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from cardrunner.card.card import load_card
@@ -62,9 +63,7 @@ async def test_undone_runs_move_no_branch(tmp_path: Path) -> None:
 
 async def test_a_failed_run_commits_its_reason(tmp_path: Path) -> None:
     card_path = make_project(tmp_path)
-    update = CardUpdate(
-        state="Failed", reason="max_rounds", run=ENTRY.model_copy(update={"result": "failed"})
-    )
+    update = CardUpdate(state="Failed", reason="max_rounds", run=replace(ENTRY, result="failed"))
     card = load_card(card_path)
     assert await commit_card_state(GitRepo(tmp_path), "cards/fix-add.md", card, update) == ""
     assert git(tmp_path, "log", "-1", "--format=%s").endswith("→ Failed (max_rounds)\n")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cardrunner.card.card import Card, parse_card
 from cardrunner.config.settings import Settings
-from cardrunner.run.choices import card_settings, choice_problems
+from cardrunner.config.view import SettingsView
+from cardrunner.run.choices import card_settings, card_view, choice_problems
 
 
 def card_with(front: str) -> tuple[Card, list[str]]:
@@ -70,3 +73,22 @@ def test_wrong_shapes_are_errors_on_their_lines() -> None:
     assert any("'max_rounds' should be a whole number" in e for e in errors)
     assert any("'max_cost_usd' should be USD above 0" in e for e in errors)
     assert any("'depends_on' should be a card path or title" in e for e in errors)
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "model: claude-opus-5-5\neffort: max\nmax_rounds: 99\nmax_cost_usd: 0.5\nmax_tokens: 50000\n",
+        "effort: low\nmax_rounds: 5\n",
+        "model: claude-nonesuch\nmax_cost_usd: 9\n",
+        "",
+    ],
+)
+def test_the_idle_servers_view_chooses_as_the_settings_do(front: str) -> None:
+    """The forecast's `card_view` and a run's `card_settings` are one rule (`choose`)."""
+    card, _ = card_with(front)
+    assert card is not None
+    for base in (settings(), Settings()):
+        chosen, _ = card_settings(base, card)
+        view = card_view(SettingsView.from_dump(base.dump()), card)
+        assert view == SettingsView.from_dump(chosen.dump())

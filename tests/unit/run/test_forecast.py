@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cardrunner.card.card import parse_card
 from cardrunner.config.settings import Settings
+from cardrunner.config.view import SettingsView
 from cardrunner.run.forecast import (
     IMAGE_TOKENS,
     LONG_ROUNDS,
@@ -19,8 +20,9 @@ from cardrunner.run.forecast import (
 CARD = "---\ntitle: A card\n---\nFix it.\n\n## Acceptance criteria\n\n- It works.\n"
 
 
-def settings(**limits: float) -> Settings:
-    return Settings.model_validate({"limits": limits})
+def settings(**limits: float) -> SettingsView:
+    """What the language server holds of settings with these limits, validated by the model."""
+    return SettingsView.from_dump(Settings.model_validate({"limits": limits}).dump())
 
 
 def test_the_cards_own_runs_span_the_range_and_are_named() -> None:
@@ -46,7 +48,7 @@ def test_without_runs_the_size_is_priced_by_the_model_table_over_a_short_and_a_l
     assert shown.basis == "estimate from the card's size, ~12k tokens to start"
     bigger = forecast(s, 120_000, [], [])
     assert bigger.low_usd and shown.low_usd and bigger.low_usd > shown.low_usd
-    dearer = forecast(Settings(model="claude-fable-5-1"), 12_000, [], [])
+    dearer = forecast(SettingsView(model="claude-fable-5-1"), 12_000, [], [])
     assert dearer.high_usd and shown.high_usd and dearer.high_usd > shown.high_usd
     fewer = forecast(settings(max_rounds=8), 12_000, [], [])
     assert fewer.high_usd == round(run_cost(price, 12_000, 8), 4)
@@ -58,7 +60,7 @@ def test_the_high_end_is_the_cost_limit_the_run_stops_at() -> None:
 
 
 def test_an_unpriced_model_says_it_cannot_tell() -> None:
-    shown = forecast(Settings(model="my-local-model"), 10_000, [], [])
+    shown = forecast(SettingsView(model="my-local-model"), 10_000, [], [])
     assert shown.title() == "cost unknown (no price for my-local-model in the model table)"
 
 

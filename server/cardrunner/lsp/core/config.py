@@ -4,26 +4,45 @@ Overrides are `initializationOptions` merged with the `cardrunner` section of
 `workspace/configuration` (same shape as cardrunner.toml; only asked when the client supports
 it; re-read on `workspace/didChangeConfiguration`). Editors send `null` for unset values, so
 nulls are dropped. Invalid settings are a warning and defaults, never a failed start.
+
+The settings are validated by the `Settings` model in a child process (`config/child.py`), at
+start and at every change, and the server keeps what it reads between runs as a plain
+`SettingsView` of the model's dump: the idle server never loads pydantic (bench/RESULTS.md, idle
+memory). `initialize` does not wait for it: until the first answer the view is the defaults
+(with the workspace's own cards folder), and a run asked for before it reads the settings
+here, as the child would — a run loads pydantic anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cardrunner.config.loading import load_settings
-from cardrunner.config.settings import Settings
+from cardrunner.config.cardfolder import default_cards
+from cardrunner.config.view import SettingsView
 from cardrunner.lsp.core.client import Client
 from cardrunner.processes.sandbox import describe
+
+if TYPE_CHECKING:
+    from cardrunner.config.settings import Settings
 
 log = logging.getLogger("cardrunner.lsp.settings")
 
 SECTION = "cardrunner"
+
+CHILD = (sys.executable, "-P", "-m", "cardrunner.config.child")
+"""`-P`: the server starts in the workspace; plain `-m` would put that folder first on
+`sys.path`, and a `pydantic.py` left there would run when the settings are read."""
+CHILD_SECONDS = 30.0
+"""A child that has not answered by then (0.2–0.4 s is usual) is killed, and the settings are
+read in the server instead (`TimeoutError` is an `OSError`)."""
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -42,43 +61,59 @@ def without_nulls(value: Any) -> Any:
 
 
 class SettingsFeature:
-    """Holds the current `Settings`; `reload()` reads them again and says what is wrong."""
+    """Holds the current settings' view; `reload()` validates them again and says what is wrong."""
 
     def __init__(self, client: Client, root: Callable[[], Path]) -> None:
         self._client = client
         self._root = root
         self.init_options: Any = None
-        self.settings = Settings()
+        self.view = SettingsView(cards=default_cards(root()))
+        """What the idle server reads of the settings (config/view.py)."""
+        self._dump: dict[str, Any] | None = None
+        """The validated settings as `Settings.dump()` (None: not read yet)."""
+        self._settings: Settings | None = None
         self._last_warning = ""
 
     def sandbox_mode(self) -> str:
         """The sandbox mode in force (probing bubblewrap once per process, then cached)."""
-        box = self.settings.sandbox
+        box = self.view.sandbox
         return describe(box.mode, box.network)
 
-    def load_initial(self) -> Settings:
-        """During `initialize` (no requests to the client allowed yet): files and
-        initializationOptions. A few small files, read once before anything else can happen."""
-        return self._apply(*self._merge([("initializationOptions", self.init_options)]))
+    def settings(self) -> Settings:
+        """The whole validated `Settings`, for a run: the child's dump validated again here
+        (the run loads pydantic), or before the first answer read here from the files and
+        initializationOptions, as `initialize` used to."""
+        from cardrunner.config.settings import Settings  # with the first run, not idle
 
-    async def reload(self) -> Settings:
-        """Files, initializationOptions and the client's configuration, read again."""
+        if self._dump is None:
+            overrides, problems = self._merge([("initializationOptions", self.init_options)])
+            dump, found = validated_here(self._root(), overrides)
+            self._set(dump, problems + found)
+        if self._settings is None:
+            self._settings = Settings.model_validate(self._dump)
+        return self._settings
+
+    async def reload(self) -> SettingsView:
+        """Files, initializationOptions and the client's configuration, validated again."""
         sources = [
             ("initializationOptions", self.init_options),
             ("workspace/configuration 'cardrunner'", await self._configuration()),
         ]
         overrides, problems = self._merge(sources)
-        settings, found = await asyncio.to_thread(load_settings, self._root(), overrides or None)
-        return self._set(settings, problems + [str(p) for p in found])
+        try:
+            dump, found = await validated(self._root(), overrides)
+        except (OSError, RuntimeError, ValueError) as exc:  # no child: correct, if not lean
+            log.warning("settings read here, the child process failed: %s", exc)
+            dump, found = await asyncio.to_thread(validated_here, self._root(), overrides)
+        return self._set(dump, problems + found)
 
-    def _apply(self, overrides: dict[str, Any], problems: list[str]) -> Settings:
-        settings, found = load_settings(self._root(), overrides or None)
-        return self._set(settings, problems + [str(p) for p in found])
-
-    def _set(self, settings: Settings, problems: list[str]) -> Settings:
-        self.settings = settings
+    def _set(self, dump: dict[str, Any], problems: list[str]) -> SettingsView:
+        before, self.view = self.view, SettingsView.from_dump(dump)
+        self._dump, self._settings = dump, None
         self._warn(problems)
-        return settings
+        if self.view != before:
+            self._client.refresh_code_lenses()  # the forecasts read the limits and prices
+        return self.view
 
     def _merge(self, sources: list[tuple[str, Any]]) -> tuple[dict[str, Any], list[str]]:
         problems: list[str] = []
@@ -114,3 +149,32 @@ class SettingsFeature:
             )
             log.warning("settings: %s", text)
         self._last_warning = text
+
+
+def validated_here(root: Path, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`load_settings` in this process (it loads pydantic here): the dump and the problems."""
+    from cardrunner.config.loading import load_settings  # not for an idle server
+
+    settings, found = load_settings(root, overrides or None)
+    return settings.dump(), [str(p) for p in found]
+
+
+async def validated(root: Path, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`load_settings(root, overrides)` in a child process: the dump and the problems."""
+    child = await asyncio.create_subprocess_exec(
+        *CHILD,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    asked = json.dumps({"root": str(root), "overrides": overrides or None}).encode()
+    try:
+        async with asyncio.timeout(CHILD_SECONDS):
+            out, _ = await child.communicate(asked)
+    finally:  # timed out, or the server stops: the child goes too
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+    if child.returncode != 0:
+        raise RuntimeError(f"the settings' child process exited with {child.returncode}")
+    answer = json.loads(out)
+    return answer["settings"], answer["problems"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cardrunner.agent.events import RESUMABLE_REASONS
+from cardrunner.agent.reasons import RESUMABLE_REASONS
 from cardrunner.lsp.core.index import CardEntry
 from cardrunner.lsp.core.protocolnames import (
     ACCEPT,

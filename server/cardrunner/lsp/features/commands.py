@@ -26,7 +26,6 @@ from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.core.uris import uri_to_path
-from cardrunner.lsp.features.board import MANUAL_STATES
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.runs import RunsUI
 from cardrunner.run.grant import ResumeGrant
@@ -92,7 +91,7 @@ class Commands:
             raise CommandError("expected the card's URI as the first argument")
         path = uri_to_path(args[0])
         if path is None or not self._index.is_card(path):
-            cards = self._settings.settings.cards
+            cards = self._settings.view.cards
             raise CommandError(f"not a card under '{cards}/': {args[0]}")
         self._index.remember_uri(args[0])  # answer in the client's spelling of the URI
         return path
@@ -180,6 +179,8 @@ class Commands:
 
     def set_state(self, args: Sequence[Any]) -> dict[str, Any]:
         """`[uri, state]`: move a card by hand (New, Done, Failed), as a board drag does."""
+        from cardrunner.lsp.features.board import MANUAL_STATES  # the board's: not idle
+
         path = self._card(args)
         state = args[1] if len(args) > 1 else None
         if state not in MANUAL_STATES:

@@ -17,17 +17,17 @@ from pathlib import Path
 
 from cardrunner.card.card import Card, card_slug
 from cardrunner.config.agentfiles import instruction_files
-from cardrunner.config.settings import Settings
+from cardrunner.config.view import SettingsView
 from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError
-from cardrunner.run.choices import card_settings
+from cardrunner.run.choices import card_view
 from cardrunner.run.forecast import Forecast, forecast, rules_tokens, start_tokens
 
 
 class Forecasts:
     """Each card's forecast, from the costs of the repository's runs kept here."""
 
-    def __init__(self, root: Path, settings: Callable[[], Settings]) -> None:
+    def __init__(self, root: Path, settings: Callable[[], SettingsView]) -> None:
         self._root = root
         self._settings = settings
         self._costs: dict[str, list[float]] = {}
@@ -88,7 +88,7 @@ class Forecasts:
 
     def of(self, path: Path, card: Card) -> Forecast:
         """The forecast of a run of `card` (at `path`) with the card's choices applied."""
-        settings, _ = card_settings(self._settings(), card)
+        settings = card_view(self._settings(), card)
         mine = self._slugs.get(path)
         if mine is None:  # two `realpath`s: a fifth of a lens answer's time, asked every lens
             mine = self._slugs[path] = card_slug(path, self._root)

@@ -16,11 +16,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from lsprotocol import types
 
-from cardrunner.agent import events as ev
 from cardrunner.card.depends import blocked_reason, blockers
 from cardrunner.card.record import KEEP, CardUpdate
 from cardrunner.lsp.core.background import spawn
@@ -38,6 +37,9 @@ from cardrunner.run.grant import ResumeGrant
 from cardrunner.run.view import RunView
 from cardrunner.trust.gate import TrustAsker
 from cardrunner.workers.manager import RunManager
+
+if TYPE_CHECKING:  # the events' models load with the first run, not in an idle server
+    from cardrunner.agent import events as ev
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -75,9 +77,9 @@ class RunsUI:
         self._card_store = card_store
         self._reviews = reviews
         self.manager = RunManager(
-            root, lambda: settings.settings, self, reviews.approver, card_store, trust=trust
+            root, settings.settings, self, reviews.approver, card_store, trust=trust
         )
-        self.forecasts = Forecasts(root, lambda: settings.settings)
+        self.forecasts = Forecasts(root, lambda: settings.view)
         """What a run of each card is likely to cost (shown on its lens and the board)."""
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
@@ -123,7 +125,7 @@ class RunsUI:
     def default_grant(self, path: Path) -> ResumeGrant:
         """What a resume adds when the user does not say: a quarter more of the budget that
         ran out (rounds or cost); nothing for a run that stopped for another reason."""
-        limits = self._settings.settings.limits
+        limits = self._settings.view.limits
         view, entry = self.manager.get(path), self._index.get(path)
         reason = view.reason if view else None
         if reason is None and entry is not None and entry.card is not None:
@@ -166,7 +168,7 @@ class RunsUI:
         if card is None or not card.depends_on:
             return None
         board = [e.card for p in self._index.paths() if (e := self._index.get(p)) and e.card]
-        cards = self._settings.settings.cards
+        cards = self._settings.view.cards
         found = blockers(card, board, self._root, cards)
         return blocked_reason(found) if found else None
 
@@ -196,6 +198,8 @@ class RunsUI:
         """One event of one run, fanned out to every view of it. Progress, diagnostics and
         status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
         lenses every round, at most every `COALESCE_SECONDS` for all runs together."""
+        from cardrunner.agent import events as ev  # loaded: the event is one
+
         self._show_now(view, event)
         if isinstance(event, ev.RoundFinished):
             self._lenses_due.add(view.card_path)
@@ -210,6 +214,8 @@ class RunsUI:
 
     def _show_now(self, view: RunView, event: ev.Event) -> None:
         """What an event shows at once: build problems, warnings, the log's lines."""
+        from cardrunner.agent import events as ev  # loaded: the event is one
+
         match event:
             case (
                 ev.RoundStarted()

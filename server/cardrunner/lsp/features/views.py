@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from cardrunner.lsp.core.diagnostics import REVIEW, DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex
-from cardrunner.lsp.features.board import Board, BoardReview, build_board, workspace_symbols
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
 from cardrunner.lsp.features.hover import hover
 from cardrunner.lsp.features.review import PendingReview, ReviewHub
 from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
 from cardrunner.lsp.features.runs import RunsUI
-from cardrunner.run.account import RunAccounts
-from cardrunner.run.log import NotARunLog
 from cardrunner.run.view import RunView
+
+if TYPE_CHECKING:  # the board's and the run logs' models load with their first request
+    from cardrunner.lsp.features.board import Board, BoardReview
+    from cardrunner.run.account import RunAccounts
 
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
@@ -46,14 +47,27 @@ class Views:
         self._runs = runs
         self._reviews = reviews
         self._store = store
-        self.accounts = RunAccounts()
+        self._accounts: RunAccounts | None = None
+
+    @property
+    def accounts(self) -> RunAccounts:
+        """The run logs read so far, told as `cardrunner log` tells them (made at first use)."""
+        if self._accounts is None:
+            from cardrunner.run.account import RunAccounts
+
+            self._accounts = RunAccounts()
+        return self._accounts
 
     def board(self) -> Board:
         """The board as it stands now (cards the index knows, runs the manager knows)."""
+        from cardrunner.lsp.features.board import build_board
+
         paths = set(self._index.paths()) | {v.card_path for v in self._runs.manager.views()}
         return build_board(sorted(paths), self._root, self._runs.situation, self._review)
 
     def _review(self, path: Path) -> BoardReview | None:
+        from cardrunner.lsp.features.board import BoardReview
+
         pending = self._reviews.pending(path)
         if pending is None:
             return None
@@ -67,6 +81,8 @@ class Views:
         its opening and newest lines unless `full`), plus what the running command has printed
         so far: the live run view of every client. With `timeline`, the same run as rounds
         (run/timeline.py) for a client that draws it itself."""
+        from cardrunner.run.log import NotARunLog
+
         log_path = self._runs.last_log(path)
         view = self._runs.manager.get(path)
         uri = self._index.uri(path)
@@ -88,6 +104,8 @@ class Views:
 
     async def _timeline(self, log_path: Path, live: RunView | None) -> dict[str, Any] | None:
         """The run as rounds, with the call running now and its output so far while it runs."""
+        from cardrunner.run.log import NotARunLog
+
         try:
             rounds = await asyncio.to_thread(self.accounts.timeline, log_path, live=bool(live))
         except (OSError, NotARunLog):
@@ -170,6 +188,8 @@ class Views:
         return await self.run_summary(path, full=full is True, timeline=timeline)
 
     async def symbols(self, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+        from cardrunner.lsp.features.board import workspace_symbols
+
         await self._index.wait_scanned(SCAN_WAIT)
         return workspace_symbols(self.board(), params.query)
 
