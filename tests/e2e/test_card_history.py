@@ -3,6 +3,7 @@ trailers of their card commits, while the card itself keeps only its last run.""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import yaml
@@ -42,8 +43,8 @@ async def test_the_history_of_real_runs_reads_back_from_the_card_commits(tmp_pat
     for sha, record in zip(card_commits.split(), history, strict=True):
         committed, _ = parse_card(git(root, "show", f"{sha}:cards/fix-add.md"), card_path)
         # the card keeps the short record; the ledger is the trailers' (and the log's) alone
-        assert committed is not None and committed.last_run == record.model_copy(
-            update={"evidence": None}
+        assert committed is not None and committed.last_run == dataclasses.replace(
+            record, evidence=None
         )
 
     # plain git reads it too, and the card keeps one record however many runs it had
