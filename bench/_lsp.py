@@ -109,22 +109,28 @@ class LspProcess:
     async def request(self, method: str, params: Any, within: float = 60.0) -> Any:
         return (await self._request(method, params, within))[1]
 
-    async def _request(self, method: str, params: Any, within: float) -> tuple[int, Any]:
-        """(the request's id, its result)."""
+    async def _request(self, method: str, params: Any, within: float) -> tuple[float, Any]:
+        """(when its answer was read, its result); every answer's time is taken here, so none
+        is left behind in `_answered`."""
         msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         self._send({"id": msg_id, "method": method, "params": params})
-        async with asyncio.timeout(within):
-            return msg_id, await future
+        try:
+            async with asyncio.timeout(within):
+                result = await future
+        finally:
+            answered = self._answered.pop(msg_id, None)
+        assert answered is not None  # a result came, so its time was noted
+        return answered, result
 
     async def timed(self, method: str, params: Any) -> tuple[float, Any]:
         """(seconds, result) of one request, until its answer was read: not until this
         coroutine resumed, which waits behind whatever else this process has to do then (the
         busy server's notifications), and so would time the client."""
         started = time.perf_counter()
-        msg_id, result = await self._request(method, params, 60.0)
-        return self._answered.pop(msg_id) - started, result
+        answered, result = await self._request(method, params, 60.0)
+        return answered - started, result
 
     async def wait_for(
         self, match: Callable[[Received], bool], within: float, since: int = 0
