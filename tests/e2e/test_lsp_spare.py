@@ -183,7 +183,10 @@ async def test_cancel_ends_a_run_whose_worker_is_stopped_and_the_card_runs_again
     assert (editor.last_status(first) or {}).get("state") == "running"
     assert not any("already running" in m.message for m in client.messages)
     assert (await command(client, "cardrunner.cancelRun", first))["cancelled"]
-    await wait_for(partial(ended, editor, first), what="the new run to end")
+    # Within the server's own bound (it kills a worker at CANCEL_SECONDS), not a tighter one:
+    # on a loaded machine this run's cleanup follows the killed worker's, and CI once saw 20 s.
+    status = await wait_for(partial(ended, editor, first), 60, "the new run to end")
+    assert status["reason"] == "cancelled", status  # a healthy worker: its own cleanup ran
 
 
 async def serve(root: Path) -> LspProcess:

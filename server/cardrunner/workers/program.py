@@ -41,7 +41,7 @@ from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
 from cardrunner.run.store import DiskCardStore
 from cardrunner.trust.gate import TrustQuestion
-from cardrunner.workers import wire
+from cardrunner.workers import awaits, wire
 from cardrunner.workers.priority import PRIORITIES, lower
 
 NICENESS = PRIORITIES["low"].nice
@@ -195,9 +195,10 @@ server's log): the server kills it at `CANCEL_SECONDS`, and the stack is what is
 def _say_where(task: asyncio.Task[None]) -> None:
     if not task.done():
         logging.getLogger(__name__).warning(
-            "a cancelled run is still running after %.0f s; it waits at:", SLOW_CANCEL_SECONDS
+            "a cancelled run is still running after %.0f s; it waits at:\n%s",
+            SLOW_CANCEL_SECONDS,
+            "\n".join(awaits.chain(task)),
         )
-        task.print_stack(file=sys.stderr)
 
 
 class Worker:
