@@ -19,18 +19,25 @@ _MOST = 64
 """Links followed at most: a chain is never deeper, and a cycle must not hang the report."""
 
 
-def _awaited(link: Any) -> tuple[FrameType | None, Any]:
-    """The frame `link` is suspended in (if it has one) and what it waits on next."""
+def _where(frame: FrameType | None) -> str | None:
+    if frame is None:
+        return None
+    return f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_qualname}"
+
+
+def _step(link: Any) -> tuple[str | None, Any]:
+    """The report's line for `link` (where it is suspended, or the future at the bottom; None
+    for a link with nothing to show) and what it waits on next."""
     if inspect.iscoroutine(link):
-        return link.cr_frame, link.cr_await
+        return _where(link.cr_frame), link.cr_await
     if inspect.isasyncgen(link):
-        return link.ag_frame, link.ag_await
+        return _where(link.ag_frame), link.ag_await
     if inspect.isgenerator(link):
-        return link.gi_frame, link.gi_yieldfrom
+        return _where(link.gi_frame), link.gi_yieldfrom
     if isinstance(link, asyncio.Task):
         return None, link.get_coro()
     if isinstance(link, asyncio.Future):
-        return None, None
+        return f"  waits on {link!r}", None
     # An `asend` of an async generator, or a future's iterator: their one referent of interest.
     inner = [r for r in gc.get_referents(link) if inspect.isasyncgen(r) or asyncio.isfuture(r)]
     return None, inner[0] if inner else None
@@ -42,10 +49,6 @@ def chain(task: asyncio.Task[Any]) -> Iterator[str]:
     for _ in range(_MOST):
         if link is None:
             return
-        frame, after = _awaited(link)
-        if frame is not None:
-            code = frame.f_code
-            yield f"  {code.co_filename}:{frame.f_lineno} in {code.co_qualname}"
-        elif asyncio.isfuture(link) and not isinstance(link, asyncio.Task):
-            yield f"  waits on {link!r}"
-        link = after
+        line, link = _step(link)
+        if line is not None:
+            yield line

@@ -7,6 +7,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from cardrunner.workers.awaits import chain
+from tests.support.lsp import wait_for
 
 
 async def _cleanup(gate: threading.Event) -> None:
@@ -34,12 +35,13 @@ async def test_the_chain_goes_through_generators_and_tasks_down_to_the_future() 
 
     inner = asyncio.create_task(play())
     outer = asyncio.create_task(_outer(inner))
+
+    def in_cleanup() -> list[str] | None:
+        lines = list(chain(outer))
+        return lines if any("_cleanup" in line for line in lines) else None
+
     try:
-        for _ in range(100):
-            await asyncio.sleep(0.01)
-            lines = list(chain(outer))
-            if any("_cleanup" in line for line in lines):
-                break
+        lines = await wait_for(in_cleanup, 5, "the chain to reach the generator's cleanup")
         names = [line.rsplit(" in ", 1)[-1] for line in lines if " in " in line]
         assert names[0] == "_outer", lines
         assert names[-3:] == ["_events", "_cleanup", "to_thread"], lines
