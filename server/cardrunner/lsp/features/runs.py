@@ -84,7 +84,8 @@ class RunsUI:
         self.orphans: dict[Path, str] = {}
         """Cards whose newest run log has no result and no live process → that run's id."""
         self._shown: RunDisplays | None = None
-        self._following: dict[Path, asyncio.TimerHandle] = {}  # runs changed since shown
+        self._due: dict[Path, RunView] = {}  # runs changed since shown, shown at the tick
+        self._tick: asyncio.TimerHandle | None = None  # when the due runs are shown, together
         self._lenses_due: set[Path] = set()  # … whose lenses changed too
         self._lens_timer: asyncio.TimerHandle | None = None  # a round's lens refresh, due
         self._lens_sent = float("-inf")  # when the last round's lens refresh went out
@@ -197,7 +198,10 @@ class RunsUI:
     def run_event(self, view: RunView, event: ev.Event) -> None:
         """One event of one run, fanned out to every view of it. Progress, diagnostics and
         status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
-        lenses every round, at most every `COALESCE_SECONDS` for all runs together."""
+        lenses every round, at most every `COALESCE_SECONDS` for all runs together. The runs
+        share one tick: what eight runs changed in it leaves in one turn of the loop, and so in
+        one write to the editor (a tick per run woke the editor, and this server, eight times
+        as often, each time taking a core on a loaded machine)."""
         from cardrunner.agent import events as ev  # loaded: the event is one
 
         self._show_now(view, event)
@@ -207,10 +211,12 @@ class RunsUI:
             event, ev.RunStarted | ev.ReviewRequested | ev.ReviewDecided | ev.RunFinished
         ):
             self._lenses_due.add(view.card_path)
-            self._follow(view, at_once=True)
-        elif view.card_path not in self._following:
-            later = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self._follow, view)
-            self._following[view.card_path] = later
+            self._follow_now(view)
+        else:
+            self._due[view.card_path] = view
+            if self._tick is None:
+                loop = asyncio.get_running_loop()
+                self._tick = loop.call_later(COALESCE_SECONDS, self._follow_due)
 
     def _show_now(self, view: RunView, event: ev.Event) -> None:
         """What an event shows at once: build problems, warnings, the log's lines."""
@@ -255,19 +261,32 @@ class RunsUI:
             case _:
                 assert_never(event)
 
-    def _follow(self, view: RunView, at_once: bool = False) -> None:
-        """Show the run as it is now: its progress, the card's diagnostics, the status."""
-        if (handle := self._following.pop(view.card_path, None)) is not None:
-            handle.cancel()
+    def _follow_now(self, view: RunView) -> None:
+        """Show one run as it is now, at once: its progress, the card's diagnostics, the
+        status, and its lenses if they changed."""
+        self._due.pop(view.card_path, None)
+        self._show(view)
+        self.shown.status.changed()  # runs started together share one status
+        if view.card_path in self._lenses_due:
+            self._lenses_due.discard(view.card_path)
+            self._refresh_lenses()
+
+    def _follow_due(self) -> None:
+        """The tick: every run changed since the last one, shown together; one status for
+        all, and one lens refresh for all whose round ended (at most every
+        `COALESCE_SECONDS`)."""
+        self._tick = None
+        due, self._due = self._due, {}
+        for view in due.values():
+            self._show(view)
+        self.shown.status.send()
+        if self._lenses_due & due.keys():
+            self._lenses_due -= due.keys()
+            self._refresh_lenses_soon()
+
+    def _show(self, view: RunView) -> None:
         self.shown.progress.report(view)
         self.shown.diagnostics.refresh(view.card_path)
-        self.shown.status.changed()
-        if view.card_path in self._lenses_due:  # a round ended (or the situation changed)
-            self._lenses_due.discard(view.card_path)
-            if at_once:
-                self._refresh_lenses()
-            else:
-                self._refresh_lenses_soon()
 
     def _refresh_lenses_soon(self) -> None:
         """A round ended: one `codeLens/refresh` re-asks every lens of every card, so the rounds
