@@ -54,6 +54,13 @@ class ServerGone(Exception):
     """The server's end of the pipe closed: no request can be answered any more."""
 
 
+HOLD_SECONDS = 0.02
+"""How long an event may wait for the events after it, so that a round's events reach the
+server in one write: every write wakes the editor's server, and on a loaded machine each
+wake-up waits for a core that a request then waits for too. The server shows a run at most
+every 100 ms (`lsp/features/runs.py`), so the wait is never seen."""
+
+
 class Channel:
     """Lines to the server on one descriptor, requests answered by id from the other."""
 
@@ -61,16 +68,38 @@ class Channel:
         self._out = out
         self._next = 0
         self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._held: list[bytes] = []
+        """Lines sent with `hold`, not written yet (in order)."""
+        self._timer: asyncio.TimerHandle | None = None
         self.closed = False
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any], hold: bool = False) -> None:
+        """Write `message` after what is held; with `hold` it waits up to `HOLD_SECONDS` for
+        the lines after it (only a full pipe makes the caller wait: the server reads slowly)."""
         if self.closed:
             return
+        self._held.append(wire.line(message))
+        if hold and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._write_held)
+        if not hold:
+            self._write_held()
         try:
-            self._out.write(wire.line(message))
             await self._out.drain()
         except (ConnectionError, OSError):
             self.gone()
+
+    def _write_held(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        data, self._held = b"".join(self._held), []
+        if data and not self.closed:
+            self._out.write(data)
+
+    async def flush(self) -> None:
+        """Write what is held and wait until it has left (the end of the worker)."""
+        self._write_held()
+        await self._out.drain()
 
     async def request(self, method: wire.Method, params: dict[str, Any]) -> Any:
         if self.closed:
@@ -236,7 +265,7 @@ class Worker:
         if self._cancel_early is not None:
             self.cancel(*self._cancel_early)
         async for event in RunSession(run).events():
-            await self._channel.send({"kind": "event", **wire.encode_event(event)})
+            await self._channel.send({"kind": "event", **wire.encode_event(event)}, hold=True)
 
     def cancel(self, why: str | None) -> None:
         """Stop the run: `why` makes it `interrupted`, none the user's `cancelled`."""
@@ -268,10 +297,10 @@ async def _main(read: int, write: int) -> None:
         asyncio.streams.FlowControlMixin, os.fdopen(write, "wb", buffering=0)
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    worker = Worker(reader, Channel(writer))
-    await worker.serve()
+    channel = Channel(writer)
+    await Worker(reader, channel).serve()
     with contextlib.suppress(OSError, ConnectionError):
-        await writer.drain()
+        await channel.flush()
         writer.close()
 
 
