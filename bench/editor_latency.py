@@ -77,6 +77,8 @@ QUIET_SECONDS = 30.0
 """How long a quiet phase waits at most for the runs' workers to exit (they are at nice 10:
 at load 12 and more they take that long to wind down)."""
 WAKEUP_WINDOW = 3.0
+BURST_GAP = 0.001
+"""Messages from ours read less than this apart count as one burst (one write)."""
 HERE = Path(__file__).resolve().parent
 Samples = dict[str, dict[str, dict[str, list[float]]]]
 """phase ("quiet" / "busy") → server → method → seconds."""
@@ -212,6 +214,17 @@ async def busy_phase(
     return out, runs.started
 
 
+def messages(server: LspProcess, window: tuple[float, float]) -> str:
+    """What ours sent the editor in `window` on its own (not answers): messages per second,
+    and bursts per second (messages read less than `BURST_GAP` apart are one burst: one write
+    of the server, one wake-up of the editor)."""
+    start, end = window
+    times = [r.time for r in server.received if start <= r.time <= end]
+    seconds = max(end - start, 1e-9)
+    bursts = bool(times) + sum(1 for a, b in itertools.pairwise(times) if b - a > BURST_GAP)
+    return f"ours → editor {len(times) / seconds:.0f} messages/s in {bursts / seconds:.0f} bursts/s"
+
+
 async def wakeups(trio: Trio) -> dict[str, float]:
     """Wake-ups per second of each server over the same window, nothing asked meanwhile."""
     pids = {name: s.proc.pid for name, s in trio.servers.items() if s.proc is not None}
@@ -290,7 +303,7 @@ async def one_cycle(args: argparse.Namespace, env: dict[str, str], samples: Samp
             after = cpu_and_switches(trio)
             print("   busy phase, CPU s / switches: " + ", ".join(
                 f"{k} {after[k][0] - before[k][0]:.2f} / {after[k][1] - before[k][1]}"
-                for k in SERVERS))  # fmt: skip
+                for k in SERVERS) + "; " + messages(trio.servers["ours"], window))  # fmt: skip
             _extend(samples["busy"], got)
         finally:
             gc.enable()
