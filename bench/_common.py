@@ -24,6 +24,12 @@ if str(ROOT) not in sys.path:
 VENV_BIN = Path(sys.executable).parent
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (all its threads, not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def machine() -> str:
     """One line: date, CPUs, memory, Python, load average — recorded with each figure."""
     try:

@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import re
 import sys
 import tempfile
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from _board import git, instant_transcript, make_board
-from _common import VENV_BIN, header, median, verdict
+from _common import VENV_BIN, cpu_seconds, header, median, verdict
 from _lsp import LspProcess, did_open, doc, position
 
 TARGET = 2.0
@@ -160,8 +159,7 @@ class Editor(LspProcess):
     def server_seconds(self) -> float:
         """utime + stime of the server process (not its workers), in seconds."""
         assert self.proc is not None
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(") ", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.proc.pid)
 
     def _board_soon(self) -> None:
         if self._board_timer is None:

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from _board import make_board
-from _common import VENV_BIN, header, median, percentile, verdict
+from _common import VENV_BIN, cpu_seconds, header, median, percentile, verdict
 from _lsp import LspProcess, Received, did_open, doc, position
 from _runs import Runs, quiet
 from _stats import ratio
@@ -145,7 +145,7 @@ PARAMS: dict[str, Callable[[str], dict[str, Any]]] = {
 
 
 class Trio:
-    """The three servers and the open card's uri in each."""
+    """The servers (ours, twin and bare here) and the open card's uri in each."""
 
     def __init__(self, servers: dict[str, LspProcess], uris: dict[str, str]) -> None:
         self.servers, self.uris = servers, uris
@@ -153,18 +153,19 @@ class Trio:
         self.shuffle = random.Random(29)
 
     def order(self) -> tuple[str, ...]:
-        """The next order to ask the three in: all six orders, shuffled anew every six.
+        """The next order to ask the servers in: all orders (six for three), shuffled anew
+        each time all were used.
 
         A server asked right after the busy one meets it still working off what it put
         aside to answer; a fixed rotation asked the twin right after ours 5 times in 6 and
         bare almost never, which handed bare the quiet moments."""
         if not self.orders:
-            self.orders = list(itertools.permutations(SERVERS))
+            self.orders = list(itertools.permutations(self.servers))
             self.shuffle.shuffle(self.orders)
         return self.orders.pop()
 
     async def moment(self, methods: list[str], into: dict[str, dict[str, list[float]]]) -> None:
-        """One sampling moment: each method asked of all three, in an order of its own."""
+        """One sampling moment: each method asked of every server, in an order of its own."""
         for method in methods:
             for name in self.order():
                 took, _ = await self.servers[name].timed(method, PARAMS[method](self.uris[name]))
@@ -187,9 +188,7 @@ def cpu_and_switches(trio: Trio) -> dict[str, tuple[float, int]]:
     out = {}
     for name, server in trio.servers.items():
         assert server.proc is not None
-        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[11]) + int(fields[12])
-        out[name] = (ticks / os.sysconf("SC_CLK_TCK"), switches(server.proc.pid))
+        out[name] = (cpu_seconds(server.proc.pid), switches(server.proc.pid))
     return out
 
 

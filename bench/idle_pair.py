@@ -21,30 +21,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import os
-import random
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from _board import make_board
-from _common import VENV_BIN, header, median, percentile
-from _lsp import LspProcess, did_open, doc, position
-from editor_latency import start_burner
+from _common import VENV_BIN, cpu_seconds, header, median, percentile
+from _lsp import LspProcess, doc
+from editor_latency import PARAMS, Trio, open_card, start_burner
 
 HERE = Path(__file__).resolve().parent
-METHODS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "textDocument/codeLens": doc,
-    "textDocument/hover": lambda uri: position(uri, 1, 3),
-}
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def argv(name: str) -> list[str]:
@@ -61,31 +49,22 @@ async def measure(names: list[str], samples: int, tmp: Path) -> dict[str, Any]:
         board = make_board(root, 9, runnable=9, rounds=60, replay=True)
         servers[name] = LspProcess(argv(name), root, env)
         await servers[name].spawn()
-        await servers[name].initialize(root)
-        servers[name].notify(
-            "textDocument/didOpen", did_open(board[-1].as_uri(), board[-1].read_text())
-        )
+        await open_card(servers[name], root, board[-1])
         uris[name] = board[-1].as_uri()
+    trio, methods = Trio(servers, uris), list(PARAMS)
     try:
         for name in names:
             if name.startswith("cr"):
                 await servers[name].settled()
-        times: dict[str, dict[str, list[float]]] = {n: {m: [] for m in METHODS} for n in names}
-        shuffle, orders = random.Random(29), []
         for _ in range(30):  # warm-up
             for name in names:
                 await servers[name].timed("textDocument/codeLens", doc(uris[name]))
+        times: dict[str, dict[str, list[float]]] = {n: {m: [] for m in methods} for n in names}
         before = {n: cpu_seconds(s.proc.pid) for n, s in servers.items() if s.proc}
         for _ in range(samples):
-            for method, params in METHODS.items():
-                if not orders:
-                    orders = list(itertools.permutations(names))
-                    shuffle.shuffle(orders)
-                for name in orders.pop():
-                    took, _ = await servers[name].timed(method, params(uris[name]))
-                    times[name][method].append(took)
+            await trio.moment(methods, times)
         cpu = {
-            n: (cpu_seconds(s.proc.pid) - before[n]) / (samples * len(METHODS))
+            n: (cpu_seconds(s.proc.pid) - before[n]) / (samples * len(methods))
             for n, s in servers.items()
             if s.proc
         }
@@ -114,7 +93,7 @@ async def main() -> int:
             burner.kill()
             burner.wait()
     times, cpu = got["times"], got["cpu"]
-    for method in METHODS:
+    for method in PARAMS:
         base = percentile(times["bare"][method], 99)
         for name in names:
             v = times[name][method]
