@@ -79,10 +79,10 @@ class Channel:
         if self.closed:
             return
         self._held.append(wire.line(message))
-        if hold and self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._write_held)
         if not hold:
             self._write_held()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._write_held)
         try:
             await self._out.drain()
         except (ConnectionError, OSError):

@@ -277,6 +277,8 @@ class RunsUI:
         `COALESCE_SECONDS`)."""
         self._tick = None
         due, self._due = self._due, {}
+        if not due:  # each was shown at once since (its start, review or end): nothing is new
+            return
         for view in due.values():
             self._show(view)
         self.shown.status.send()
