@@ -18,11 +18,10 @@ from typing import Any
 from _lsp import LspProcess
 
 
-def _playing(message: str) -> bool:
-    """A run is playing rounds once its second round has begun: its worker has imported the
-    SDK and had its first answer (the start-up burst is not what "cards running" means)."""
+def _round(message: str) -> int:
+    """The round a progress report names (0: none)."""
     found = re.match(r"(?:awaiting review · )?round (\d+)", message)
-    return found is not None and int(found.group(1)) >= 2
+    return int(found.group(1)) if found else 0
 
 
 class Runs:
@@ -34,6 +33,9 @@ class Runs:
         self.going: set[Any] = set()  # tokens whose run has reported a round
         self.seen = len(server.received)
         self.started = 0
+        self.rounds = 0
+        """Rounds begun by all runs so far, as their progress told (how fast the runs go)."""
+        self._round: dict[Any, int] = {}  # progress token -> the last round it reported
 
     def ended(self) -> list[str]:
         """Cards whose run ended since the last call (their progress `end` arrived)."""
@@ -44,8 +46,11 @@ class Runs:
             token = r.params.get("token") if r.method == "$/progress" else None
             value = r.params.get("value", {}) if token in self.live else {}
             kind = value.get("kind")
-            if kind == "report" and _playing(value.get("message", "")):
-                self.going.add(token)
+            if kind == "report" and (n := _round(value.get("message", ""))):
+                self.rounds += max(0, n - self._round.get(token, n - 1))
+                self._round[token] = max(n, self._round.get(token, 0))
+                if n >= 2:  # past the SDK's import and the first answer: playing rounds
+                    self.going.add(token)
             elif kind == "end":
                 out.append(self.live.pop(token))
                 self.going.discard(token)

@@ -194,23 +194,29 @@ def cpu_and_switches(trio: Trio) -> dict[str, tuple[float, int]]:
 
 async def busy_phase(
     trio: Trio, cards: list[str], methods: list[str], count: int
-) -> tuple[dict[str, Any], int]:
-    """Moments sampled while all of ours' `cards` run (at most `BUSY_SECONDS`); returns them
-    and how many runs were started."""
+) -> tuple[dict[str, Any], int, float]:
+    """Moments sampled while all of ours' `cards` run (at most `BUSY_SECONDS`); returns them,
+    how many runs were started, and the rounds a second all runs began while sampled (how
+    fast the runs went: a priority that keeps the editor quick must not starve them)."""
     server = trio.servers["ours"]
     runs = Runs(server, cards)
     out = _empty(methods)
     deadline = time.perf_counter() + BUSY_SECONDS
+    sampled: tuple[float, int] | None = None  # when sampling began, and the rounds by then
     while len(out["ours"][methods[0]]) < count and time.perf_counter() < deadline:
         await runs.top_up()
         if not runs.all_going:  # wait for every run to be past its set-up, playing rounds
             with contextlib.suppress(TimeoutError):
                 await server.wait_for(lambda r: r.method == "$/progress", 5, runs.seen)
             continue
+        sampled = sampled or (time.perf_counter(), runs.rounds)
         await trio.moment(methods, out)
+    runs.ended()
+    began, before = sampled or (time.perf_counter(), runs.rounds)
+    pace = (runs.rounds - before) / max(time.perf_counter() - began, 1e-9)
     await runs.stop()
     await quiet(server, QUIET_SECONDS)
-    return out, runs.started
+    return out, runs.started, pace
 
 
 def messages(server: LspProcess, window: tuple[float, float]) -> str:
@@ -297,12 +303,13 @@ async def one_cycle(args: argparse.Namespace, env: dict[str, str], samples: Samp
             gc.disable()  # the client's own collections would land on whichever request is out
             _extend(samples["quiet"], await quiet_phase(trio, methods, args.samples))
             began, before = time.perf_counter(), cpu_and_switches(trio)
-            got, started = await busy_phase(trio, cards, methods, args.samples)
+            got, started, pace = await busy_phase(trio, cards, methods, args.samples)
             window = (began, time.perf_counter())
             after = cpu_and_switches(trio)
             print("   busy phase, CPU s / switches: " + ", ".join(
                 f"{k} {after[k][0] - before[k][0]:.2f} / {after[k][1] - before[k][1]}"
-                for k in SERVERS) + "; " + messages(trio.servers["ours"], window))  # fmt: skip
+                for k in SERVERS) + f"; the runs {pace:.0f} rounds/s; "
+                + messages(trio.servers["ours"], window))  # fmt: skip
             _extend(samples["busy"], got)
         finally:
             gc.enable()
