@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
-_tasks: set[asyncio.Task[Any]] = set()
+T = TypeVar("T")
+
+_tasks: set[asyncio.Future[Any]] = set()
 
 
-def spawn(coro: Coroutine[Any, Any, Any]) -> None:
-    """Run `coro` in the background, keeping a strong reference until it is done."""
+def spawn(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    """Run `coro` in the background, keeping a strong reference until it is done; the task is
+    returned for a caller that must later wait for it (a read that must see this write)."""
     task = asyncio.ensure_future(coro)
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
+    return task

@@ -187,7 +187,7 @@ class Commands:
             raise CommandError(f"a card can be moved by hand to {', '.join(MANUAL_STATES)} only")
         if self._runs.manager.is_live(path):
             raise CommandError("the card is running; cancel the run first")
-        spawn(self._runs.set_card_state(path, str(state)))
+        self._runs.move_card(path, str(state))
         return {"uri": args[0], "state": state}
 
     def _decided(self, uri: str, decided: bool) -> dict[str, Any]:

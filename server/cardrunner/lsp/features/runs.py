@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the events' models load with the first run, not in an idle 
 log = logging.getLogger("cardrunner.lsp")
 
 COALESCE_SECONDS = 0.1  # a run's progress, diagnostics and status change at most this often
+MOVE_WAIT = 5.0
+"""Seconds a board or symbol request waits for the card moves answered before it to land."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class RunsUI:
         self._lenses_due: set[Path] = set()  # … whose lenses changed too
         self._lens_timer: asyncio.TimerHandle | None = None  # a round's lens refresh, due
         self._lens_sent = float("-inf")  # when the last round's lens refresh went out
+        self._moves: set[asyncio.Future[None]] = set()  # card moves answered, not yet written
 
     def connect(self, displays: RunDisplays) -> None:
         """What shows the runs (built after this, since each looks the runs up in it)."""
@@ -178,6 +181,19 @@ class RunsUI:
         self.shown.diagnostics.refresh(path)
         self.shown.review_marks(path)
         self._client.refresh_code_lenses()
+
+    def move_card(self, path: Path, state: str) -> None:
+        """Move a card by hand, in the background: the command that asks has answered by the
+        time the file is written, so the views wait for the moves (`moves_landed`) before they
+        read the cards — a board asked right after a move shows it moved."""
+        task = spawn(self.set_card_state(path, state))
+        self._moves.add(task)
+        task.add_done_callback(self._moves.discard)
+
+    async def moves_landed(self, seconds: float = MOVE_WAIT) -> None:
+        """Wait (at most `seconds`) until every card move answered so far is in the index."""
+        if self._moves:
+            await asyncio.wait(set(self._moves), timeout=seconds)
 
     async def set_card_state(self, path: Path, state: str) -> None:
         """Move a card by hand: its front matter changes (in the buffer when it is open)."""

@@ -177,6 +177,7 @@ class Views:
 
     async def board_request(self) -> dict[str, Any]:
         await self._index.wait_scanned(SCAN_WAIT)
+        await self._runs.moves_landed()
         return self.board().model_dump(mode="json", by_alias=True)
 
     async def run_summary_request(self, params: Any) -> dict[str, Any]:
@@ -191,6 +192,7 @@ class Views:
         from cardrunner.lsp.features.board import workspace_symbols
 
         await self._index.wait_scanned(SCAN_WAIT)
+        await self._runs.moves_landed()
         return workspace_symbols(self.board(), params.query)
 
 
