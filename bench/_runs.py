@@ -30,12 +30,10 @@ class Runs:
     def __init__(self, server: LspProcess, cards: list[str]) -> None:
         self.server, self.cards = server, cards
         self.live: dict[Any, str] = {}  # progress token -> card
-        self.going: set[Any] = set()  # tokens whose run has reported a round
+        self.going: set[Any] = set()  # tokens whose run has reported its second round
         self.seen = len(server.received)
         self.started = 0
-        self.rounds = 0
-        """Rounds begun by all runs so far, as their progress told (how fast the runs go)."""
-        self._round: dict[Any, int] = {}  # progress token -> the last round it reported
+        self._last_round: dict[Any, int] = {}  # progress token -> the newest round it reported
 
     def ended(self) -> list[str]:
         """Cards whose run ended since the last call (their progress `end` arrived)."""
@@ -47,14 +45,18 @@ class Runs:
             value = r.params.get("value", {}) if token in self.live else {}
             kind = value.get("kind")
             if kind == "report" and (n := _round(value.get("message", ""))):
-                self.rounds += max(0, n - self._round.get(token, n - 1))
-                self._round[token] = max(n, self._round.get(token, 0))
+                self._last_round[token] = max(n, self._last_round.get(token, 0))
                 if n >= 2:  # past the SDK's import and the first answer: playing rounds
                     self.going.add(token)
             elif kind == "end":
                 out.append(self.live.pop(token))
                 self.going.discard(token)
         return out
+
+    @property
+    def rounds(self) -> int:
+        """Rounds begun by all runs so far, as their progress told (how fast the runs go)."""
+        return sum(self._last_round.values())
 
     @property
     def all_going(self) -> bool:
