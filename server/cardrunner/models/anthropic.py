@@ -56,7 +56,7 @@ class AnthropicModel:
                 decision = decide(
                     exc,
                     attempt,
-                    retryable=_retryable(exc),
+                    retryable=retryable(exc),
                     max_retries=self._options.max_retries,
                     max_backoff=self._options.retry_max_delay_seconds,
                     time_left=left,
@@ -112,7 +112,7 @@ def preload() -> None:
     anthropic.AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9")
 
 
-def _retryable(exc: Exception) -> bool:
+def retryable(exc: Exception) -> bool:
     """A status or transport failure that another attempt may not meet."""
     import anthropic
 
@@ -124,7 +124,8 @@ def _retryable(exc: Exception) -> bool:
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
-    """Errors of the HTTP layer the SDK lets through unwrapped once a stream has begun."""
+    """Errors of the HTTP layer an SDK before 2.17 lets through unwrapped once a stream has
+    begun (2.17 wraps them in `APIConnectionError`; `pyproject.toml` allows both)."""
     try:
         import httpx2
 

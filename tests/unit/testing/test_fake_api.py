@@ -16,6 +16,7 @@ import httpx2
 import pytest
 from anthropic import AsyncAnthropic
 
+from cardrunner.models.anthropic import retryable
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 
@@ -30,6 +31,9 @@ TOOLS: list[Any] = [
 
 
 Connect = Callable[..., AsyncAnthropic]
+MID_STREAM_DROP = (anthropic.APIConnectionError, httpx2.RemoteProtocolError)
+"""A connection dropped mid-stream, as the SDK raises it: wrapped since 2.17, the transport's
+own error before."""
 
 
 @pytest.fixture
@@ -291,14 +295,16 @@ async def test_an_error_event_mid_stream_is_not_retried(client: Connect) -> None
 async def test_a_dropped_connection_is_a_connection_error(streaming: bool, client: Connect) -> None:
     async with FakeMessagesAPI([Fault.drop_connection(after_bytes=120)]) as api:
         sdk = client(api, max_retries=0)
-        # mid-stream the SDK lets the transport's error through instead of APIConnectionError
-        expected = httpx2.RemoteProtocolError if streaming else anthropic.APIConnectionError
-        with pytest.raises(expected):
+        # mid-stream an SDK before 2.17 lets the transport's error through instead of
+        # APIConnectionError (2.17 wraps it): either way the model adapter retries it
+        expected = MID_STREAM_DROP if streaming else anthropic.APIConnectionError
+        with pytest.raises(expected) as raised:
             if streaming:
                 async with sdk.messages.stream(model=MODEL, max_tokens=9, messages=ask()) as s:
                     await s.get_final_message()
             else:
                 await sdk.messages.create(model=MODEL, max_tokens=9, messages=ask())
+        assert retryable(raised.value)
 
 
 async def test_the_sdk_retries_a_dropped_connection(client: Connect) -> None:
@@ -319,10 +325,12 @@ async def test_a_hang_ends_in_a_client_timeout(client: Connect) -> None:
 async def test_a_stream_that_stalls_ends_in_a_read_timeout(client: Connect) -> None:
     async with FakeMessagesAPI([Fault.hang(after_events=3)]) as api:
         sdk = client(api, max_retries=0, timeout=0.3)
-        # mid-stream the SDK lets the transport's timeout through instead of APITimeoutError
-        with pytest.raises(httpx2.ReadTimeout):
+        # mid-stream an SDK before 2.17 lets the transport's timeout through instead of
+        # APITimeoutError (2.17 wraps it): either way the model adapter retries it
+        with pytest.raises((anthropic.APITimeoutError, httpx2.ReadTimeout)) as raised:
             async with sdk.messages.stream(model=MODEL, max_tokens=9, messages=ask()) as stream:
                 await stream.get_final_message()
+        assert retryable(raised.value)
 
 
 async def test_a_script_entry_no_model_could_send_is_a_violation(client: Connect) -> None:
