@@ -23,6 +23,7 @@ from tests.reliability.test_kill_resume import (
     processes_under,
     tool_lines,
 )
+from tests.support.processes import alive, children
 from tests.support.project import FIXED, fix_transcript, git, make_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -96,13 +97,20 @@ async def test_sigkill_of_the_language_server_then_resume_in_the_next(tmp_path: 
             done_calls = sum(calls_per_round[:kill_after])
             await until(lambda r=root, n=done_calls: tool_lines(r) >= n, WAIT, "rounds")
             assert server.proc is not None
+            workers = children(server.proc.pid)  # a spare's argv does not name the workspace
+            assert workers, "the run goes on in a worker of the server"
             server.proc.kill()
             await server.proc.wait()
             reviewer.cancel()
             assert not api.violations
         # Its worker sees the pipe close and ends the run itself, resumable, on disk (it removes
-        # the worktree and commits the card; seen to take over 30 s on a loaded machine).
-        await until(lambda r=root: not processes_under(r), 120, "the worker to end the run")
+        # the worktree and commits the card; seen to take over 30 s on a loaded machine). Its
+        # builds are gone before it has written the card: the worker itself must be waited for.
+        await until(
+            lambda r=root, w=workers: not processes_under(r) and not any(map(alive, w)),
+            120,
+            "the worker to end the run",
+        )
         assert state(card) == "Failed"
         assert yaml.safe_load(card.read_text().split("---")[1])["reason"] == "interrupted"
         async with FakeMessagesAPI(fresh_ids(steps[kill_after:]), check_history=False) as api:

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from cardrunner.demo import APP
 from tests.support import processes
+from tests.support.processes import alive, children
 
 FIXES = Path(__file__).parent / "demo_fixes"
 TOOLS = {
@@ -31,30 +32,6 @@ TOOLS = {
     "ui_select_row",
     "ui_screenshot",
 }
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie counts as gone: it has exited and only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def children(pid: int) -> list[int]:
-    """Live direct children of `pid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def cmdline(pid: int) -> str:
