@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -46,7 +46,7 @@ class RunSession:
         self._lock: CardLock | None = None
         self._result: RunFinished | None = None
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event, None]:
         """Every event of the run, ending with its one `RunFinished`."""
         try:
             async for event in self._play():

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import json
 import logging
 import os
 import signal
 import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from cardrunner.agent.events import Event
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.settings import Settings
@@ -47,6 +50,7 @@ from cardrunner.workers.priority import PRIORITIES, lower
 NICENESS = PRIORITIES["low"].nice
 """How much lower than the editor's server every worker starts (the default `run_priority`): a
 spare cannot know its run's setting, and a worker can go lower later but never back up."""
+T = TypeVar("T")
 SERVER_GONE = "the language server went away"
 
 
@@ -230,6 +234,29 @@ def _say_where(task: asyncio.Task[None]) -> None:
         )
 
 
+async def relay(events: AsyncGenerator[T, None], send: Callable[[T], Awaitable[None]]) -> None:
+    """Send each of the session's `events`; a cancel that lands in `send`, between two events,
+    is thrown into the session, which ends the run as it ends one cancelled inside it.
+
+    A plain `async for` would let that cancel end this task with the session still suspended:
+    its cleanup then ran when the generator was finalised — with no cause (the card's result
+    said "the loop ended without a result") and, as the worker shut down, cancelled itself
+    before the card was written (the server killed while a round's events were being sent
+    left the card `In Work` and the live marker behind)."""
+    async with contextlib.aclosing(events):
+        step: Callable[[], Awaitable[T]] = events.__anext__
+        while True:
+            try:
+                event = await step()
+            except StopAsyncIteration:
+                return
+            step = events.__anext__
+            try:
+                await send(event)
+            except asyncio.CancelledError as exc:
+                step = functools.partial(events.athrow, exc)
+
+
 class Worker:
     """The run and the two directions of its pipe."""
 
@@ -264,8 +291,10 @@ class Worker:
         self._started = True  # a cancel from now on reaches the session's own `finally`
         if self._cancel_early is not None:
             self.cancel(*self._cancel_early)
-        async for event in RunSession(run).events():
-            await self._channel.send({"kind": "event", **wire.encode_event(event)}, hold=True)
+        await relay(RunSession(run).events(), self._send_event)
+
+    async def _send_event(self, event: Event) -> None:
+        await self._channel.send({"kind": "event", **wire.encode_event(event)}, hold=True)
 
     def cancel(self, why: str | None) -> None:
         """Stop the run: `why` makes it `interrupted`, none the user's `cancelled`."""
