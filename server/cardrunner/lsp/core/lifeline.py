@@ -136,7 +136,7 @@ async def serve_stdio(
         why = f"the connection failed: {failure!r}" if failure else "end of input"
         lifeline.end(why, 0 if lifeline.shutdown_requested else 1)
     end = await ending
-    io.cancel()  # a fallback reader may still block in a thread on stdin; the process ends anyway
+    io.cancel()  # the reader may still block in its thread on stdin; the process ends anyway
     await wind_down(end)
     await writer.flush()  # the `shutdown` answer and the last diagnostics, before os._exit
     return end

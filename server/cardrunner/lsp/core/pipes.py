@@ -1,19 +1,23 @@
-"""The editor's stdin and stdout on the event loop itself, not on threads.
+"""The editor's stdin read on a thread of its own, its stdout written by the event loop.
 
-pygls reads stdio through a thread pool: every header line and every body is one `readline` or
-`read` handed to a thread, whose result comes back to the loop through its self-pipe — three
-hand-offs between two threads per message, each a wake-up the kernel must schedule. On a machine
-whose cores are busy with runs (eight workers on two cores) every wake-up waits for a time
-slice, and a request's answer waits for all of them. Replies are written with a blocking
-`write` + `flush` on the loop, which stalls everything else whenever the editor reads slowly.
+**Reading**: a blocking `read` on a thread is woken by the editor's write itself, on the
+editor's core, the moment it writes; the loop's epoll wake-up is not, and on a machine whose
+cores other programs keep busy it waits for the running task's time slice — measured side by
+side under four outside CPU-bound processes (bench/RESULTS.md, issue 29, 2026-12-06), an idle
+server reading on the loop answered 7× slower than bare pygls at p95 (5 against 0.7 ms), the
+same server reading on pygls' thread as fast as bare (0.8 ms), and 4.5× faster at p99 while
+it served eight runs. So stdin is pygls' `StdinAsyncReader` on an executor of its own (one
+thread: it never waits behind, or holds up, the server's `to_thread` work). A thread of our own
+feeding the loop's `StreamReader` was as fast idle (0.6 ms) but not while serving runs (p99
+34 ms, one pair of runs): not kept.
 
-Here both ends are asyncio pipe transports: the loop reads when epoll says stdin is readable (a
-request costs one wake-up, the loop's own) and writes are queued and flushed when stdout is
-writable, so a slow editor never blocks the server. What one turn of the loop sends (an answer,
-the progress of eight runs, their diagnostics) leaves in one `write` at the end of that turn:
-every `write` to the editor's pipe wakes the editor, which on a busy machine takes the core
-from the server mid-turn — one wake-up a turn, not one a message (bench/RESULTS.md, issue 29). What cannot be a pipe transport (a regular
-file redirected to stdin, Windows) falls back to pygls' own reader and writer.
+**Writing**: the writes are asyncio pipe transports: queued and flushed when stdout is
+writable, so a slow editor never blocks the server, and what one turn of the loop sends (an
+answer, the progress of eight runs, their diagnostics) leaves in one `write` at the end of that
+turn: every `write` to the editor's pipe wakes the editor, which on a busy machine takes the
+core from the server mid-turn — one wake-up a turn, not one a message (bench/RESULTS.md, issue
+29). A stdout that cannot be a pipe transport (a regular file, Windows) falls back to pygls'
+blocking writer.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, Protocol
 
 from pygls.io_ import StdinAsyncReader
@@ -47,26 +52,6 @@ class Writer(Protocol):
     def close(self) -> None: ...
 
     async def flush(self) -> None: ...
-
-
-class LoopReader:
-    """pygls' reader interface on an asyncio `StreamReader`: b"" at the end of input."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self._stream = stream
-
-    async def readline(self) -> bytes:
-        try:
-            return await self._stream.readline()
-        except ValueError:  # a header line longer than the stream's limit: not LSP
-            log.warning("a header line too long to be LSP; treating it as the end of input")
-            return b""
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self._stream.readexactly(n)
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
 
 
 class _Drained(asyncio.Protocol):
@@ -147,17 +132,11 @@ class ThreadWriter:
 
 
 async def open_stdio(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Reader, Writer]:
-    """The reader and writer for the editor's two streams, on the loop where they can be."""
+    """The reader (on its own thread) and the writer (on the loop where it can be) for the
+    editor's two streams."""
     loop = asyncio.get_running_loop()
-    reader: Reader
+    reader = StdinAsyncReader(stdin, ThreadPoolExecutor(1, thread_name_prefix="lsp-stdin"))
     writer: Writer
-    try:
-        stream = asyncio.StreamReader(limit=1 << 16, loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
-        reader = LoopReader(stream)
-    except (ValueError, OSError, NotImplementedError) as exc:
-        log.info("stdin is not a pipe (%s); reading it on a thread", exc)
-        reader = StdinAsyncReader(stdin)
     try:
         transport, protocol = await loop.connect_write_pipe(_Drained, stdout)
         writer = LoopWriter(transport, protocol, loop)
