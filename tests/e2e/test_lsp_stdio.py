@@ -1,8 +1,8 @@
-"""The server's stdio: pipes read and written on the event loop, files through the fallback.
+"""The server's stdio: stdin read on its thread, replies written on the event loop.
 
 An editor that writes its whole session at once and closes the pipe (a script, a test harness)
-must still get every answer: the replies queue on the pipe and leave before the process does. Input redirected from a regular file (which
-asyncio cannot watch) is read on a thread instead, with the same result.
+must still get every answer: the replies queue on the pipe and leave before the process does.
+Input redirected from a regular file is read the same way, with the same result.
 """
 
 from __future__ import annotations
