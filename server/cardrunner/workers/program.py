@@ -47,10 +47,11 @@ from cardrunner.trust.gate import TrustQuestion
 from cardrunner.workers import awaits, wire
 from cardrunner.workers.priority import PRIORITIES, lower
 
+T = TypeVar("T")
+
 NICENESS = PRIORITIES["low"].nice
 """How much lower than the editor's server every worker starts (the default `run_priority`): a
 spare cannot know its run's setting, and a worker can go lower later but never back up."""
-T = TypeVar("T")
 SERVER_GONE = "the language server went away"
 
 
