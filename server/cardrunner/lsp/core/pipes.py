@@ -1,16 +1,18 @@
-"""The editor's stdin read on a thread of its own, its stdout written by the event loop.
+"""The editor's stdin read on a thread, a whole message a trip; its stdout written by the loop.
 
 **Reading**: a blocking `read` on a thread is woken by the editor's write itself, on the
 editor's core, the moment it writes; the loop's epoll wake-up is not, and on a machine whose
 cores other programs keep busy it waits for the running task's time slice — measured side by
 side under four outside CPU-bound processes (bench/RESULTS.md, issue 29, 2026-12-06), an idle
-server reading on the loop answered 7× slower than bare pygls at p95 (5 against 0.7 ms), the
-same server reading on pygls' thread as fast as bare (0.8 ms), and 4.5× faster at p99 while
-it served eight runs. So stdin is pygls' `StdinAsyncReader` on an executor of its own (one
-thread: it never waits behind, or holds up, the server's `to_thread` work). A thread of our own
-feeding the loop's `StreamReader` was as fast idle (0.6 ms) but not while serving runs (p99
-34 ms, one pair of runs): not kept. The price, where nothing else keeps the cores busy: pygls
-hands each header line and body to the thread and back, about 0.3 ms more at p50.
+server reading on the loop answered 7× slower than bare pygls at p95 (5 against 0.7 ms). pygls'
+own thread reader pays the other way: each header line and the body is a trip to its thread and
+back, so a message waits three or four times for whatever the loop is doing, twice the context
+switches (while eight runs are served, codeLens p99 0.96–2.41× bare pygls'). So `run_async`'s
+trip to the thread brings a whole message back (`MessageReader`): 0.60–0.91× bare with no
+outside load. Asked for, not read ahead: a thread that read the next message on its own and
+handed it to the loop (`call_soon_threadsafe`) was as quick with no outside load but, serving
+runs under four outside CPU-bound processes, answered at p95 in 16–26 ms (four arms) against
+3.8–5.4 ms for the two readers the loop asks (six arms); why is not known.
 
 **Writing**: the writes are asyncio pipe transports: queued and flushed when stdout is
 writable, so a slow editor never blocks the server, and what one turn of the loop sends (an
@@ -25,11 +27,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from collections import deque
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, Protocol
-
-from pygls.io_ import StdinAsyncReader
 
 log = logging.getLogger("cardrunner.lsp.pipes")
 
@@ -53,6 +55,58 @@ class Writer(Protocol):
     def close(self) -> None: ...
 
     async def flush(self) -> None: ...
+
+
+CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+"""The header pygls' `run_async` takes a message's length from (the same pattern)."""
+
+
+class MessageReader:
+    """pygls' reader interface, one whole message per trip to the reading thread.
+
+    When `run_async` asks for a header line and none is left, one thread reads the next whole
+    message — split exactly as `run_async` asks for it: header lines up to the blank line after
+    a `Content-Length`, then the body — and the loop gets its pieces back in one wake-up;
+    `readline` and `readexactly` answer from them without waiting. b"" at the end of input.
+    """
+
+    def __init__(self, stdin: BinaryIO) -> None:
+        self._stdin = stdin
+        self._pieces: deque[bytes] = deque()
+        self._ended = False
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="lsp-stdin")
+
+    async def readline(self) -> bytes:
+        return await self._next()
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self._next()
+
+    async def _next(self) -> bytes:
+        while not self._pieces:
+            if self._ended:
+                return b""
+            loop = asyncio.get_running_loop()
+            pieces, self._ended = await loop.run_in_executor(self._thread, self._read_message)
+            self._pieces.extend(pieces)
+        return self._pieces.popleft()
+
+    def _read_message(self) -> tuple[list[bytes], bool]:
+        """One message's header lines and body, and whether the input ended with them."""
+        pieces: list[bytes] = []
+        length = 0
+        try:
+            while line := self._stdin.readline():
+                pieces.append(line)
+                if not length and (match := CONTENT_LENGTH.fullmatch(line)):
+                    length = int(match.group(1))
+                if length and not line.strip():
+                    body = self._stdin.read(length)
+                    pieces.append(body)
+                    return pieces, not body
+        except Exception as exc:  # a closed stdin, or a length no memory holds: input ends
+            log.warning("stdin could not be read (%r); treating it as the end of input", exc)
+        return pieces, True
 
 
 class _Drained(asyncio.Protocol):
@@ -136,7 +190,7 @@ async def open_stdio(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Reader, Writer]
     """The reader (on its own thread) and the writer (on the loop where it can be) for the
     editor's two streams."""
     loop = asyncio.get_running_loop()
-    reader = StdinAsyncReader(stdin, ThreadPoolExecutor(1, thread_name_prefix="lsp-stdin"))
+    reader = MessageReader(stdin)
     writer: Writer
     try:
         transport, protocol = await loop.connect_write_pipe(_Drained, stdout)
