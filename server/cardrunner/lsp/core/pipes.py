@@ -5,13 +5,16 @@ editor's core, the moment it writes; the loop's epoll wake-up is not, and on a m
 cores other programs keep busy it waits for the running task's time slice — measured side by
 side under four outside CPU-bound processes (bench/RESULTS.md, issue 29, 2026-12-06), an idle
 server reading on the loop answered 7× slower than bare pygls at p95 (5 against 0.7 ms). pygls'
-own thread reader pays the other way: each header line and the body is a trip to its thread and
-back, so a message waits three or four times for whatever the loop is doing, twice the context
-switches (while eight runs are served, codeLens p99 0.96–2.41× bare pygls'). So `run_async`'s
-trip to the thread brings a whole message back (`MessageReader`): 0.60–0.91× bare with no
-outside load. Asked for, not read ahead: a thread that read the next message on its own and
-handed it to the loop (`call_soon_threadsafe`) was as quick with no outside load but, serving
-runs under four outside CPU-bound processes, answered at p95 in 16–26 ms (four arms) against
+own thread reader pays the other way: each header line and the body is a trip to its thread
+and back, so a message waits three or four times for whatever the loop is doing (while eight
+runs were served, codeLens p99 0.96–2.41× bare pygls', twice the context switches). So
+`run_async`'s one trip to the thread brings a whole message back (`MessageReader`): 0.64–0.68×
+bare pooled over three runs with no outside load, 0.37–0.46× under four or eight outside
+CPU-bound processes.
+
+The thread reads only when the loop asks. One that read ahead and handed each message to the
+loop on its own (`call_soon_threadsafe`) was as quick with no outside load, but serving runs
+under four outside CPU-bound processes it answered at p95 in 16–26 ms (four arms) against
 3.8–5.4 ms for the two readers the loop asks (six arms); why is not known.
 
 **Writing**: the writes are asyncio pipe transports: queued and flushed when stdout is
