@@ -157,6 +157,6 @@ def test_each_message_reaches_the_loop_in_one_wake_up() -> None:
 
 @pytest.mark.parametrize("length", [10**14, 10**20])  # MemoryError, OverflowError
 def test_a_length_no_memory_holds_ends_the_input_instead_of_the_reader(length: int) -> None:
-    """pygls' `run_async` asks for the body in one read; a hostile length must end the input
-    (the server then ends as on end of input), not leave the loop waiting for a dead thread."""
+    """The body is asked for in one read; a hostile length must end the input (the server then
+    ends as on end of input), not raise into pygls' read loop and fail it, as pygls' reader does."""
     assert read_all([b"Content-Length: %d\r\n\r\n{}" % length], ours) == []
