@@ -28,15 +28,16 @@ from _common import header, median, percentile, verdict
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import Usage
-from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message, ModelRequest, ModelResponse
-from cardrunner.agent.verdict import RunVerdict
+from cardrunner.agent.toolpool import ToolContext, ToolPool, ToolResult
 from cardrunner.config.settings import Limits, ModelOptions, Settings
-from cardrunner.run.log import RunLog
+from cardrunner.record.log import RunLog
+from cardrunner.run.verdict import EvidenceVerdict
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
+from cardrunner.verify.calls import CallLog, FixedState
 
 TARGET = 1.3
 SYSTEM = "You are a coding agent. Work through the card with the tools. " * 20
@@ -128,6 +129,12 @@ async def plain_loop(model: CannedModel, tools: list[dict[str, Any]]) -> int:
         messages.append({"role": "user", "content": results})
 
 
+def _no_evidence(log_dir: Path) -> Evidence:
+    """The ledger of a task with nothing to verify (the verdict takes the model's word)."""
+    calls = CallLog(FixedState(), "fixed")
+    return Evidence(["Nothing."], calls, True, log_dir / "evidence", log_dir)
+
+
 async def our_loop(
     model: CannedModel, rounds: int, log_dir: Path, *, compactor: bool = True, log: bool = True
 ) -> int:
@@ -138,7 +145,7 @@ async def our_loop(
         model=model,
         pool=ToolPool([TOOL]),
         guards=Guards(settings.limits, settings.price()),
-        verdict=RunVerdict(None, Evidence(["Nothing."]), require_evidence=False),
+        verdict=EvidenceVerdict(_no_evidence(log_dir), require_evidence=False),
         options=ModelOptions(),
         messages=[Message("user", [{"type": "text", "text": TASK}])],
         compactor=Compactor(o.context_window, o.compact_at, o.keep_tool_results, 1000)

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from _common import header, median
 
+from cardrunner.board import plan as plan_module
+from cardrunner.board.plan import Selection, make_plan
 from cardrunner.config.settings import Settings
 from cardrunner.git.branches import BranchRepo, CardHistory
-from cardrunner.run import plan as plan_module
-from cardrunner.run.plan import Selection, make_plan
 
 SIZES = (10, 100, 1000)
 SOURCES = 200

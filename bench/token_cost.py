@@ -118,8 +118,8 @@ async def ours(case: Case, dest: Path) -> Tally:
 
 async def plain(case: Case, dest: Path) -> Tally:
     """The loop as the articles write it; the tools are the runner's own `ToolPool`."""
-    from cardrunner.agent.gate import ToolContext
     from cardrunner.agent.review import AutoApprover
+    from cardrunner.agent.toolpool import ToolContext
     from cardrunner.config.loading import load_settings
     from cardrunner.models.scripted import ScriptedModel
     from cardrunner.run.assembly import open_run

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cardrunner.agent.gate import ToolContext
+from cardrunner.agent.toolpool import ToolContext
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 

@@ -46,7 +46,7 @@ echo "-- a card run with replay set only in cardrunner.toml (no key)"
 import subprocess, sys
 from pathlib import Path
 from cardrunner.demo import create_workspace
-from cardrunner.demo.command import TRANSCRIPTS
+from cardrunner.demo.tour import TRANSCRIPTS
 
 root = create_workspace(Path(sys.argv[1]))
 toml = root / "cardrunner.toml"

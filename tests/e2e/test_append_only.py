@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cardrunner.models.history import canonical_content
+from cardrunner.apirules.conversation import canonical_content
 from cardrunner.run.resume import rebuild
 from tests.support.api_run import run_through_api
 from tests.support.mcp_harness import TEST_SERVER

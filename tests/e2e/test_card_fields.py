@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from cardrunner.agent.events import Notice, RunStarted
+from cardrunner.record.log import read_events, read_log
 from cardrunner.run.assembly import INSTRUCTIONS
-from cardrunner.run.log import read_events, read_log
 from tests.support.api_run import run_through_api
 from tests.support.project import cli, fix_transcript, git, make_project
 

@@ -15,10 +15,10 @@ from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.demo import CARDS, create_workspace
-from cardrunner.demo.command import transcript_for
+from cardrunner.demo.tour import transcript_for
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.run.log import read_events, read_log
+from cardrunner.record.log import read_events, read_log
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from tests.support.uiserver import ui_server, ui_servers, wait_gone
@@ -193,7 +193,7 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
 def test_a_refused_demo_says_so_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cardrunner.demo import command
+    from cardrunner.demo import tour as command
     from cardrunner.processes import bwrapprobe
     from tests.unit.processes.test_bwrapprobe import NO_PERMISSIONS, fake_bwrap
 
@@ -211,7 +211,7 @@ def test_a_refused_demo_says_so_once(
 
 
 def test_a_failed_demo_card_leaves_nothing_for_the_next(tmp_path: Path) -> None:
-    from cardrunner.demo.command import run_cards
+    from cardrunner.demo.tour import run_cards
 
     root = create_workspace(tmp_path / "repo")
     model_py = (root / "invoice" / "model.py").read_text()
@@ -234,7 +234,7 @@ def test_a_failed_demo_card_leaves_nothing_for_the_next(tmp_path: Path) -> None:
 def test_a_missing_piece_is_named_before_anything_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cardrunner.demo import command
+    from cardrunner.demo import tour as command
 
     monkeypatch.setattr(command, "NEEDED", (("no_such_module_for_the_demo", "a test"),))
     assert command.run_demo(tmp_path / "demo", yes=True) == 2

@@ -22,8 +22,7 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from cardrunner.processes.groups import boot_id, start_time
-from cardrunner.run.liveness import interrupted_runs
-from cardrunner.run.sweep import sweep
+from cardrunner.run.liveness import interrupted_runs, sweep
 from tests.support.hostile_git import arm, markers
 from tests.support.lsp import Project, diag_codes, lens_titles, project_of
 from tests.support.lsp import make_project as make_lsp_project

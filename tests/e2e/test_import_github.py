@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from cardrunner.board.prbody import RunReport, pr_body
 from cardrunner.card.card import load_card
-from cardrunner.run.prbody import RunReport, pr_body
-from cardrunner.run.view import RunView
+from cardrunner.record.state import RunState
 from tests.support.fakegithub import FakeGitHub, serving
 from tests.support.project import cli, make_project
 
@@ -118,7 +118,7 @@ def test_the_cards_pull_request_fixes_its_issue(tmp_path: Path) -> None:
     path.write_text(
         "---\ntitle: T\nsource: https://github.com/o/r/issues/42\n---\n## Acceptance criteria\n- x\n"
     )
-    view = RunView(path, "run-1", "T", state="done", round=1)
+    view = RunState(path, "run-1", "T", state="done", round=1)
     report = RunReport(load_card(path), "c.md", view, "cards/c", "m", "log", "origin")
     assert pr_body(report).endswith("\nFixes #42\n")
     path.write_text(path.read_text().replace("source: https://github.com/o/r/issues/42\n", ""))

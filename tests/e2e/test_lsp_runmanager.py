@@ -17,9 +17,9 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.models.scripted import ScriptedModel
+from cardrunner.record.state import RunState
 from cardrunner.run.options import MISSING_KEY, RunRefused, replay_path
 from cardrunner.run.prepare import choose_model
-from cardrunner.run.view import RunView
 from cardrunner.workers.manager import RunManager
 from tests.support.lsp import (
     GOOD_APP,
@@ -42,12 +42,12 @@ class Recorder:
 
     def __init__(self) -> None:
         self.events: dict[Path, list[Event]] = {}
-        self.ended: list[RunView] = []
+        self.ended: list[RunState] = []
 
-    def run_event(self, view: RunView, event: Event) -> None:
+    def run_event(self, view: RunState, event: Event) -> None:
         self.events.setdefault(view.card_path, []).append(event)
 
-    def run_ended(self, view: RunView) -> None:
+    def run_ended(self, view: RunState) -> None:
         self.ended.append(view)
 
 
@@ -56,16 +56,15 @@ def project(tmp_path: Path) -> Project:
     return make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
 
 
-def manager(project: Project, recorder: Recorder, env: dict[str, str] | None = None) -> RunManager:
+def manager(project: Project, env: dict[str, str] | None = None) -> RunManager:
     settings, problems = load_settings(project.root)
     assert not problems
-    return RunManager(
-        project.root,
-        lambda: settings,
-        recorder,
-        lambda view: AutoApprover(),
-        env={**TRUSTED, **(env or {})},
-    )
+    return RunManager(project.root, lambda: settings, env={**TRUSTED, **(env or {})})
+
+
+def start(runs: RunManager, card: Path, recorder: Recorder) -> RunState:
+    """Start the card's run: `recorder` hears it, and its review is accepted."""
+    return runs.start(card, listener=recorder, approver=lambda view: AutoApprover())
 
 
 def test_the_model_comes_from_the_replay_folder_or_the_api(project: Project) -> None:
@@ -84,7 +83,7 @@ def test_the_model_comes_from_the_replay_folder_or_the_api(project: Project) -> 
 
 
 def test_the_summary_line() -> None:
-    view = RunView(Path("c.md"), "r", "t", round=7, max_rounds=60, tokens=31_234, cost_usd=0.181)
+    view = RunState(Path("c.md"), "r", "t", round=7, max_rounds=60, tokens=31_234, cost_usd=0.181)
     view.tool = "build_app"
     assert view.summary() == "round 7/60 · 31.2k tok · $0.18 · build_app"
     assert Usage(input_tokens=1, output_tokens=2).total == 3
@@ -92,7 +91,7 @@ def test_the_summary_line() -> None:
 
 async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None:
     recorder = Recorder()
-    runs = manager(project, recorder)
+    runs = manager(project)
     card = project.write_card("greeting")
     project.transcript(
         "greeting",
@@ -108,10 +107,10 @@ async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None
             final(),
         ],
     )
-    view = runs.start(card)
+    view = start(runs, card, recorder)
     assert runs.is_live(card)
     with pytest.raises(RunRefused, match="already running"):
-        runs.start(card)
+        start(runs, card, recorder)
     await runs.wait(card.resolve())
 
     events = recorder.events[card.resolve()]
@@ -125,10 +124,10 @@ async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None
 
 async def test_cancel_ends_cancelled_and_leaves_no_process(project: Project) -> None:
     recorder = Recorder()
-    runs = manager(project, recorder)
+    runs = manager(project)
     card = project.write_card("slow")
     project.transcript("slow", slow_transcript())
-    view = runs.start(card)
+    view = start(runs, card, recorder)
     await wait_for(lambda: processes_with(project.marker), what="the slow command")
     assert runs.cancel(card)
     async with asyncio.timeout(10):
@@ -141,9 +140,9 @@ async def test_cancel_ends_cancelled_and_leaves_no_process(project: Project) -> 
 
 async def test_a_missing_transcript_fails_the_run_with_config_error(project: Project) -> None:
     recorder = Recorder()
-    runs = manager(project, recorder)
+    runs = manager(project)
     card = project.write_card("orphan")
-    view = runs.start(card)
+    view = start(runs, card, recorder)
     await runs.wait(card.resolve())
     assert view.state == "failed" and view.reason == "config_error"
     assert "orphan.json" in view.detail
@@ -152,11 +151,11 @@ async def test_a_missing_transcript_fails_the_run_with_config_error(project: Pro
 
 async def test_shutdown_cancels_every_run(project: Project) -> None:
     recorder = Recorder()
-    runs = manager(project, recorder)
+    runs = manager(project)
     cards = [project.write_card(name) for name in ("a", "b")]
     for card in cards:
         project.transcript(card.stem, slow_transcript())
-        runs.start(card)
+        start(runs, card, recorder)
     await wait_for(lambda: len(processes_with(project.marker)) == 2, 60, "both commands")
     await runs.aclose()
     assert {v.reason for v in runs.views()} == {"cancelled"}
@@ -165,10 +164,10 @@ async def test_shutdown_cancels_every_run(project: Project) -> None:
 
 async def test_cancel_right_after_start_still_ends_the_run(project: Project) -> None:
     recorder = Recorder()
-    runs = manager(project, recorder)
+    runs = manager(project)
     card = project.write_card("slow")
     project.transcript("slow", slow_transcript())
-    view = runs.start(card)
+    view = start(runs, card, recorder)
     assert runs.cancel(card)  # before the run's worker process has even started
     async with asyncio.timeout(10):
         await runs.wait(card.resolve())
@@ -185,14 +184,14 @@ async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_cros
     threads: set[bool] = set()
 
     class OnHome(Recorder):
-        def run_event(self, view: RunView, event: Event) -> None:
+        def run_event(self, view: RunState, event: Event) -> None:
             threads.add(asyncio.get_running_loop() is home)
             super().run_event(view, event)
 
     recorder = OnHome()
     settings, _ = load_settings(project.root)
     approver = AutoApprover()
-    runs = RunManager(project.root, lambda: settings, recorder, lambda v: approver)
+    runs = RunManager(project.root, lambda: settings)
     card = project.write_card("greeting")
     project.transcript(
         "greeting",
@@ -202,7 +201,7 @@ async def test_events_reach_the_listener_on_the_callers_loop_and_the_review_cros
             final("RESULT: failed: no evidence on purpose"),
         ],
     )
-    view = runs.start(card)
+    view = runs.start(card, listener=recorder, approver=lambda v: approver)
     async with asyncio.timeout(30):
         await runs.wait(card.resolve())
     assert threads == {True} and view.state == "failed" and view.commit

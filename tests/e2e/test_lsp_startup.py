@@ -33,7 +33,6 @@ ANSWERS_INITIALIZE = {
     "cardrunner.lsp.core.lifeline",
     "cardrunner.lsp.core.pipes",
     "cardrunner.lsp.core.protocol",
-    "cardrunner.lsp.core.uris",
     "cardrunner.processes",
     "cardrunner.processes.groups",
 }
@@ -175,7 +174,7 @@ async def test_no_module_the_workspace_ships_is_imported_however_the_server_star
 async def test_an_idle_server_validates_its_settings_without_loading_pydantic(
     lsp_project: Project,
 ) -> None:
-    """The settings are validated in a child process (config/child.py): the idle server
+    """The settings are validated in a child process (config/loading.py): the idle server
     follows them (the cards folder, the forecast's limit) and shows their problems as before,
     and has never imported pydantic — through start-up, lenses and a settings change."""
     toml = lsp_project.root / "cardrunner.toml"

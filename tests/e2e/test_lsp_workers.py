@@ -22,7 +22,7 @@ from pytest_lsp import LanguageClient
 
 from cardrunner.card.card import card_slug
 from cardrunner.git.branches import BranchRepo
-from cardrunner.processes.autogroup import autogroup_nice
+from cardrunner.processes.groups import autogroup_nice
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from tests.support.lsp import (
     ACCEPT,

@@ -11,15 +11,15 @@ import yaml
 
 from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
+from cardrunner.apirules.binding import SignatureBinder
 from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
 from cardrunner.demo import CARDS, create_workspace
-from cardrunner.demo.command import TRANSCRIPTS, transcript_for
-from cardrunner.models.binding import SignatureBinder
+from cardrunner.demo.tour import TRANSCRIPTS, transcript_for
 from cardrunner.models.scripted import ScriptedModel, load_transcript
+from cardrunner.record.transcript import Transcript, transcript_from_log, transcript_json
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
-from cardrunner.run.transcript import Transcript, transcript_from_log, transcript_json
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from tests.support.project import cli, fix_transcript, make_project, write_transcript
 

@@ -13,7 +13,7 @@ from cardrunner.agent.events import RunFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.models.anthropic import AnthropicModel
-from cardrunner.run.log import read_log
+from cardrunner.record.log import read_log
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.testing.fake_api import FakeMessagesAPI

@@ -9,8 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from cardrunner.run.cardlock import CardBusy, CardLock
-from cardrunner.run.log import new_run_id
+from cardrunner.record.log import new_run_id
+from cardrunner.run.liveness import CardBusy, CardLock
 from tests.support.lsp import processes_with
 from tests.support.project import cli, final, make_project, slow_tests, start_cli, write_transcript
 
@@ -18,7 +18,7 @@ HOLD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from cardrunner.run.cardlock import CardLock
+    from cardrunner.run.liveness import CardLock
     lock = CardLock.acquire(Path(sys.argv[1]), Path("cards/fix-add.md"), "run-elsewhere")
     print("held", flush=True)
     time.sleep(300)

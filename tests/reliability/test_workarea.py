@@ -32,9 +32,8 @@ from cardrunner.agent.review import (
 from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.log import RunLog, log_record, read_log
-from cardrunner.run.options import RunOptions
+from cardrunner.record.log import RunLog, log_record, read_log
+from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.session import run_card
 from tests.support.project import (
     CALC,
@@ -154,7 +153,7 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
     assert (meta(card)["state"], meta(card)["reason"]) == ("Failed", "cancelled")
     assert not GROUPS.live()
     # resume: the run's own changes come back, the conversation goes on
-    from cardrunner.run.grant import ResumeGrant
+    from cardrunner.run.options import ResumeGrant
 
     opts = options(tmp_path, steps)
     opts.resume = ResumeGrant()

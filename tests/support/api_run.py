@@ -18,8 +18,7 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.config.settings import Settings
 from cardrunner.models.anthropic import AnthropicModel
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.options import RunOptions
+from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.session import run_card
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Responder

@@ -435,7 +435,7 @@ async def command(client: LanguageClient, name: str, *arguments: Any) -> dict[st
 
 
 FORECAST_PREFIXES = ("≈ ", "cost unknown (")
-"""How a card's cost forecast lens begins (`run/forecast.py`): a line to read on every idle
+"""How a card's cost forecast lens begins (`record/forecast.py`): a line to read on every idle
 card, which tests of the card's choices leave out (`is_forecast`)."""
 
 

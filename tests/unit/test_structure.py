@@ -1,4 +1,5 @@
-"""The shape the code keeps: no two modules import each other, no module or function too long.
+"""The shape the code keeps: no two modules import each other, no module or function too long,
+few enough modules and folders to find one's way, one name per concept, the layer order stated once.
 
 import-linter keeps the layers (pyproject.toml), but it does not see a pair of modules inside
 one layer that import each other — lazily inside a function, or only for type checking — and
@@ -9,6 +10,9 @@ module is read here, in any form, and the sizes a reader can hold in mind are ch
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,13 +71,13 @@ def test_no_two_modules_import_each_other() -> None:
 def test_the_knot_finder_sees_lazy_and_type_only_imports(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from cardrunner.run.log import RunLog\n"
+        "if TYPE_CHECKING:\n    from cardrunner.record.log import RunLog\n"
         "def f():\n    from cardrunner.agent import events\n"
     )
     probe = tmp_path / "probe.py"
     probe.write_text(source)
     assert _imports("cardrunner.probe", probe) == {
-        "cardrunner.run.log",
+        "cardrunner.record.log",
         "cardrunner.agent",
         "cardrunner.agent.events",
     }
@@ -137,4 +141,96 @@ def test_every_name_is_imported_from_where_it_lives() -> None:
                     wrong.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
     assert wrong == [], "names imported from a module that does not define them:\n" + "\n".join(
         wrong
+    )
+
+
+FRONT_ENDS = {"cli", "lsp", "acp", "terminal", "demo"}
+"""A front end may name a module after the core concept it presents (`cli/plan.py` for the plan)."""
+
+MAX_MODULES = 170
+MAX_PER_FOLDER = 15
+
+
+def modules() -> list[Path]:
+    """Every module of the package with more than 8 lines (an `__init__` is a room's name tag)."""
+    found = [
+        p for p in PACKAGE.rglob("*.py") if not p.is_relative_to(PACKAGE / "demo" / "workspace")
+    ]
+    return sorted(p for p in found if len(p.read_text(encoding="utf-8").splitlines()) > 8)
+
+
+def room(path: Path) -> str:
+    return path.parent.relative_to(PACKAGE).as_posix() or "."
+
+
+def test_the_modules_are_found() -> None:
+    """Guards the discovery: an empty list would make every limit below hold."""
+    names = {p.relative_to(PACKAGE).as_posix() for p in modules()}
+    assert {"run/session.py", "agent/loop.py", "lsp/server.py"} <= names
+
+
+def test_at_most_170_modules_and_15_a_folder() -> None:
+    found = modules()
+    assert len(found) <= MAX_MODULES, f"{len(found)} modules of more than 8 lines"
+    crowded = {r: n for r, n in Counter(room(p) for p in found).items() if n > MAX_PER_FOLDER}
+    assert not crowded, f"folders holding more than {MAX_PER_FOLDER} modules: {crowded}"
+
+
+def test_no_file_name_is_shared_by_two_core_concepts() -> None:
+    """Outside the front ends every module's file name is the package's only one of that name."""
+    by_name: defaultdict[str, list[str]] = defaultdict(list)
+    for path in modules():
+        top = path.relative_to(PACKAGE).parts[0]
+        if path.stem not in {"__init__", "__main__"} and top not in FRONT_ENDS:
+            by_name[path.name].append(path.relative_to(PACKAGE).as_posix())
+    shared = {name: where for name, where in by_name.items() if len(where) > 1}
+    assert not shared, shared
+
+
+def test_no_import_cycle() -> None:
+    """No module reaches itself through the imports of others, at any length and in any form
+    (the pair test above sees only cycles of two)."""
+    graph = {name: _imports(name, path) for name, path in MODULES.items()}
+    cycles = []
+    for start, deps in graph.items():
+        seen, todo = set(), list(deps)
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo.extend(graph[module])
+        if start in seen:
+            cycles.append(start)
+    assert cycles == [], f"modules on an import cycle: {cycles}"
+
+
+def _layer_names() -> set[str]:
+    config = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        for layer in contract.get("layers", []):
+            names.update(part.strip() for part in layer.split("|"))
+    return names
+
+
+CHAIN = re.compile(
+    r"`?([\w.]+)`?(?:\s*\|\s*`?[\w.]+`?)*\s*>\s*`?([\w.]+)`?(?:\s*\|\s*`?[\w.]+`?)*\s*>\s*`?([\w.]+)`?"
+)
+
+
+def test_the_layer_order_is_stated_once() -> None:
+    """Only pyproject.toml orders the layers; the architecture page and the rooms point at it."""
+    layers = _layer_names()
+    assert {"cli", "run", "config", "session", "core"} <= layers
+    prose = [PACKAGE.parents[1] / "docs" / "architecture.md", *PACKAGE.rglob("README.md")]
+    restated = []
+    for path in prose:
+        if path.is_relative_to(PACKAGE / "demo" / "workspace"):
+            continue
+        for match in CHAIN.finditer(path.read_text(encoding="utf-8")):
+            if all(name in layers for name in match.groups()):
+                restated.append(f"{path.relative_to(PACKAGE.parents[1])}: {match.group(0)}")
+    assert not restated, restated
+    assert "import-linter" in (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(
+        encoding="utf-8"
     )

@@ -4,8 +4,8 @@ It advertises only what it does: `session/load` (resume an interrupted run), emb
 (a mentioned card file arrives as a resource), no images or audio (a run's input is its card,
 not the prompt's pictures), and MCP servers of the client's over stdio and Streamable HTTP
 (`mcpCapabilities.http`) but not SSE: they join each run's tool pool beside the project's, in
-the same sandbox and gate (acp/mcpservers.py). Of the client's own capabilities it uses
-`fs.readTextFile`, so a run sees unsaved buffers (acp/clientfiles.py); not `fs.writeTextFile`
+the same sandbox and gate (acp/clientside.py). Of the client's own capabilities it uses
+`fs.readTextFile`, so a run sees unsaved buffers (acp/clientside.py); not `fs.writeTextFile`
 nor the terminal, since the review, the commit and the runner's checks stand on cardrunner's
 own writes and sandbox. A missing `clientCapabilities` (all false) changes nothing else.
 """
@@ -34,8 +34,7 @@ from acp.schema import (
 
 from cardrunner import __version__
 from cardrunner.acp.cards import COMMANDS, Block
-from cardrunner.acp.clientfiles import ClientFiles, reads_files
-from cardrunner.acp.mcpservers import ClientServer, client_servers
+from cardrunner.acp.clientside import ClientFiles, ClientServer, client_servers, reads_files
 from cardrunner.acp.session import CardSession
 
 FindRoot = Callable[[Path], Path]

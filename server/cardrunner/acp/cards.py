@@ -1,17 +1,25 @@
-"""What a prompt asks for: run a card, resume one, list the cards, draft one, or nothing we do.
+"""What a prompt asks for (run, resume or list cards, draft one, or nothing we do), and the draft.
 
 A session is a card. The agent advertises `/run CARD`, `/resume CARD`, `/cards` and `/save`; a
 prompt that links a card file (a `resource_link` or an embedded `resource` with a `file://` URI,
 what a client sends for an @-mention) or names one (`cards/fix-add.md`, `fix-add.md`, `fix-add`)
 runs it — unless it has two or more lines: with a card open (mentioned, or the session's own)
-such a prompt describes a new card, which is drafted (acp/draft.py) and saved on `/save`.
-Anything else is answered with the list of cards and how to run one. Which card a session ran is
-kept under `.cardrunner/` so `session/load` in a later process knows what to resume.
+such a prompt describes a new card, which is drafted and saved on `/save`. Anything else is
+answered with the list of cards and how to run one. Which card a session ran is kept under
+`.cardrunner/` so `session/load` in a later process knows what to resume.
+
+A prompt of two or more lines that is not a command, sent while a card is open (mentioned in
+the prompt, or the card the session ran or loaded), describes work rather than asking to run
+what exists: its first line is the new card's title, each further line one acceptance criterion
+(list markers and checkboxes dropped). The draft is sent back as a message; nothing is written
+until the user sends `/save`, which writes it as a new file under the cards folder and never
+over an existing one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -163,3 +171,57 @@ def remembered(root: Path, session_id: str) -> Path | None:
         return None
     card = root / str(data.get("card", "")) if isinstance(data, dict) else None
     return card if card is not None and card.is_file() else None
+
+
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)]|#{1,6})?\s*(?:\[[ xX]\]\s*)?")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A card not yet saved: its proposed file name and its Markdown."""
+
+    name: str
+    text: str
+
+    def message(self, folder: str) -> str:
+        return (
+            f"A new card drafted from your message:\n\n```markdown\n{self.text}```\n\n"
+            f"Send `/save` to write it as `{folder}/{self.name}`, or copy it where you like."
+        )
+
+
+def _clean(line: str) -> str:
+    return _MARKER.sub("", line, count=1).strip()
+
+
+def draft_card(lines: list[str]) -> Draft | None:
+    """The card `lines` describe (title first, then criteria); None for fewer than two."""
+    kept = [c for line in lines if (c := _clean(line))]
+    if len(kept) < 2:
+        return None
+    title, criteria = kept[0], kept[1:]
+    slug = _SLUG.sub("-", title.lower()).strip("-")[:50].strip("-") or "new-card"
+    items = "".join(f"- {c}\n" for c in criteria)
+    text = (
+        f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\nstate: New\n---\n"
+        f"{title}\n\n**Acceptance criteria**\n\n{items}"
+    )
+    return Draft(f"{slug}.md", text)
+
+
+def save(root: Path, folder: str, draft: Draft) -> Path:
+    """Write `draft` as a new file in `root/folder` (`name`, else `name-2`, …); never overwrite."""
+    base = root / folder
+    base.mkdir(parents=True, exist_ok=True)
+    stem = draft.name.removesuffix(".md")
+    for n in range(1, 1000):
+        path = base / (draft.name if n == 1 else f"{stem}-{n}.md")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(draft.text)
+        return path
+    raise FileExistsError(f"{base} already has {stem}.md and 998 numbered copies")

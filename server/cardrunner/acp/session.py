@@ -6,9 +6,9 @@ updates to the client as it comes, so the client sees the run as it goes and a c
 the run's own lifecycle (its `finally` stops the app and tidies the write area), never the
 sending. A prompt turn lasts until the run ends — or until a rejected review waits for its
 reason: that turn ends asking why, and the next prompt's text is the reason; its turn then
-shows the rest of the run. Each run gets the MCP servers the client passed (acp/mcpservers.py)
+shows the rest of the run. Each run gets the MCP servers the client passed (acp/clientside.py)
 beside the project's, and reads files through the client where it offers that
-(acp/clientfiles.py). A prompt that describes a new card gets a draft (acp/draft.py), kept
+(acp/clientside.py). A prompt that describes a new card gets a draft (acp/cards.py), kept
 until `/save` writes it.
 """
 
@@ -27,23 +27,23 @@ from cardrunner.acp.approver import PermissionApprover
 from cardrunner.acp.cards import (
     Ask,
     Block,
+    Draft,
     cards_text,
     described,
+    draft_card,
     prompt_text,
     read_prompt,
     remember,
     remembered,
+    save,
 )
-from cardrunner.acp.clientfiles import ClientFiles
-from cardrunner.acp.draft import Draft, draft_card, save
-from cardrunner.acp.mcpservers import ClientServers
+from cardrunner.acp.clientside import ClientFiles, ClientServers
 from cardrunner.acp.updates import RunUpdates, SessionUpdate, say
 from cardrunner.agent import events as ev
 from cardrunner.config.loading import has_clash, load_settings
-from cardrunner.run.grant import ResumeGrant
+from cardrunner.record.log import read_events, read_log
 from cardrunner.run.liveness import interruption
-from cardrunner.run.log import read_events, read_log
-from cardrunner.run.options import RunOptions
+from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.resume import find_resumable
 from cardrunner.run.session import RunSession
 

@@ -3,6 +3,10 @@
 The loop knows nothing of editors, terminals or files: it yields these events and every front end
 (the JSONL log, the CLI live view, the language server) subscribes to them. One discriminated union,
 so subscribers can `match` and a type checker proves every case is handled.
+
+Why a run fails is a fixed list (`FailureReason`, DESIGN.md) kept with the card's run record
+(card/record.py), which holds no pydantic model: the editor's lenses read `RESUMABLE_REASONS`
+there without loading these events in an idle language server.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cardrunner.agent.ledger import Citation, LedgerEntry
-from cardrunner.agent.reasons import FailureReason
+from cardrunner.card.record import FailureReason
 
 
 class _Event(BaseModel):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 from cardrunner.agent.events import Usage
-from cardrunner.agent.reasons import FailureReason
+from cardrunner.card.record import FailureReason
 from cardrunner.config.model_table import Price
 from cardrunner.config.settings import Limits
 
@@ -55,25 +55,40 @@ def cost_of(usage: Usage, price: Price | None) -> float:
     ) / 1_000_000
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What a run used before it was resumed; a new run has used nothing."""
+
+    rounds: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    elapsed: float = 0.0
+    """Wall seconds."""
+
+
 @dataclass
 class Guards:
     """Counts one run's consumption and decides when it must stop."""
 
     limits: Limits
     price: Price | None
+    spent: InitVar[Spent] = Spent()
     clock: Callable[[], float] = time.monotonic
-    rounds: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    tool_calls: int = 0
-    consecutive_errors: int = 0
-    wall_offset: float = 0.0
+    rounds: int = field(default=0, init=False)
+    usage: Usage = field(default_factory=Usage, init=False)
+    cost_usd: float = field(default=0.0, init=False)
+    tool_calls: int = field(default=0, init=False)
+    consecutive_errors: int = field(default=0, init=False)
+    wall_offset: float = field(default=0.0, init=False)
     _started: float = field(default=0.0, init=False)
     _recent_calls: list[str] = field(default_factory=list, init=False)
     _recent_errors: list[str] = field(default_factory=list, init=False)
     _wrap_up_sent: bool = field(default=False, init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, spent: Spent) -> None:
+        self.rounds, self.usage, self.cost_usd = spent.rounds, spent.usage, spent.cost_usd
+        self.tool_calls, self.wall_offset = spent.tool_calls, spent.elapsed
         self._started = self.clock()
 
     @property

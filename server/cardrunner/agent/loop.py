@@ -25,12 +25,12 @@ from cardrunner.agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from cardrunner.agent.gate import ToolContext, ToolPool, ToolResult
 from cardrunner.agent.limits import CallRecord, Guards
 from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
-from cardrunner.agent.reasons import FailureReason
 from cardrunner.agent.recovery import Recovery
-from cardrunner.agent.verdict import Objection, Outcome, Verdict
+from cardrunner.agent.review import Objection, Outcome, Verdict
+from cardrunner.agent.toolpool import ToolContext, ToolPool, ToolResult
+from cardrunner.card.record import FailureReason
 from cardrunner.config.settings import ModelOptions
 
 UNFITTED_OUTPUT_TOKENS = 16_000

@@ -1,10 +1,17 @@
-"""Review before commit: the diff of everything the run changed goes to an approver first.
+"""The two ports that judge a run's work: a person's review (`Approver`) and the runner's `Verdict`.
+
+Review before commit: the diff of everything the run changed goes to an approver first.
 
 `git_commit` is the only tool that can commit. It builds the diff against the write area's
 state at run start (files written by the model and files changed by commands alike), emits a
 `ReviewRequested` event and awaits the injected `Approver`: the CLI prompt, the editor, or a
 test fake. Accept commits the allowed paths with trailers; a rejection goes back to the model as
 the tool's result and the run continues. Nothing is committed without an accept.
+
+The verdict: the runner, not the model, decides whether a run is done. The loop does not decide "done" by itself and knows no concrete tool: it hands the final answer
+to a `Verdict` and ends with what that says — an `Outcome`, or an `Objection` the loop sends to
+the model before the run goes on. The production verdict, which reads the parts that saw the work,
+is `run/verdict.py`'s `RunVerdict`.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
+
+from cardrunner.agent.ledger import LedgerEntry
+from cardrunner.card.record import FailureReason
 
 
 @dataclass(frozen=True)
@@ -91,3 +101,35 @@ class ScriptedApprover:
     async def review(self, request: ReviewRequest) -> ReviewDecision:
         self.requests.append(request)
         return self.decisions.pop(0) if self.decisions else ReviewDecision("accept")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ends: done (committed), verified (held, not committed), or failed with a reason."""
+
+    status: Literal["done", "verified", "failed"]
+    reason: FailureReason | None = None
+    detail: str = ""
+    outcome: Literal["committed", "not_committed", "nothing_to_change"] | None = None
+
+
+@dataclass(frozen=True)
+class Objection:
+    """Done was claimed but does not hold: `message` goes to the model and the run goes on."""
+
+    message: str
+    reason: FailureReason
+    """What the run ends with if the model cannot fix it."""
+    attempt: int
+    max_attempts: int
+
+
+class Verdict(Protocol):
+    """Judges the model's final answer; `commit` is the commit the run made, if any."""
+
+    def judge(self, answer: str) -> Outcome | Objection: ...
+
+    @property
+    def commit(self) -> str | None: ...
+
+    def ledger(self) -> list[LedgerEntry]: ...

@@ -9,7 +9,7 @@ diagnostics, so every problem carries the line it is about. Writing back goes th
 
 A card keeps one run record, `last_run:`, replaced by each run: the front matter stays the same
 size however many runs the card has had, and so does the cost of parsing it. The history is in
-git: every committed run's card commit carries the record as trailers (`run/cardcommit.py`).
+git: every committed run's card commit carries the record as trailers (`run/cardstore.py`).
 
 Backlog.md tasks are cards as they are (`backlog.py`): their `status:` is the state, their
 `<!-- AC:BEGIN -->` list and Definition of Done the criteria, and a run writes back in their format.
@@ -17,6 +17,7 @@ Backlog.md tasks are cards as they are (`backlog.py`): their `status:` is the st
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -26,7 +27,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 from cardrunner.card.backlog import board_of
 from cardrunner.card.fields import CardChoices
@@ -61,7 +62,7 @@ class Card:
     title_line: int
     reason: str | None
     source: str | None
-    """Where the card came from (`source:`): the issue it was imported from (card/issues.py)."""
+    """Where the card came from (`source:`): the issue it was imported from (sources/issues.py)."""
     runs: list[dict[str, Any]]
     """A legacy `runs:` list exactly as the file has it (cards written before `last_run:`);
     a write-back leaves it as it is."""
@@ -235,3 +236,16 @@ def find_cards(root: Path, folder: str = "cards") -> list[Path]:
             if not hidden and name.lower().endswith((".md", ".markdown")):
                 found.append(Path(directory) / name)
     return sorted(found)
+
+
+class CardStore(Protocol):
+    """Where card state is written: the file on disk, or the editor's buffer (LSP applyEdit)."""
+
+    async def update(self, path: Path, change: CardUpdate) -> None: ...
+
+
+class DiskCardStore:
+    """Writes the card file atomically, off the event loop."""
+
+    async def update(self, path: Path, change: CardUpdate) -> None:
+        await asyncio.to_thread(write_card, path, change)

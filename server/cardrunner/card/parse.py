@@ -18,12 +18,12 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cardrunner.card.backlog import BACKLOG_KEYS, DEFAULT_STATUSES, Board, state_of
 from cardrunner.card.body import parse_body
-from cardrunner.card.cache import TextCache
 from cardrunner.card.fields import read_fields
 from cardrunner.card.text import (
     CARD_KEYS,
     CARD_STATES,
     CardLimitError,
+    TextCache,
     compose,
     find_front_matter,
     line_starts,

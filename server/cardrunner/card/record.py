@@ -2,7 +2,7 @@
 
 A card keeps one short pointer to its last run, `last_run:` (DESIGN.md: id, started, result,
 reason, rounds, tokens, cost, commit, log); every committed run's record also goes into its card
-commit as trailers, which makes `git log` the card's history (`run/cardcommit.py`), so the card
+commit as trailers, which makes `git log` the card's history (`run/cardstore.py`), so the card
 does not grow with its runs. The runner writes them as `RunRecord`s; reading one back is lenient,
 because the card is the user's file: a value someone edited into a shape that does not fit is
 read as missing rather than failing the card. `CardUpdate` says in one value what a write-back
@@ -17,9 +17,35 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from cardrunner.card.text import RUN_KEYS
+
+FailureReason = Literal[
+    "model_failed",
+    "max_rounds",
+    "max_tokens",
+    "max_cost",
+    "max_wall",
+    "tool_errors",
+    "stalled",
+    "unverified",
+    "tests_failed",
+    "rejected",
+    "cancelled",
+    "api_error",
+    "truncated",
+    "refusal",
+    "no_result_line",
+    "config_error",
+    "interrupted",
+]
+"""The fixed list of reasons a run can fail for (DESIGN.md); stored on the card."""
+
+RESUMABLE_REASONS: frozenset[str] = frozenset(
+    {"max_rounds", "max_tokens", "max_cost", "max_wall", "interrupted", "cancelled", "api_error"}
+)
+"""Reasons after which continuing the same conversation makes sense."""
 
 LEDGER = frozenset({"evidence"})
 """What a run record carries into the card commit's trailers but not into the card."""

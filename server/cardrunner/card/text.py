@@ -1,4 +1,4 @@
-"""The geometry of a card file: its lines, its front matter, and YAML with positions.
+"""The geometry of a card file (lines, front matter, YAML with positions), and its parse cache.
 
 The parser needs to say on which line a problem is and the writer needs to know which characters
 hold a value, so both work from the same primitives: lines counted the way editors count them
@@ -6,23 +6,33 @@ hold a value, so both work from the same primitives: lines counted the way edito
 mapped through PyYAML node marks, and a renderer for YAML scalars that always reads back as the
 value it was given. YAML is scanned by libyaml where PyYAML has it (six times faster on a card's
 front matter) and composed in Python, where the bounds against hostile YAML are enforced.
+
+Parses are asked for again and again, so they are kept in a small bounded cache keyed by the
+exact text (`TextCache`). The language server parses a card for every code lens, hover,
+diagnostic pass, board refresh and file-watcher event, and a write-back parses the text it
+starts from (usually just loaded) and the text it produced (read again by whoever wrote it and
+by the watcher). The text is the whole key: the same characters always parse to the same
+result, so nothing ever has to be invalidated. Bounded twice, by entries and by the characters
+the keys hold, so a burst of huge cards cannot grow the process; and locked, because write-backs
+run in worker threads.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
-
-from cardrunner.card.cache import TextCache
 
 CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 """The states a card may be in, in board order."""
@@ -216,6 +226,50 @@ def _compose_uncached(yaml_text: str) -> tuple[Node | None, Any]:
         except Exception:  # libyaml words errors (and a few edge cases) its own way:
             pass  # the pure loader decides, so a card reads the same with or without libyaml
     return _compose_with(_PythonLoader, yaml_text)
+
+
+V = TypeVar("V")
+
+
+class TextCache(Generic[V]):
+    """Least-recently-used results of one function of a text; `misses` counts real work."""
+
+    def __init__(self, max_entries: int, max_chars: int) -> None:
+        self.max_entries, self.max_chars = max_entries, max_chars
+        self._items: OrderedDict[str, V] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, text: str, compute: Callable[[str], V]) -> V:
+        """`compute(text)`, from the cache when this exact text was computed before.
+
+        An exception from `compute` passes through and nothing is stored. `compute` runs outside
+        the lock: two threads asking for the same new text may both compute it, which is cheaper
+        than serialising every parse."""
+        with self._lock:
+            if text in self._items:
+                self._items.move_to_end(text)
+                self.hits += 1
+                return self._items[text]
+            self.misses += 1
+        value = compute(text)
+        if len(text) > self.max_chars:
+            return value  # would evict everything else and still not fit
+        with self._lock:
+            if text not in self._items:
+                self._items[text] = value
+                self._chars += len(text)
+            while len(self._items) > self.max_entries or self._chars > self.max_chars:
+                old, _ = self._items.popitem(last=False)
+                self._chars -= len(old)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._chars = 0
 
 
 _COMPOSED: TextCache[tuple[Node | None, Any]] = TextCache(max_entries=128, max_chars=2_000_000)

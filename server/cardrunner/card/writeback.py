@@ -25,8 +25,13 @@ from typing import Any, Literal
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from cardrunner.card.backlog import DEFAULT_STATUSES, Board, status_of
-from cardrunner.card.backlogwrite import is_backlog_task, write_result
+from cardrunner.card.backlog import (
+    DEFAULT_STATUSES,
+    Board,
+    is_backlog_task,
+    status_of,
+    write_result,
+)
 from cardrunner.card.text import (
     CARD_STATES,
     compose,
@@ -57,7 +62,7 @@ def update_card_text(
 
     A Backlog.md task (a `status:` and no `state:`) gets its state as one of `board`'s statuses
     (Backlog.md's defaults without one), and a run's result in its own format as well:
-    verified criteria ticked and the evidence as an implementation note (`backlogwrite.py`).
+    verified criteria ticked and the evidence as an implementation note (`backlog.py`).
 
     Only the targeted values and lines change: comments, spacing, key order, line endings, the
     body and a missing final newline all stay. New keys go after `state` (`reason`) or at the end

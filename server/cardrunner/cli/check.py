@@ -1,25 +1,159 @@
-"""`cardrunner check`: the same validation the editor shows, as lines for a terminal or CI."""
+"""`cardrunner check`: the editor's validation, the commands and folders, and a trial run (`--try`).
+
+`cardrunner check` prints the same validation the editor shows, as lines for a terminal or CI,
+and then what valid TOML still gets wrong in the commands and folders. Each of those passes the
+settings model and fails only later, in a run, with an exit status that says little: a build
+program that is not installed, a whole shell line in one argument (`["npm test && npm run
+lint"]`, which no shell ever reads), a write or read folder that does not exist, a write area
+that lets the model change its own card or cardrunner's config, a replay transcript that is not
+there. Checked here the way a run would see them: programs on the run's PATH (cardrunner's
+interpreter first), folders relative to the workspace.
+
+`cardrunner check --try` builds and tests once, on the untouched tree, under the run's sandbox.
+A config can be valid and still fail every run: the sandbox refuses a write the toolchain needs,
+the test command counts nothing the runner can read. Trying it costs one build and one test run,
+exactly as a run's baseline would do them (same sandbox, same environment, same argv), and
+prints what a run would start from: the checks' results, the tests counted, and every write the
+sandbox refused, with the setting that fixes it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
+from cardrunner.agent.events import ChecksRan
+from cardrunner.board.order import load_board, resolve
 from cardrunner.card.card import MAX_CARD_BYTES, Card, card_key, find_cards, parse_card
-from cardrunner.card.depends import load_board, resolve
-from cardrunner.cli.configcheck import command_problems, folder_problems
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
-from cardrunner.cli.root import find_root
-from cardrunner.cli.trial import try_config
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
-from cardrunner.config.mcpserver import secret_refusal
+from cardrunner.config.paths import StatePaths, find_root
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings
+from cardrunner.config.settings import Settings, secret_refusal
 from cardrunner.processes.bwrapprobe import probe
-from cardrunner.processes.sandbox import describe
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.refusal import refusals
+from cardrunner.processes.sandbox import SandboxUnavailable, describe
 from cardrunner.run.choices import choice_problems
 from cardrunner.run.liveness import live_cards
+from cardrunner.run.workarea import command_env, run_sandbox
+from cardrunner.verify.builds import RunnerChecks
+
+_SHELL_RE = re.compile(r"&&|\|\||[|;<>`]|\$\(")
+OWN_CONFIG = ("cardrunner.toml", ".mcp.json")
+
+
+def _shell_line(arg: str) -> bool:
+    """One argument that a shell would have split: spaces and an operator, or a program name
+    with spaces in it."""
+    return bool(re.search(r"\s", arg)) and bool(_SHELL_RE.search(arg))
+
+
+def _argv_problems(name: str, argv: list[str], root: Path, path: str) -> list[str]:
+    shown = " ".join(argv)
+    if not argv:
+        return [f"commands.{name}: empty; remove it or give the program and its arguments"]
+    if any(_shell_line(arg) for arg in argv) or re.search(r"\s", argv[0]):
+        return [
+            f"commands.{name}: {argv!r} is a shell line in one argument; commands run "
+            "without a shell, so give one argument per word, e.g. "
+            f"{shown.split('&&')[0].split()!r} (for several commands, a script in the "
+            "repository)"
+        ]
+    program = argv[0]
+    if "/" in program:
+        found = (root / program).is_file() and os.access(root / program, os.X_OK)
+    else:
+        found = shutil.which(program, path=path) is not None
+    if found:
+        return []
+    return [
+        f"commands.{name}: the program {program!r} is not found"
+        + (" in the repository" if "/" in program else " on the run's PATH")
+        + "; install it, or name it by its path"
+    ]
+
+
+def _inside(folder: str, other: str) -> bool:
+    """Whether root-relative `other` lies inside root-relative `folder` (or is it)."""
+    a, b = Path(os.path.normpath(folder)), Path(os.path.normpath(other))
+    return a == Path(".") or b == a or b.is_relative_to(a)
+
+
+def command_problems(root: Path, settings: Settings) -> list[str]:
+    """Programs that do not exist and shell lines, for build, test and app."""
+    path = command_env(root)["PATH"]
+    out: list[str] = []
+    commands = settings.commands
+    for name, argv in (("build", commands.build), ("test", commands.test), ("app", commands.app)):
+        if argv is not None:
+            out += _argv_problems(name, argv, root, path)
+    return out
+
+
+def folder_problems(root: Path, settings: Settings) -> list[str]:
+    """Folders that do not exist; a write area holding the cards or cardrunner's config."""
+    out = [
+        f"paths.{kind}: the folder {folder!r} does not exist; create it or remove it"
+        for kind, folders in (("write", settings.paths.write), ("read", settings.paths.read))
+        for folder in folders
+        if (root / folder).resolve().is_relative_to(root.resolve()) and not (root / folder).is_dir()
+    ]
+    for folder in settings.paths.write:
+        held = [settings.cards + "/"] if _inside(folder, settings.cards) else []
+        held += [name for name in OWN_CONFIG if _inside(folder, name)]
+        if held:
+            out.append(
+                f"paths.write: {folder!r} lets the model change {' and '.join(held)}; a run "
+                "must not edit its own card or cardrunner's settings: list the source folders "
+                'instead (e.g. write = ["src", "tests"])'
+            )
+    if settings.replay and not (root / settings.replay).exists():
+        out.append(
+            f"replay: {settings.replay!r} does not exist; write the transcript there "
+            "(docs/transcripts.md) or remove `replay`"
+        )
+    return out
+
+
+async def _checks(root: Path, settings: Settings, run_dir: Path) -> ChecksRan:
+    sandbox = run_sandbox(settings, root, root, run_dir)
+    env = command_env(run_dir)
+    checks = RunnerChecks(root, settings.commands, ProcessGroups(), env, sandbox=sandbox)
+    return await checks.run("baseline", "untouched")
+
+
+def try_config(root: Path, settings: Settings) -> tuple[list[str], list[str]]:
+    """(what the try found, the problems among it) for the workspace at `root`."""
+    if not (settings.commands.build or settings.commands.test):
+        return ["try: no build or test command configured: nothing to try"], []
+    StatePaths(root).ensure()
+    with tempfile.TemporaryDirectory(prefix="check-", dir=StatePaths(root).state) as tmp:
+        try:
+            ran = asyncio.run(_checks(root, settings, Path(tmp)))
+        except SandboxUnavailable as exc:
+            return [], [f"try: {exc}"]
+    found: list[str] = []
+    problems: list[str] = []
+    for check in ran.checks:
+        state = "ok" if check.ok else f"failed (exit {check.exit_code})"
+        line = f"try: {check.kind} ({' '.join(check.argv)}): {state}"
+        if check.kind == "test":
+            line += (
+                f", {check.tests_ran} tests ran"
+                if check.tests_ran is not None
+                else ", tests not counted (unknown runner output)"
+            )
+        (found if check.ok else problems).append(line)
+        if not check.ok and check.tail:
+            problems += [f"try:   {tail}" for tail in check.tail.splitlines()[-3:]]
+        problems += [f"try: {check.kind}: {refusal}" for refusal in refusals(check.tail, root)]
+    return found, problems
 
 
 def _choices(

@@ -1,6 +1,6 @@
 """`cardrunner run --ci`: the flags of a CI run, and how its outcome sets the exit status.
 
-Only the wiring lives here; what a CI run does is `run/ci.py`. The exit status is a local
+Only the wiring lives here; what a CI run does is `board/ci.py`. The exit status is a local
 run's (0 Done, 1 Failed, 2 usage or configuration), with one addition: a card that ended Done
 but whose branch could not be pushed exits 1, because the job did not deliver its pull request.
 `--from-review PR` reads the pull request's review first; GitHub failing or the pull request
@@ -18,9 +18,9 @@ from cardrunner.cli.exiting import EXIT_FAILED, EXIT_USAGE, err
 
 if TYPE_CHECKING:
     from cardrunner.agent.review import Approver
-    from cardrunner.run.ci import CardBranchRun
+    from cardrunner.board.ci import CardBranchRun
+    from cardrunner.board.pullreview import PullReview
     from cardrunner.run.options import RunOptions
-    from cardrunner.run.pullreview import PullReview
 
 
 def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclusiveGroup) -> None:
@@ -60,7 +60,7 @@ def ci_usage_error(args: argparse.Namespace) -> str | None:
 
 
 def ci_approver() -> Approver:
-    from cardrunner.run.ci import PullRequestApprover
+    from cardrunner.board.ci import PullRequestApprover
 
     return PullRequestApprover()
 
@@ -68,26 +68,22 @@ def ci_approver() -> Approver:
 def ci_run(args: argparse.Namespace, options: RunOptions) -> CardBranchRun | int:
     """The CI run for these options (a remote that is an existing path is taken from here), or
     the exit status when the review it continues from cannot be read."""
-    from cardrunner.run.ci import CardBranchRun, PushTarget
+    from cardrunner.board.ci import CardBranchRun, PushTarget
 
     remote = args.remote or "origin"
     if Path(remote).exists():
         remote = str(Path(remote).resolve())
     body = args.pr_body.resolve() if args.pr_body is not None else None
-    run = CardBranchRun(options, PushTarget(remote=remote, pr_body=body))
-    if args.from_review is None:
-        return run
-    review = _review(args.from_review)
+    review = _review(args.from_review) if args.from_review is not None else None
     if isinstance(review, int):
         return review
-    run.continues = review
-    return run
+    return CardBranchRun(options, PushTarget(remote=remote, pr_body=body), continues=review)
 
 
 def _review(text: str) -> PullReview | int:
     """The pull request's review, read through GitHub's REST API as `import github` does."""
-    from cardrunner.card.github import GitHub, GitHubError, find_token
-    from cardrunner.run.pullreview import fetch_review, pull_request_ref
+    from cardrunner.board.github import GitHub, GitHubError, find_token
+    from cardrunner.board.pullreview import fetch_review, pull_request_ref
 
     ref = pull_request_ref(text, os.environ.get("GITHUB_REPOSITORY"))
     if ref is None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from cardrunner.board.order import blocked_reason, blockers, load_board
 from cardrunner.card.card import CardError, load_card, parse_card
-from cardrunner.card.depends import blocked_reason, blockers, load_board
 from cardrunner.card.record import RunRecord
 
 

@@ -27,6 +27,6 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play the demo; the exit status is the demo's."""
-    from cardrunner.demo.command import run_demo
+    from cardrunner.demo.tour import run_demo
 
     return run_demo(args.dir, yes=args.yes)

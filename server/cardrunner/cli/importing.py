@@ -1,7 +1,7 @@
 """`cardrunner import github OWNER/REPO` and `import vibe-kanban PATH`: work as cards, once.
 
 Work already tracked as issues, or on a Vibe Kanban board, should not have to be typed again.
-One card per issue (card/issues.py says what goes in it) or task (card/vibekanban.py) is
+One card per issue (sources/issues.py says what goes in it) or task (sources/vibekanban.py) is
 written into the cards folder; one imported before — a card with its link as `source:` — is
 left alone, so the import can run on a schedule or from a workflow. Exit status: 0 the import
 went through (even if nothing was new), 1 the source refused or failed, 2 usage.
@@ -13,13 +13,12 @@ import argparse
 import re
 from pathlib import Path
 
-from cardrunner.card.github import GitHub, GitHubError, find_token
-from cardrunner.card.issues import import_issues
-from cardrunner.card.vibekanban import VibeKanbanError, import_tasks, read_tasks
+from cardrunner.board.github import GitHub, GitHubError, find_token
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers, err
-from cardrunner.cli.root import find_root
-from cardrunner.config.cardfolder import BACKLOG_TASKS
 from cardrunner.config.loading import load_settings
+from cardrunner.config.paths import BACKLOG_TASKS, find_root
+from cardrunner.sources.issues import import_issues
+from cardrunner.sources.vibekanban import VibeKanbanError, import_tasks, read_tasks
 
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 

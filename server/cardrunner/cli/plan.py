@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_USAGE, Subparsers
-from cardrunner.cli.root import find_root
+from cardrunner.config.paths import find_root
 
 if TYPE_CHECKING:
-    from cardrunner.run.plan import Plan
+    from cardrunner.board.plan import Plan
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the plan for the workspace of the paths given; exit 2 on a configuration or budget
     problem."""
     root = find_root(args.paths[0] if args.paths else Path.cwd())
+    from cardrunner.board.plan import PlanError, Selection, make_plan
     from cardrunner.config.loading import has_clash, load_settings
-    from cardrunner.run.plan import PlanError, Selection, make_plan
 
     settings, problems = load_settings(root)
     for problem in problems:

@@ -26,13 +26,13 @@ from cardrunner.cli.exiting import (
     err,
     run_bounded,
 )
-from cardrunner.cli.root import find_root
+from cardrunner.config.paths import find_root
 
 if TYPE_CHECKING:
     from cardrunner.agent.events import RunFinished
     from cardrunner.agent.review import Approver
     from cardrunner.run.options import RunOptions
-    from cardrunner.trust.gate import TrustAsker
+    from cardrunner.trust.consent import TrustAsker
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -137,7 +137,7 @@ def _ask(question: str) -> str:
 def _trust(args: argparse.Namespace) -> TrustAsker | None:
     """The terminal asks the trust question; without one nobody can (`--yes` accepts reviews,
     never trust)."""
-    from cardrunner.terminal.trust import TerminalTrust
+    from cardrunner.terminal.approver import TerminalTrust
 
     return TerminalTrust(sys.stderr.write, _ask) if sys.stdin.isatty() else None
 
@@ -163,8 +163,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
     The model, a resume and the sweep are the run's own preparation (`prepare_run`), the same
     for the editor and the demo; only what is particular to a command line is checked here."""
     from cardrunner.config.loading import has_clash, load_settings
-    from cardrunner.run.grant import ResumeGrant
-    from cardrunner.run.options import RunOptions
+    from cardrunner.run.options import ResumeGrant, RunOptions
 
     if (wrong := ci_usage_error(args)) is not None:
         err(f"cardrunner: {wrong}")

@@ -41,8 +41,8 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The `transcript` command; returns the exit status."""
-    from cardrunner.run.log import NotARunLog
-    from cardrunner.run.transcript import transcript_from_log, transcript_json
+    from cardrunner.record.log import NotARunLog
+    from cardrunner.record.transcript import transcript_from_log, transcript_json
 
     try:
         transcript = transcript_from_log(

@@ -2,7 +2,7 @@
 
 Prints what the repository's config asks for (what will run, what is widened; trust/requests.py)
 and whether the user trusts exactly that. The grant is kept in the user's own cardrunner folder,
-never in the repository (trust/store.py). Exit status: 0 trusted (or nothing to trust), 1 not
+never in the repository (trust/grants.py). Exit status: 0 trusted (or nothing to trust), 1 not
 trusted (the review only), 2 the path does not exist or the grant cannot be stored.
 """
 
@@ -12,9 +12,9 @@ import argparse
 from pathlib import Path
 
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers, err
-from cardrunner.cli.root import find_root
-from cardrunner.trust import store
-from cardrunner.trust.gate import question
+from cardrunner.config.paths import find_root
+from cardrunner.trust import grants as store
+from cardrunner.trust.consent import question
 from cardrunner.trust.requests import fingerprint, requests
 
 

@@ -1,7 +1,9 @@
-"""Settings that confine the model's code: the sandbox and the arguments it may pass to tests.
+"""Settings that confine the model's code: the sandbox, the commit hooks, the test arguments.
 
 Kept apart from the rest of the settings because they are the security boundary: what a
-review of this file has to get right is all here.
+review of this file has to get right is all here. The toolchain folders a sandbox shows by
+default (`BUILD_READ`, `BUILD_WRITE`) are plain data in config/paths.py, which the sandbox reads
+too: the idle language server describes its sandbox without loading pydantic.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cardrunner.config.toolchains import BUILD_READ, BUILD_WRITE
+from cardrunner.config.paths import BUILD_READ, BUILD_WRITE
 
 
 class _Strict(BaseModel):

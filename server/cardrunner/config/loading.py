@@ -1,27 +1,35 @@
-"""Reading the settings: the user's own config.toml, the repository's files, the overrides.
+"""Loading the settings: where each value comes from and which wins, in-process or in a child.
 
-`Settings` (settings.py) says what a setting is; this module says where each value comes from
-and which wins: defaults, then the user's own folder, then `pyproject.toml [tool.cardrunner]`,
+`Settings` (settings.py) says what a setting is; this module reads the user's own config.toml,
+the repository's files and the overrides, and says where each value comes from and which wins:
+defaults, then the user's own folder, then `pyproject.toml [tool.cardrunner]`,
 `cardrunner.toml` and `.mcp.json`, then the overrides of a command line or an editor — where a
 repository can only tighten what the user set (precedence.py). It never raises: each problem is
 returned with the file and key it came from, and defaults fill in.
+
+`python -m cardrunner.config.loading` validates the settings in a process of their own. The
+language server reads its settings through this child (lsp/core/config.py), at start and at
+every change, so pydantic — the `Settings` model's validation, ~11 MiB resident — is loaded in a
+process that exits, not in the idle server. Standard input: `{"root": …, "overrides": …}`;
+standard output: `{"settings": Settings.dump(), "problems": [the problems as shown]}` — exactly
+what `load_settings` returns, as JSON.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from cardrunner.config.cardfolder import default_cards
+from cardrunner.config.paths import default_cards, user_config_path
 from cardrunner.config.precedence import user_wins
 from cardrunner.config.settings import (
     Settings,
 )
-from cardrunner.config.sources import SettingsProblem, deep_merge, repository_data, user_data
-from cardrunner.config.user import user_config_path
+from cardrunner.config.settingsfiles import SettingsProblem, deep_merge, repository_data, user_data
 
 
 def _loc_key(loc: tuple[Any, ...]) -> str:
@@ -103,3 +111,14 @@ def user_settings(root: Path) -> Settings:
 def has_clash(problems: list[SettingsProblem]) -> bool:
     """A name clash between `.mcp.json` and the TOML settings is a configuration error."""
     return any(p.file == ".mcp.json" and "also defined" in p.message for p in problems)
+
+
+def main() -> None:
+    asked = json.loads(sys.stdin.read())
+    settings, problems = load_settings(Path(asked["root"]), asked.get("overrides") or None)
+    answer = {"settings": settings.dump(), "problems": [str(p) for p in problems]}
+    sys.stdout.write(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main()

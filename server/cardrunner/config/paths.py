@@ -1,14 +1,30 @@
-"""Where cardrunner keeps its own state in a workspace: everything under `.cardrunner/`.
+"""Where things are in a workspace: its repository, its cards, and cardrunner's own `.cardrunner/`.
 
 Run logs, live markers, a run's working folder, the process ledgers and the worktrees of
-isolated runs all live there. Building these paths in one place keeps every reader and writer
-(the runner, the sweep, `check`, the editor's review files) agreeing on them, and keeps the
-folder out of git: it ignores itself the first time it is made.
+isolated runs all live under `.cardrunner/`. Building these paths in one place keeps every
+reader and writer (the runner, the sweep, `check`, the editor's review files) agreeing on them,
+and keeps the folder out of git: it ignores itself the first time it is made.
+
+A workspace's cards come from its own `cards/` folder, or a Backlog.md project's tasks. A
+repository that already keeps its work on a Backlog.md board (`backlog/config.yml`, the tasks in
+`backlog/tasks/`) is run as it is: unless the settings name a `cards` folder, the board's tasks are
+the cards, for the CLI, the language server's index and CI alike (card/backlog.py reads the board).
+
+Which repository a path belongs to (`find_root`) is the folder every verb takes its settings from.
+
+The user's own cardrunner folder (`user_dir`) is `$XDG_CONFIG_HOME/cardrunner`, else
+`~/.config/cardrunner`. What lives there belongs to the user, never to a repository:
+`config.toml` (settings in the shape of cardrunner.toml that every repository starts from and
+can only tighten, config/precedence.py) and the trust grants (trust/grants.py). A repository
+cannot move it: the folder comes from the environment cardrunner was started in, and one that
+would lie inside the repository being run is not used (`outside`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +62,7 @@ class StatePaths:
 
     @property
     def processes(self) -> Path:
-        """One ledger per cardrunner process of the process groups it started (run/sweep.py)."""
+        """One ledger per cardrunner process of the process groups it started (run/liveness.py)."""
         return self.state / "processes"
 
     def agent_session(self, session_id: str) -> Path:
@@ -59,7 +75,7 @@ class StatePaths:
         return self.state / "worktrees" / run_id
 
     def lock(self, card_slug: str) -> Path:
-        """The lock file of the card whose identity is `card_slug` (run/cardlock.py)."""
+        """The lock file of the card whose identity is `card_slug` (run/liveness.py)."""
         return self.state / "locks" / f"{card_slug}.lock"
 
     def ensure(self) -> StatePaths:
@@ -70,3 +86,62 @@ class StatePaths:
                 self.state.mkdir(parents=True, exist_ok=True)
                 ignore.write_text("*\n", encoding="utf-8")
         return self
+
+
+BACKLOG_CONFIG = "backlog/config.yml"
+BACKLOG_TASKS = "backlog/tasks"
+
+
+def default_cards(root: Path) -> str:
+    """The cards folder a workspace has without a `cards` setting."""
+    return BACKLOG_TASKS if (root / BACKLOG_CONFIG).is_file() else "cards"
+
+
+def find_root(start: Path) -> Path:
+    """The workspace root: the nearest folder upwards with cardrunner.toml or .git."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        if (folder / "cardrunner.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return start if start.is_dir() else start.parent
+
+
+# The toolchain folders in the home a sandbox shows by default (`[sandbox]`'s defaults): plain
+# data here, so the sandbox (processes/sandbox.py) reads them without the settings' models and
+# the idle language server describes its sandbox without loading pydantic.
+BUILD_WRITE = [
+    "~/.cache", "~/.npm", "~/.cargo/registry", "~/.cargo/git", "~/.rustup", "~/.gradle/caches",
+    "~/.m2/repository", "~/go/pkg/mod", "~/.local/share/pnpm", "~/.yarn/berry/cache",
+    "~/.bun/install/cache", "~/.deno",
+]  # fmt: skip
+"""Toolchain caches builds and tests may write by default (those that exist)."""
+
+BUILD_READ = [
+    "~/.cargo/bin", "~/.local/bin", "~/.local/lib", "~/.pyenv", "~/.nvm", "~/.volta", "~/.bun/bin",
+    "~/go/bin", "~/.sdkman", "~/.rbenv", "~/.asdf", "~/.local/share/mise", "~/.local/share/fnm",
+]  # fmt: skip
+"""Toolchains in the home shown read-only by default (those that exist)."""
+
+
+FOLDER = "cardrunner"
+CONFIG_FILE = "config.toml"
+
+
+def user_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user's cardrunner folder (it may not exist yet)."""
+    environ = os.environ if env is None else env
+    base = environ.get("XDG_CONFIG_HOME", "")
+    if not base or not Path(base).is_absolute():  # the XDG spec: a relative value is ignored
+        base = str(Path(environ.get("HOME") or Path.home()) / ".config")
+    return Path(base) / FOLDER
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """The user's own settings file."""
+    return user_dir(env) / CONFIG_FILE
+
+
+def outside(folder: Path, root: Path) -> bool:
+    """True when `folder` is not inside the repository `root` (a repository never holds the
+    user's own settings or grants, whatever the environment says)."""
+    return not folder.resolve().is_relative_to(root.resolve())

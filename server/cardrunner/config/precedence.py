@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardrunner.config.model_table import MODELS, Price
-from cardrunner.config.sources import SettingsProblem
+from cardrunner.config.settingsfiles import SettingsProblem
 
 if TYPE_CHECKING:
     from cardrunner.config.settings import Settings

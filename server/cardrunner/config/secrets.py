@@ -1,10 +1,17 @@
-"""Keep secrets out of everything we write down or pass on: logs, tool output, diffs, messages.
+"""Keep secrets out of all we write down, pass on or show: logs, tool output, diffs, messages.
 
 A key can end up in text in many ways (a test prints the environment, an exception repeats a
 header, the model writes it into a file). Rather than trusting every path, front ends pass text
 through `redact` before storing or showing it, the sandbox never hands a secret-looking variable
 to a command (`is_secret_name`), and the review refuses a change that would commit one
 (`find_secrets`).
+
+Text goes through one function, `shown`, before a terminal or an editor shows it. Model text,
+tool output and file contents are not ours. An erase-line (`\x1b[2K`) or a carriage return can
+hide a line of a diff behind a harmless-looking one; a bidi override reorders what a reviewer
+reads. So every control character except newline and tab is shown as its escape (`\x1b[2K`,
+`\r`, `\u202e`), and secrets are redacted, in this one place. The run log keeps the raw text
+(JSON escapes it, and a resume needs it byte for byte).
 """
 
 from __future__ import annotations
@@ -13,6 +20,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # a bound only: the git layer shows text without loading pydantic
+    from pydantic import BaseModel
+
 
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REDACTED = "[redacted]"
@@ -90,3 +102,41 @@ def find_secrets(path: str, text: str) -> list[SecretHit]:
         elif KEY_SHAPES.search(line):
             hits.append(SecretHit(path, number, "a string shaped like an API key or private key"))
     return hits
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""C0 and C1 controls but \\t and \\n, DEL, line separators and every bidi control."""
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return {0x0D: "\\r", 0x1B: "\\x1b"}.get(code) or (
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    )
+
+
+def visible(text: str) -> str:
+    """`text` with every control character written out; a CRLF line end is just a line end."""
+    return _CONTROL.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def shown(text: str) -> str:
+    """What a terminal or an editor may show of `text`: redacted, controls made visible."""
+    return visible(redact(text))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_clean(v) for v in value)
+    return value
+
+
+def shown_model(model: M) -> M:
+    """A copy of `model` (an event) with every string in it passed through `shown`."""
+    return type(model).model_validate(_clean(model.model_dump()))

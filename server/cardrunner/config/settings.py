@@ -4,20 +4,113 @@ What each setting is, its type, default and bounds. Where the values come from, 
 is config/loading.py's (`load_settings`): defaults, the user's own `config.toml`, the
 repository's files, then overrides (CLI flags, LSP `initializationOptions` /
 `workspace/configuration`) in the same shape — a repository can only tighten what the user set.
+
+`[agent]` (`AgentSettings`) is what the agent is told besides the card, as the user allows it;
+`Settings.agent` is its only reader.
+
+An MCP server's settings (`McpServer`) keep where they came from, because where a server was
+configured decides what it may be given: a `${VAR}` of a secret-looking name is filled only for
+a server the user's own config names (`USER_SOURCE`), never for one a repository wrote
+(tools/mcp/hub.py, docs/security.md). A server an ACP client passed in (`CLIENT_SOURCE`) comes
+with its values already filled by the client: they are taken literally, and cardrunner fills
+nothing of its own environment into them. `source` is set by the loader
+(config/settingsfiles.py), whatever a file says it is.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
 from annotated_types import Gt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cardrunner.config.agentsettings import AgentSettings
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
-from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.model_table import Effort, ModelSpec, Price, ThinkingKind, model_spec
+from cardrunner.config.secrets import is_secret_name
+
+USER_SOURCE = "your user config"
+"""The `source` of a server defined in the user's own config.toml (config/settingsfiles.py)."""
+
+CLIENT_SOURCE = "the agent panel's client"
+"""The `source` of a server an ACP client passed in `session/new` (acp/clientside.py)."""
+
+VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+"""`${NAME}` or `${NAME:-default}` in a server's command, args, env, url or headers."""
+
+
+class McpServer(BaseModel):
+    """One MCP server: a stdio command, or a Streamable HTTP url."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
+    )
+    required: bool = False
+    timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
+    source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
+
+    @model_validator(mode="after")
+    def _command_or_url(self) -> McpServer:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("set exactly one of 'command' or 'url'")
+        if self.headers and not self.url:
+            raise ValueError("'headers' only applies to a 'url' server")
+        return self
+
+    @property
+    def users_own(self) -> bool:
+        """Defined in the user's own config, not by a repository."""
+        return self.source == USER_SOURCE
+
+    @property
+    def from_client(self) -> bool:
+        """Passed in by the ACP client: its values are literal, no `${VAR}` is filled in."""
+        return self.source == CLIENT_SOURCE
+
+    def secret_uses(self) -> list[str]:
+        """Where this server asks for a secret-looking `${VAR}`: `url uses ${X}` and so on."""
+        fields = [("command", self.command or ""), ("url", self.url or "")]
+        fields += [("args", a) for a in self.args]
+        fields += [(f"env.{k}", v) for k, v in self.env.items()]
+        fields += [(f"headers.{k}", v) for k, v in self.headers.items()]
+        return [
+            f"{where} uses ${{{m.group(1)}}}"
+            for where, value in fields
+            for m in VAR.finditer(value)
+            if is_secret_name(m.group(1))
+        ]
+
+
+def secret_refusal(use: str) -> str:
+    """The one wording of a secret not filled in for a repository's server."""
+    return (
+        f"{use}, a secret; cardrunner fills secrets only for MCP servers "
+        f"your own config names (config.toml in your cardrunner config folder, "
+        f"docs/security.md), never for one a repository configures"
+    )
+
+
+class AgentSettings(BaseModel):
+    """The project's instructions (AGENTS.md) in the system prompt, and their size cap."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project_instructions: bool = Field(
+        True,
+        description="Read AGENTS.md (CLAUDE.md when there is none) at the repository root and "
+        "every AGENTS.md in the write area into the system prompt, after cardrunner's rules.",
+    )
+    instructions_max_bytes: int = Field(
+        16_384, ge=0, description="The cap over all instruction files; the cut is said."
+    )
+
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -193,7 +286,7 @@ class Settings(_Strict):
 
     def dump(self) -> dict[str, Any]:
         """The settings as JSON, `[models.NAME]` with only what it sets: what the language
-        server's child process hands over (`config/view.py`) and a worker validates again, so
+        server's child process hands over (`config/plainsettings.py`) and a worker validates again, so
         an override stays an override and does not become the whole entry."""
         values = self.model_dump(mode="json")
         values["models"] = {

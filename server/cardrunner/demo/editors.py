@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from cardrunner.demo import DemoError
-from cardrunner.trust.gate import question
-from cardrunner.trust.store import grant
+from cardrunner.trust.consent import question
+from cardrunner.trust.grants import grant
 
 DEMO_IDENTITY = ["-c", "user.name=cardrunner demo", "-c", "user.email=demo@cardrunner.invalid"]
 

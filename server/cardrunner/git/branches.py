@@ -154,7 +154,7 @@ class BranchRepo(GitRepo):
 
     async def card_runs(self, slug: str, rev: str = "HEAD") -> list[RunRecord]:
         """The card's run records, newest first, read from the trailers of its card commits in
-        `rev` (`run/cardcommit.py`): the history the card itself no longer keeps. A commit
+        `rev` (`run/cardstore.py`): the history the card itself no longer keeps. A commit
         counts when it names the card and carries a `Result:` (a run's work commit names the
         card too, but its record is the card commit's)."""
         return (await self.all_card_runs(rev)).get(slug, [])

@@ -21,8 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cardrunner.agent.review import HunkRef
-from cardrunner.git.hunks import Hunk, decode_raw, encode_raw, parse_diff, patch_of
-from cardrunner.git.quoting import quote
+from cardrunner.git.hunks import Hunk, decode_raw, encode_raw, parse_diff, patch_of, quote
 from cardrunner.git.repo import GitError, GitRepo
 
 

@@ -1,4 +1,4 @@
-"""Hunks of a unified diff, and the reviewer's comments written between its lines.
+"""Hunks of a unified diff, the reviewer's comments between its lines, and paths as git quotes them.
 
 A review is worth more when it can keep some of a file's changes and drop others, and when a
 remark can point at the line it is about. Both need the diff in parts: `parse_diff` splits
@@ -7,12 +7,21 @@ remark can point at the line it is about. Both need the diff in parts: `parse_di
 them), and lines a reviewer adds starting with `#` become `Comment`s tied to the diff line
 above them. Text before the first `diff --git` (a review header) is skipped.
 
-Byte for byte: every line of git's output ends in `\\n` (a missing final newline is git's
-`\\ No newline at end of file` line), so the text is split on `\\n` alone and joined back the
-same way. `str.splitlines` would also split at a form feed or a lone `\\r` and drop the `\\r`
+Byte for byte: every line of git's output ends in `\n` (a missing final newline is git's
+`\\ No newline at end of file` line), so the text is split on `\n` alone and joined back the
+same way. `str.splitlines` would also split at a form feed or a lone `\r` and drop the `\r`
 of a CRLF line, and the patch would no longer apply. Raw output is decoded with
 `surrogateescape` (`decode_raw`), so any byte survives the round trip. Paths git quotes
-(`"notes \\"v2\\".py"`) are read back to the name on disk (`git.quoting.unquote`).
+(`"notes \"v2\".py"`) are read back to the name on disk (`unquote`).
+
+Quoting as git does is the one safe way to show a name a model or a file chose. A file name may
+hold a newline, a quote or a control byte: listed raw, `x\n# LGTM\n.tmp` reads as three lines,
+the middle one a reviewer's comment. git's answer (`core.quotePath`) is to put such a name in
+double quotes with C-style escapes, so one name is always one token on one line. `quote` writes
+names that way wherever a person or a parser reads them, and `unquote` reads git's quoted names
+back (in `diff --git`, `---` and `+++` lines) to the bytes on disk. We run git with
+`core.quotePath=false`, so bytes of UTF-8 characters stay as they are; everything git still
+quotes — and only that — `quote` quotes too.
 """
 
 from __future__ import annotations
@@ -22,7 +31,72 @@ import re
 from dataclasses import dataclass, field
 
 from cardrunner.agent.review import HunkRef
-from cardrunner.git.quoting import quote, split_token, unquote
+
+_ESCAPES = {
+    "\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r",
+    '"': '"', "\\": "\\",
+}  # fmt: skip
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+
+
+def _needs_quote(char: str) -> bool:
+    code = ord(char)
+    return char in _ESCAPES or code < 0x20 or code == 0x7F or 0xDC80 <= code <= 0xDCFF
+
+
+def _escaped(char: str) -> str:
+    if char in _ESCAPES:
+        return "\\" + _ESCAPES[char]
+    code = ord(char)
+    byte = code - 0xDC00 if 0xDC80 <= code <= 0xDCFF else code  # an undecodable byte
+    return f"\\{byte:03o}"
+
+
+def quote(path: str) -> str:
+    """`path` as git shows it: unchanged if plain, else in quotes with C-style escapes."""
+    if not any(_needs_quote(c) for c in path):
+        return path
+    return '"' + "".join(_escaped(c) if _needs_quote(c) else c for c in path) + '"'
+
+
+def unquote(token: str) -> str:
+    """The name a git-quoted `token` stands for (a token without quotes is the name itself).
+
+    Octal escapes are bytes: decoded as UTF-8, undecodable ones kept as surrogate escapes, so
+    the name is the file's name on disk byte for byte (`os.fsencode` gives the bytes back).
+    """
+    if not (len(token) >= 2 and token.startswith('"') and token.endswith('"')):
+        return token
+    out = bytearray()
+    body, i = token[1:-1], 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\" or i + 1 == len(body):
+            out += char.encode("utf-8", "surrogateescape")
+            i += 1
+        elif body[i + 1] in "01234567" and body[i + 1 : i + 4].isdigit():
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out += _UNESCAPES.get(body[i + 1], body[i + 1]).encode("utf-8", "surrogateescape")
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+def split_token(text: str) -> tuple[str, str]:
+    """The first path token of `text` (quoted or up to the end) and what follows it."""
+    if not text.startswith('"'):
+        return text, ""
+    i = 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return text[: i + 1], text[i + 1 :]
+        i += 1
+    return text, ""
+
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _MODE_LINES = ("old mode ", "new mode ")

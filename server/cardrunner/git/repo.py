@@ -17,8 +17,8 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path, PurePosixPath
 
-from cardrunner.config.display import visible
 from cardrunner.config.paths import STATE_DIR
+from cardrunner.config.secrets import visible
 from cardrunner.git.process import GitOut, run_git
 from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, git_env, overrides
 
@@ -67,7 +67,7 @@ class GitRepo:
         """Run `git args` in `root` with none of the repository's own commands (git/safety.py)."""
         full_env = git_env(env)
         listing = await self._spawn([*BASE_CONFIG, *LIST_CONFIG], full_env)
-        quoting = ["-c", "core.quotePath=false"]  # names as bytes; git/quoting.py shows them
+        quoting = ["-c", "core.quotePath=false"]  # names as bytes; git/hunks.py shows them
         argv = [*BASE_CONFIG, *quoting, *overrides(listing.stdout), *command_args(args)]
         out = await self._spawn(argv, full_env, data)
         if check and out.code != 0:
@@ -283,7 +283,7 @@ class GitRepo:
         """Write the commit of `tree` on `head` and move HEAD there; the sha.
 
         The message goes in on stdin with every control character but newline and tab written
-        out (`config.display.visible`): quoted evidence may hold a NUL, which can be neither an
+        out (`config.secrets.visible`): quoted evidence may hold a NUL, which can be neither an
         argument nor part of a commit message a person reads safely.
         """
         message = visible(message)

@@ -1,7 +1,8 @@
 """The language server's features, wired together: loaded once `initialize` is answered.
 
-`CardApp` builds the features (settings, card index, diagnostics store, reviews, the runs,
-progress, status, watcher, views, commands), connects them, and carries the server's life cycle
+`CardApp` builds the features (settings, card index, diagnostics store, the run manager, card
+diagnostics, reviews, progress, status, the runs, watcher, views, commands) in an order in which
+each is handed what it needs when it is built, and carries the server's life cycle
 (start-up, settings changes, shutdown) and the documents' events to them; it computes nothing of
 its own. Every run event goes to the runs feature (features/runs.py), which shows it; no
 feature calls back into the app. `CardServer` (server.py) answers `initialize` without any of
@@ -24,13 +25,11 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cardrunner import __version__
-from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.cardstore import EditorCardStore
-from cardrunner.lsp.core.client import Client
+from cardrunner.lsp.core.client import Client, spawn, uri_to_path
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.diagnostics import DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex
-from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.core.watcher import CardWatcher
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
 from cardrunner.lsp.features.commands import Commands
@@ -40,8 +39,8 @@ from cardrunner.lsp.features.runs import RunDisplays, RunsUI
 from cardrunner.lsp.features.status import RunStatus
 from cardrunner.lsp.features.trust import TrustPrompt
 from cardrunner.lsp.features.views import Views
-from cardrunner.run.liveness import interrupted_runs
-from cardrunner.run.sweep import sweep
+from cardrunner.run.liveness import interrupted_runs, sweep
+from cardrunner.workers.manager import RunManager
 
 log = logging.getLogger("cardrunner.lsp")
 
@@ -63,23 +62,34 @@ class CardApp:
         self._ls = server
         self.root = root
         self.client = client
-        self.settings = SettingsFeature(self.client, lambda: self.root)
-        self.settings.init_options = init_options
-        self.index = CardIndex(
-            server,
-            lambda: self.root,
-            lambda: self.settings.view.cards,
-            lambda path: self.diagnostics.refresh(path),  # whoever read it, they follow
-        )
+        self.settings = SettingsFeature(self.client, lambda: self.root, init_options)
         self.store = DiagnosticsStore(self._publish)
+        self.index = CardIndex(server, lambda: self.root, lambda: self.settings.view.cards)
+        self.card_store = EditorCardStore(self.client, self.index)
+        self.manager = RunManager(
+            self.root, self.settings.settings, self.card_store, trust=TrustPrompt(self.client)
+        )
+        orphans: dict[Path, str] = {}  # filled at start-up (`interrupted_runs`)
+        self.diagnostics = CardDiagnostics(  # it follows the index: whoever reads a card
+            self.index,
+            self.store,
+            self.manager.get,
+            self.manager.is_live,
+            lambda: self.root,
+            orphans.get,
+        )
         self.reviews = ReviewHub(
             self.client,
-            lambda path: self.runs.card_changed(path),
             lambda: self.root,
             self.index.uri,
+            self.store,
+            self.diagnostics.refresh,
             self.index.open_text,
         )
-        self.card_store = EditorCardStore(self.client, self.index)
+        self.run_progress = RunProgress(server, self.client, self.manager.cancel)
+        self.status = RunStatus(
+            self.client, self.manager.views, self.index.uri, self.settings.sandbox_mode
+        )
         self.runs = RunsUI(
             self.root,
             self.client,
@@ -87,26 +97,12 @@ class CardApp:
             self.settings,
             self.card_store,
             self.reviews,
-            TrustPrompt(self.client),
-        )
-        manager = self.runs.manager
-        self.diagnostics = CardDiagnostics(
-            self.index,
-            self.store,
-            manager.get,
-            manager.is_live,
-            lambda: self.root,
-            self.runs.orphans.get,
-        )
-        self.run_progress = RunProgress(server, self.client, manager.cancel)
-        self.status = RunStatus(
-            self.client, manager.views, self.index.uri, self.settings.sandbox_mode
+            self.manager,
+            RunDisplays(self.diagnostics, self.run_progress, self.status),
+            orphans,
         )
         self.watcher = CardWatcher(self.index.cards_dir, self.index.is_card, self.cards_changed)
-        self.views = Views(self.root, self.index, self.runs, self.reviews, self.store)
-        self.runs.connect(
-            RunDisplays(self.diagnostics, self.run_progress, self.status, self.views.review_marks)
-        )
+        self.views = Views(self.root, self.index, self.runs, self.reviews)
         self.commands = Commands(self.client, self.index, self.settings, self.runs, self.reviews)
         self._stopping: asyncio.Future[None] | None = None
         self.started = asyncio.Event()
@@ -181,7 +177,7 @@ class CardApp:
     async def _stop(self, why: str, seconds: float) -> None:
         self.card_store.disk_only = True
         await self.watcher.aclose()
-        await self.runs.manager.aclose(seconds, interrupted=why)
+        await self.manager.aclose(seconds, interrupted=why)
         await self.run_progress.aclose()
 
     async def rescan(self) -> None:

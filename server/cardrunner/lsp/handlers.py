@@ -106,7 +106,7 @@ def register_views(server: LanguageServer, host: Host) -> None:
 
     @server.feature(names.RUN_SUMMARY)
     async def on_run_summary(ls: Any, params: Any) -> dict[str, Any]:
-        return await host.app.views.run_summary_request(params)
+        return await host.app.views.run_account_request(params)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def on_symbol(

@@ -28,10 +28,9 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cardrunner import __version__
-from cardrunner.lsp.core.client import Client, setup_logging, split_client_options
+from cardrunner.lsp.core.client import Client, setup_logging, split_client_options, uri_to_path
 from cardrunner.lsp.core.lifeline import Ending, Lifeline, serve_stdio_and_exit
 from cardrunner.lsp.core.protocol import CardProtocol
-from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.handlers import register
 
 if TYPE_CHECKING:
@@ -44,8 +43,10 @@ HEAVY_MODULES = ("anthropic", "mcp")
 WIND_DOWN_SECONDS = 1.5
 """When the editor is gone (or said `exit`): the cap on stopping runs before the process ends.
 It ends as they have stopped — about 0.3–0.8 s with a test command and an MCP server
-on 2 busy cores (bench/editor_gone.py); the cap is only reached when stopping is slower, and
-then the run's log has no result, which the next server shows as interrupted."""
+on 2 busy cores (bench/editor_gone.py); the cap is only reached when stopping is slower (an app
+slow to stop, a loaded machine), and then the server ends first: the run's worker, told to stop
+already, ends the run on its own and writes its card on disk (`workers/program.py`: the
+server's end is no second stop)."""
 
 ANSWER_SECONDS = 0.5
 """After the runs have stopped: the most the `shutdown` answer may take to be handed over."""

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cardrunner.processes.autogroup import follow_priority
-from cardrunner.processes.groups import ProcessGroups, group_alive
+from cardrunner.processes.groups import ProcessGroups, follow_priority, group_alive
 from cardrunner.processes.sandbox import filter_env
 
 if TYPE_CHECKING:

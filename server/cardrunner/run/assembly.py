@@ -9,49 +9,47 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import RunStarted
-from cardrunner.agent.gate import Tool, ToolPool
-from cardrunner.agent.limits import Guards
+from cardrunner.agent.limits import Guards, Spent
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
-from cardrunner.agent.verdict import RunVerdict
+from cardrunner.agent.toolpool import Tool, ToolPool
+from cardrunner.apirules.binding import binds_thinking
 from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
 from cardrunner.config.paths import StatePaths
-from cardrunner.config.settings import Settings
-from cardrunner.models.binding import binds_thinking
-from cardrunner.processes.app import AppProcess
-from cardrunner.processes.reach import interpreter_prefixes, references, site_folders
-from cardrunner.processes.sandbox import DEPENDENCY_DIRS, PROTECTED, Sandbox, SandboxUnavailable
-from cardrunner.run.log import RunLog, new_run_id
+from cardrunner.processes.liveapp import AppProcess
+from cardrunner.processes.sandbox import (
+    Sandbox,
+    SandboxUnavailable,
+)
+from cardrunner.record.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
-from cardrunner.run.prepare import PreparedRun, api_model
-from cardrunner.run.pullreview import review_prompt
+from cardrunner.run.prepare import PreparedRun, Told, api_model, review_prompt, told_for
 from cardrunner.run.resume import (
     ResumeState,
     carry_over,
     observed_calls,
     reviewed_tree,
+    spent,
     what_changed,
 )
-from cardrunner.run.told import Told, told_for
-from cardrunner.run.workarea import WorkArea, WorkAreaError
+from cardrunner.run.verdict import RunVerdict
+from cardrunner.run.workarea import WorkArea, WorkAreaError, command_env, open_sandbox
 from cardrunner.tools.commands import command_tools
-from cardrunner.tools.commit import CommitTool
-from cardrunner.tools.evidence import Evidence
+from cardrunner.tools.commit import CommitTool, ReviewSoFar
+from cardrunner.tools.evidence import Evidence, EvidenceSoFar
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
-from cardrunner.verify.builds import RunnerChecks
-from cardrunner.verify.calls import CallLog, GitAreaState
+from cardrunner.verify.builds import ChecksSoFar, RunnerChecks
+from cardrunner.verify.calls import CallLog, GitAreaState, ObservedCall
 from cardrunner.verify.hooks import CommitHooks
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
@@ -71,59 +69,80 @@ class OpenRun:
     checks: RunnerChecks
 
 
-def command_env(run_dir: Path) -> dict[str, str]:
-    """Commands find the interpreter that runs cardrunner first on PATH (`python` in argv)."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return {"PATH": path, "CARDRUNNER_RUN_DIR": str(run_dir)}
-
-
 async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     """Build every part of the run; raises RunRefused when the card or the work area cannot do."""
     o, resume = prepared.options, prepared.resume
     run_id = resume.run_id if resume else (o.run_id or new_run_id(o.root, o.card_path))
     card, area = await _card_and_area(prepared, run_id)
     paths = StatePaths(o.root).ensure()
-    await asyncio.to_thread(paths.run_dir(run_id).mkdir, parents=True, exist_ok=True)
-    limits = resume.limits if resume else o.settings.limits
-    guards = Guards(limits, o.settings.price())
-    s = o.settings
-    calls = CallLog(GitAreaState(area.git, s.paths.write))
-    await calls.start()
-    calls.base = area.base_tree
     run_dir = paths.run_dir(run_id)
-    evidence = Evidence(
-        card.criteria, calls, s.require_evidence, run_dir / "evidence", o.root.resolve()
-    )
+    await asyncio.to_thread(run_dir.mkdir, parents=True, exist_ok=True)
+    limits = resume.limits if resume else o.settings.limits
+    s = o.settings
+    was = Restored.of(resume)
+    guards = Guards(limits, s.price(), was.spent)
+    sandbox = await _sandbox(prepared, area, run_dir)
     checks = RunnerChecks(
         area.root,
         s.commands,
         o.processes,
         command_env(run_dir),
+        sandbox,  # the runner's own build and tests run confined like the model's
         count=s.require_evidence,
+        so_far=was.checks,
     )
-    commit = _commit_tool(prepared, card, area, run_id, guards)
-    commit.calls, commit.checks, commit.evidence = calls, checks, evidence
-    commit.hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
-    if resume:
-        guards.rounds, guards.usage, guards.cost_usd = resume.rounds, resume.usage, resume.cost_usd
-        guards.tool_calls, guards.wall_offset = resume.tool_calls, resume.elapsed
-        _restore(resume, calls, evidence, checks, commit)
+    calls = CallLog(GitAreaState(area.git, s.paths.write), area.base_tree, was.calls)
+    await calls.start()
+    evidence = Evidence(
+        card.criteria,
+        calls,
+        s.require_evidence,
+        run_dir / "evidence",
+        o.root.resolve(),
+        was.evidence,
+    )
+    hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
+    commit = _commit_tool(
+        prepared, card, area, run_id, guards,
+        calls=calls, checks=checks, evidence=evidence, hooks=hooks, so_far=was.review,
+    )  # fmt: skip
     extra = [evidence.tool(), commit.tool()]
-    pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, checks)
-    pool.observers.append(calls)
+    pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, sandbox, calls)
     prompt = resume.prompt if resume else card.prompt() + review_prompt(o.review)
-    verdict = RunVerdict(commit, evidence, s.require_evidence, checks, calls, s.verify_attempts)
+    verdict = RunVerdict(
+        evidence, s.require_evidence, s.verify_attempts, review=commit, checks=checks, calls=calls
+    )
     told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
     loop = _loop(prepared, pool, guards, verdict, prompt, told)
-    started = RunStarted(
+    warnings = [*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)]
+    started = _started(prepared, run_id, card, area, loop, pool.names, warnings, told, prompt)
+    log = RunLog(paths.log(run_id))
+    return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC), checks)
+
+
+def _started(
+    prepared: PreparedRun,
+    run_id: str,
+    card: Card,
+    area: WorkArea,
+    loop: Loop,
+    tools: list[str],
+    warnings: list[str],
+    told: Told,
+    prompt: str,
+) -> RunStarted:
+    """The run's `start` event: what the log keeps so the run can be told and resumed exactly."""
+    o, resume = prepared.options, prepared.resume
+    limits = resume.limits if resume else o.settings.limits
+    return RunStarted(
         run_id=run_id,
         card=relative(card.path, o.root),
         title=card.title,
         model=prepared.model.name,
-        tools=pool.names,
+        tools=tools,
         limits=limits.model_dump(),
         criteria=card.criteria,
-        warnings=[*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)],
+        warnings=warnings,
         instructions=told.instructions,
         images=told.images,
         resumed_from_round=resume.rounds if resume else 0,
@@ -134,8 +153,6 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         base_tree=area.base_tree,
         workdir=str(area.root),
     )
-    log = RunLog(paths.log(run_id))
-    return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC), checks)
 
 
 async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, WorkArea]:
@@ -160,28 +177,48 @@ async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, Work
     return card, area
 
 
-def _restore(
-    resume: ResumeState,
-    calls: CallLog,
-    evidence: Evidence,
-    checks: RunnerChecks,
-    commit: CommitTool,
-) -> None:
-    """What the runner knew before the interruption: calls, evidence, checks and the review."""
-    calls.restore(observed_calls(resume))
-    evidence.restore(resume.reports)
-    checks.baseline, checks.last = resume.baseline, resume.last_checks
-    checks.known_failures = resume.known_failures
-    checks.baseline_skipped = resume.baseline_skipped
-    if resume.review is not None:
-        commit.last_decision, commit.committed = resume.review.decision, resume.review.commit
-        commit.reviewed_tree = reviewed_tree(resume)
-        if commit.committed and commit.reviewed_tree:
-            evidence.checked_on(commit.committed, commit.reviewed_tree)
+@dataclass(frozen=True)
+class Restored:
+    """What the runner knew before the interruption, for each part that knew it: the budget
+    spent, the calls, the checks, the evidence and the review. `Restored()`: a new run."""
+
+    spent: Spent = field(default_factory=Spent)
+    calls: tuple[ObservedCall, ...] = ()
+    checks: ChecksSoFar = field(default_factory=ChecksSoFar)
+    evidence: EvidenceSoFar = field(default_factory=EvidenceSoFar)
+    review: ReviewSoFar = field(default_factory=ReviewSoFar)
+
+    @classmethod
+    def of(cls, resume: ResumeState | None) -> Restored:
+        if resume is None:
+            return cls()
+        review, tree = resume.review, reviewed_tree(resume)
+        committed = review.commit if review is not None else None
+        return cls(
+            spent=spent(resume),
+            calls=tuple(observed_calls(resume)),
+            checks=ChecksSoFar(
+                resume.baseline, resume.baseline_skipped, resume.known_failures, resume.last_checks
+            ),
+            evidence=EvidenceSoFar(
+                resume.reports, (committed, tree) if committed and tree else None
+            ),
+            review=ReviewSoFar(review.decision, committed, tree) if review else ReviewSoFar(),
+        )
 
 
 def _commit_tool(
-    prepared: PreparedRun, card: Card, area: WorkArea, run_id: str, guards: Guards
+    prepared: PreparedRun,
+    card: Card,
+    area: WorkArea,
+    run_id: str,
+    guards: Guards,
+    *,
+    calls: CallLog,
+    checks: RunnerChecks,
+    evidence: Evidence,
+    hooks: CommitHooks | None,
+    so_far: ReviewSoFar,
 ) -> CommitTool:
     """`git_commit` for this run; its trailers name the card, the run and what it cost so far."""
     slug = card_slug(card.path, prepared.options.root)
@@ -201,6 +238,11 @@ def _commit_tool(
             "Rounds": str(guards.rounds),
             "Cost": f"${guards.cost_usd:.2f}",
         },
+        calls=calls,
+        checks=checks,
+        evidence=evidence,
+        hooks=hooks,
+        so_far=so_far,
     )
 
 
@@ -210,13 +252,12 @@ async def _tool_pool(
     run_dir: Path,
     stack: AsyncExitStack,
     extra: Sequence[Tool],
-    checks: RunnerChecks | None = None,
+    sandbox: Sandbox,
+    calls: CallLog,
 ) -> tuple[ToolPool, list[str]]:
-    """Files, commands, `extra` and every MCP server's tools behind the one gate, with warnings."""
+    """Files, commands, `extra` and every MCP server's tools behind the one gate (`calls`
+    records every call through it), with warnings."""
     s = prepared.options.settings
-    sandbox = await _sandbox(prepared, area, run_dir)
-    if checks is not None:  # the runner's own build and tests run confined like the model's
-        checks.sandbox = sandbox
     guard = PathGuard(area.root, s.paths.read, s.paths.write)
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
@@ -228,7 +269,8 @@ async def _tool_pool(
             *file_tools(guard, timeout=s.tool_timeout_seconds, source=source),
             *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox, guard),
             *extra,
-        ]
+        ],
+        observers=[calls],
     )
     if not s.mcp:
         return pool, []
@@ -272,48 +314,13 @@ async def _refuse_uncommitted_config(area: WorkArea, guard: PathGuard) -> None:
 
 
 async def _sandbox(prepared: PreparedRun, area: WorkArea, run_dir: Path) -> Sandbox:
-    """The run's sandbox; a run refuses to start where the configured one cannot, or where its
-    tests would import the checkout instead of the worktree."""
+    """The run's sandbox (run/workarea.py); RunRefused where it cannot start or would let the
+    tests import the checkout instead of the worktree."""
     o = prepared.options
-    checkout = o.root.resolve() if area.worktree is not None else None
-    if checkout is not None and o.settings.sandbox.mode == "off":
-        await asyncio.to_thread(_refuse_escaping_imports, checkout, area.root)
     try:
-        return await asyncio.to_thread(
-            run_sandbox, o.settings, o.root, area.root, run_dir, checkout
-        )
-    except SandboxUnavailable as exc:
+        return await asyncio.to_thread(open_sandbox, o.settings, o.root, area, run_dir)
+    except (SandboxUnavailable, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc
-
-
-def run_sandbox(
-    settings: Settings, root: Path, workdir: Path, run_dir: Path, checkout: Path | None = None
-) -> Sandbox:
-    """The sandbox a run of `root` works in at `workdir` (the checkout, or its worktree shown at
-    `checkout`), also used by `cardrunner check --try`; raises `SandboxUnavailable` where it
-    cannot start."""
-    box = settings.sandbox
-    read = (root, Path(sys.prefix), Path(sys.base_prefix))
-    return Sandbox.start(
-        box.mode, workdir, run_dir,
-        network=box.network, env_names=box.env, read=read, checkout=checkout,
-        protect=(*PROTECTED, settings.cards), build_read=box.build_read,
-        build_write=box.build_write,
-    )  # fmt: skip
-
-
-def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
-    """Without the sandbox an isolated run cannot redirect an editable install: refuse it."""
-    prefixes = [*interpreter_prefixes(), *(checkout / name for name in DEPENDENCY_DIRS)]
-    hits = references(checkout, worktree, site_folders(prefixes))
-    if hits:
-        file, path = hits[0]
-        raise RunRefused(
-            f"the tests would read outside the run's tree: {file} points at {path} in your "
-            f"checkout, not at the worktree {worktree}, so a change that breaks them could pass. "
-            'With sandbox = "off" an isolated run cannot redirect it: turn the sandbox on (it '
-            "shows the worktree at the checkout's own path) or set isolation = false."
-        )
 
 
 def _loop(

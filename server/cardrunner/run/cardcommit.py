@@ -1,4 +1,8 @@
-"""The card's final state lands in git with the run, in a commit of its own.
+"""A card's state after a run: where it is written, and its commit of its own in git.
+
+Where the state is written is the `CardStore` a front end gives the run (card/card.py): the
+file on disk (`DiskCardStore`), or the editor's buffer (the language server's,
+lsp/core/cardstore.py).
 
 A run writes the card's new `state`, `reason` and run record; left uncommitted, every run would
 leave a modified card behind for the next `git commit -a` to pick up by accident. It is not

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from cardrunner.card.card import Card
 from cardrunner.card.fields import EFFORTS, CardChoices
 from cardrunner.config.model_table import MODELS, Effort, ModelSpec
-from cardrunner.config.view import SettingsView
+from cardrunner.config.plainsettings import SettingsView
 
 if TYPE_CHECKING:  # the model's instances are passed in: the forecast never loads pydantic
     from cardrunner.config.settings import Settings

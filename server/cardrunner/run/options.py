@@ -1,9 +1,12 @@
-"""What a front end decides about a run, and the refusals it can hear before the run starts.
+"""What a front end decides about a run, what a resume adds, and the refusals before it starts.
 
 Kept apart from `run/prepare.py` (which chooses the model and reads the resume log) because the
 language server schedules runs without ever preparing one: it builds `RunOptions`, refuses early
 without a key, and hands the options to a worker process. Nothing here reaches a model adapter,
 so the server's import graph stays free of the SDKs (the import-linter contracts check it).
+
+What a resume adds (`ResumeGrant`: rounds and cost) is here for the same reason: it is the one
+value both the scheduler and the resume itself need.
 """
 
 from __future__ import annotations
@@ -15,15 +18,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cardrunner.agent.review import Approver
+from cardrunner.card.card import CardStore, DiskCardStore
 from cardrunner.config.secrets import SECRET_ENV_VARS
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.store import CardStore, DiskCardStore
-from cardrunner.trust.gate import TrustAsker
+from cardrunner.trust.consent import TrustAsker
 
 if TYPE_CHECKING:  # the editor builds options with its first run: no pydantic before it
     from cardrunner.agent.model import Model
     from cardrunner.config.settings import Settings
+
+
+@dataclass(frozen=True)
+class ResumeGrant:
+    """Extra budget for a resumed run (rounds and USD on top of what the run had)."""
+
+    rounds: int = 0
+    cost_usd: float = 0.0
+
 
 __all__ = [
     "MISSING_KEY",
@@ -62,7 +73,7 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     """Where the API key is looked up (tests pass their own)."""
     commit_card_state: bool = True
-    """Commit the card's final state after the run (`run/cardcommit.py`). Off for `--no-commit`
+    """Commit the card's final state after the run (`run/cardstore.py`). Off for `--no-commit`
     (nothing at all is committed) and on CI, which folds the card into its one commit."""
     processes: ProcessGroups = field(default_factory=ProcessGroups)
     """The run's ledger of process groups: its commands, app and MCP servers join it."""
@@ -72,15 +83,15 @@ class RunOptions:
     refusal does; its notes are logged and shown after the run's start."""
     trust: TrustAsker | None = None
     """Asks the user whether to trust the repository with what its config asks for
-    (trust/gate.py): the terminal, the editor. None: an untrusted repository is refused."""
+    (trust/consent.py): the terminal, the editor. None: an untrusted repository is refused."""
     trusted: bool = False
     """The front end's explicit trust: `--trust-repository`, the demo's own repository."""
     review: str | None = None
     """The review this run continues from (`run --ci --from-review`), as one rejection reason:
-    given to the model after the card (`run/pullreview.py`)."""
+    given to the model after the card (`board/pullreview.py`)."""
     read_text: Callable[[Path], Awaitable[str | None]] | None = None
     """Where `read_file` takes the text of a file the path guard allowed (an ACP client's open
-    buffers, acp/clientfiles.py); None, or a run in a worktree: the disk's."""
+    buffers, acp/clientside.py); None, or a run in a worktree: the disk's."""
 
 
 class RunRefused(Exception):

@@ -15,18 +15,18 @@ from typing import Any, assert_never
 
 from cardrunner.agent import events as ev
 from cardrunner.agent.compaction import Compactor
-from cardrunner.agent.limits import Guards
+from cardrunner.agent.limits import Guards, Spent
 from cardrunner.agent.loop import add_announcement
 from cardrunner.agent.model import Block, Message, Model
-from cardrunner.agent.reasons import RESUMABLE_REASONS
 from cardrunner.card.card import card_key
+from cardrunner.card.images import kept_blocks
+from cardrunner.card.record import RESUMABLE_REASONS
 from cardrunner.config.paths import StatePaths
 from cardrunner.config.settings import Limits
 from cardrunner.git.repo import GitRepo
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.images import kept_blocks
+from cardrunner.record.log import read_events, read_log
 from cardrunner.run.liveness import own_files
-from cardrunner.run.log import read_events, read_log
+from cardrunner.run.options import ResumeGrant
 from cardrunner.run.workarea import carried
 from cardrunner.verify.calls import ObservedCall
 
@@ -289,15 +289,13 @@ def _close_turn(messages: list[Message], pending: dict[str, Block]) -> None:
         pending.pop(use_id)
 
 
+def spent(state: ResumeState) -> Spent:
+    """What the run used before it stopped: its budget goes on from there."""
+    return Spent(state.rounds, state.usage, state.cost_usd, state.tool_calls, state.elapsed)
+
+
 def resume_note(state: ResumeState, limits: Limits) -> str:
-    budget = Guards(
-        limits,
-        None,
-        rounds=state.rounds,
-        usage=state.usage,
-        cost_usd=state.cost_usd,
-        wall_offset=state.elapsed,
-    )
+    budget = Guards(limits, None, spent(state))
     return (
         f"[cardrunner: this run was resumed after it stopped ({state.previous_reason}). Anything "
         "you started is no longer running: start the app again before checking it live. "

@@ -19,14 +19,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from cardrunner.agent.events import ChecksRan, Event, Notice, RunFinished, Usage
-from cardrunner.agent.reasons import FailureReason
-from cardrunner.card.record import CardUpdate, RunRecord
-from cardrunner.config.display import shown_model
+from cardrunner.card.record import CardUpdate, FailureReason, RunRecord
+from cardrunner.config.secrets import shown_model
 from cardrunner.processes.refusal import refusals
 from cardrunner.run.assembly import OpenRun, open_run, relative
 from cardrunner.run.cardcommit import commit_card_state
-from cardrunner.run.cardlock import CardBusy, CardLock
-from cardrunner.run.liveness import clear_live, interrupted_by, mark_live
+from cardrunner.run.liveness import CardBusy, CardLock, clear_live, interrupted_by, mark_live
 from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.prepare import prepare_run
 
@@ -45,6 +43,12 @@ class RunSession:
         self._live: Path | None = None
         self._lock: CardLock | None = None
         self._result: RunFinished | None = None
+
+    @property
+    def ending(self) -> bool:
+        """How the run ended is decided, and it is closing (or closed): a cancel now would only
+        cut short what it still has to do — stop its processes, write its log and its card."""
+        return self._result is not None
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """Every event of the run, ending with its one `RunFinished`."""
@@ -86,8 +90,12 @@ class RunSession:
         notes = await o.preflight() if o.preflight is not None else []  # may refuse
         run = self._run = await open_run(prepared, self._stack)
         await asyncio.to_thread(self._lock.record, run.run_id)
-        await o.card_store.update(run.card.path, CardUpdate(state="In Work", reason=None))
-        self._in_work = True
+        self._in_work = True  # first: a stop during the write below still ends the card's run
+        try:
+            await o.card_store.update(run.card.path, CardUpdate(state="In Work", reason=None))
+        except Exception:
+            self._in_work = False  # the card was not moved: leave it as it was
+            raise
         self._live = mark_live(o.root, run.run_id, run.started.card)
         opening: list[Event] = [run.started]
         opening += [Notice(level="warning", message=w) for w in run.started.warnings]

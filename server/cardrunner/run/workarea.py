@@ -1,4 +1,4 @@
-"""Where a run works, and how its changes are kept or undone when it ends.
+"""Where a run works, what a new worktree gets, and how its changes are kept or undone at the end.
 
 Without isolation the run works in the user's checkout, inside the write area only: the start
 state is recorded as a git tree, and a cancelled or rejected run puts the write area back byte for
@@ -8,6 +8,16 @@ every run works in its own git worktree `.cardrunner/worktrees/<run-id>` on its 
 card whose last run failed, never see each other's files; only a resume of that very run comes
 back to its worktree. The user's working tree is untouched, an accepted commit is brought onto
 the user's branch only if it applies cleanly, and nothing is ever forced.
+
+A worktree holds exactly what is committed, so a new one gets the files an install generated in
+the checkout: what git ignores but code imports (`seed_worktree`). A project's install can write
+files into its own source tree that git ignores and its code still imports — setuptools_scm's
+`_version.py`, a generated parser, a `.env` its tests read — so an isolated run's baseline failed
+on a project that passes in the checkout ("module 'pkg._version' is not installed"). So the
+ignored *files* of the checkout are copied into the new worktree once, before the run's first
+check. Ignored folders are not (installed dependencies are shown by the sandbox, read-only, and
+caches and build output are made again), nor build output (`paths.build_output`), links, or
+anything over the size caps: a generated file is small, a data dump is not the project's source.
 
 When an isolated run ends its worktree is removed, and nothing goes without a word: the
 result's note says what was kept and where. The run's files are kept as a tree in the result
@@ -19,16 +29,73 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
+import os
 import re
+import shutil
+import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cardrunner.agent.events import RunFinished
-from cardrunner.config.paths import StatePaths
+from cardrunner.config.paths import STATE_DIR, StatePaths
 from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError, GitRepo
-from cardrunner.run.seed import seed_worktree
+from cardrunner.processes.sandbox import (
+    DEPENDENCY_DIRS,
+    PROTECTED,
+    Sandbox,
+    interpreter_prefixes,
+    references,
+    site_folders,
+)
+
+if TYPE_CHECKING:
+    from cardrunner.config.settings import Settings
+
+MAX_FILE_BYTES = 1 << 20
+MAX_TOTAL_BYTES = 20 << 20
+
+
+async def seed_worktree(main: GitRepo, worktree: Path, build_output: Sequence[str]) -> list[str]:
+    """Copy the checkout's ignored files into `worktree`; the root-relative paths copied."""
+    listed = await main.ignored_listing()
+    wanted = [p for p in listed if not p.endswith("/") and _kept(p, build_output)]
+    return await asyncio.to_thread(_copy, main.root, worktree, wanted)
+
+
+def _kept(path: str, build_output: Sequence[str]) -> bool:
+    """Not cardrunner's or git's own, and no build output (git's `**/` globs, at any depth)."""
+    if path.split("/", 1)[0] in (STATE_DIR, ".git"):
+        return False
+    globs = [g for glob in build_output for g in (glob, glob.removeprefix("**/"))]
+    return not any(fnmatch.fnmatchcase(path, glob) for glob in globs)
+
+
+def _copy(root: Path, worktree: Path, wanted: list[str]) -> list[str]:
+    copied: list[str] = []
+    total = 0
+    for rel in wanted:
+        source, target = root / rel, worktree / rel
+        try:
+            info = os.lstat(source)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            continue
+        if total + info.st_size > MAX_TOTAL_BYTES or os.path.lexists(target):
+            continue
+        if not target.parent.resolve().is_relative_to(worktree.resolve()):
+            continue  # a folder of the worktree that is a link out of it: never write through
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+        total += info.st_size
+        copied.append(rel)
+    return copied
+
 
 UNDO_REASONS = frozenset({"cancelled", "rejected"})
 _TREE_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -202,3 +269,49 @@ async def carried(git: GitRepo, paths: list[str], trees: Iterable[str]) -> dict[
             with contextlib.suppress(GitError):
                 out[tree] = await git.tree_without(now, tree, paths, b"")
     return out
+
+
+def command_env(run_dir: Path) -> dict[str, str]:
+    """Commands find the interpreter that runs cardrunner first on PATH (`python` in argv)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path, "CARDRUNNER_RUN_DIR": str(run_dir)}
+
+
+def open_sandbox(settings: Settings, root: Path, area: WorkArea, run_dir: Path) -> Sandbox:
+    """The sandbox a run works in (call it off the event loop); raises `SandboxUnavailable`
+    where the configured one cannot start, and WorkAreaError where an isolated run's tests
+    would import the checkout instead of the worktree."""
+    checkout = root.resolve() if area.worktree is not None else None
+    if checkout is not None and settings.sandbox.mode == "off":
+        _refuse_escaping_imports(checkout, area.root)
+    return run_sandbox(settings, root, area.root, run_dir, checkout)
+
+
+def run_sandbox(
+    settings: Settings, root: Path, workdir: Path, run_dir: Path, checkout: Path | None = None
+) -> Sandbox:
+    """The sandbox a run of `root` works in at `workdir` (the checkout, or its worktree shown at
+    `checkout`), also used by `cardrunner check --try`; raises `SandboxUnavailable` where it
+    cannot start."""
+    box = settings.sandbox
+    read = (root, Path(sys.prefix), Path(sys.base_prefix))
+    return Sandbox.start(
+        box.mode, workdir, run_dir,
+        network=box.network, env_names=box.env, read=read, checkout=checkout,
+        protect=(*PROTECTED, settings.cards), build_read=box.build_read,
+        build_write=box.build_write,
+    )  # fmt: skip
+
+
+def _refuse_escaping_imports(checkout: Path, worktree: Path) -> None:
+    """Without the sandbox an isolated run cannot redirect an editable install: refuse it."""
+    prefixes = [*interpreter_prefixes(), *(checkout / name for name in DEPENDENCY_DIRS)]
+    hits = references(checkout, worktree, site_folders(prefixes))
+    if hits:
+        file, path = hits[0]
+        raise WorkAreaError(
+            f"the tests would read outside the run's tree: {file} points at {path} in your "
+            f"checkout, not at the worktree {worktree}, so a change that breaks them could pass. "
+            'With sandbox = "off" an isolated run cannot redirect it: turn the sandbox on (it '
+            "shows the worktree at the checkout's own path) or set isolation = false."
+        )

@@ -1,4 +1,4 @@
-"""The terminal's approver: a coloured diff and a question on the terminal.
+"""The terminal's questions: the review as a coloured diff, and the trust question, y/N.
 
 Besides yes and no, the reviewer may drop single hunks (`d`): the hunks are listed by number,
 as the diff above shows them, and the ones picked are left out of the commit (`git.choice`).
@@ -7,6 +7,11 @@ Files may also be edited in another window while the question waits; the runner 
 The approver writes the run's `⏸ review requested` line itself, before the diff and the
 question: the live view hears of the request only when the tool next yields to the event loop,
 which is after the question is already on the screen (`LiveView(asks=True)` leaves it out).
+
+The trust question shows the list of what the repository's config asks for, and asks y/N. Only a
+terminal can answer (`cardrunner run` on a tty); without one the run is refused with the same
+list (trust/consent.py), because a pipe or a CI job cannot consent. An empty answer, EOF or
+anything but yes is a no.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
 from cardrunner.git.hunks import Hunk, lines_of, parse_diff
+from cardrunner.trust.consent import TrustQuestion
 
 
 def review_requested(files: int) -> str:
@@ -108,3 +114,19 @@ class TerminalApprover:
             self._write(f"  {number}. {hunk.describe()}\n")
         answer = await self._ask("Drop which hunks? (numbers, e.g. 1 3; empty keeps all): ")
         return _numbers(answer or "", hunks)
+
+
+class TerminalTrust:
+    """`TrustAsker` that asks on the terminal."""
+
+    def __init__(self, write: Callable[[str], object], read: Callable[[str], str] = input) -> None:
+        self._write = write
+        self._read = read
+
+    async def ask(self, question: TrustQuestion) -> bool:
+        self._write(question.text().rsplit("\n", 1)[0] + "\n")
+        try:
+            answer = await asyncio.to_thread(self._read, "Trust this repository and run? [y/N] ")
+        except (EOFError, OSError):
+            return False
+        return answer.strip().lower() in ("y", "yes")

@@ -2,7 +2,7 @@
 
 On a terminal one status line is redrawn in place (round n/max, tokens, cost, current tool,
 elapsed); otherwise (CI, pipes) one plain line per round and per tool call. It never affects
-the run; it only reads events. The state it shows is the run's `RunView`, the same fold the
+the run; it only reads events. The state it shows is the run's `RunState`, the same fold the
 editor and `cardrunner log` read, so the three never disagree on a count.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import assert_never
 
 from cardrunner.agent import events as ev
-from cardrunner.run.account import start_details
-from cardrunner.run.view import Criterion, RunView, elapsed, tokens_short
+from cardrunner.record.account import start_details
+from cardrunner.record.state import Criterion, RunState, elapsed, tokens_short
 from cardrunner.terminal.approver import review_requested
 
 _WHY_LINES = 4
@@ -32,7 +32,7 @@ class LiveView:
         self._tty = tty
         self._asks = asks
         self._started = time.monotonic()
-        self.view = RunView(card_path=Path(), run_id="", title="")
+        self.view = RunState(card_path=Path(), run_id="", title="")
         """The run's state; the card's path is not needed to show it."""
         self._thinking = False
         self._status_shown = False
@@ -134,7 +134,7 @@ class LiveView:
             self._line(f"      {why}")
 
 
-def summary(view: RunView, seconds: float) -> str:
+def summary(view: RunState, seconds: float) -> str:
     """The run's last lines: how it ended, what it used, the commit it made."""
     match view.state:
         case "done":

@@ -2,7 +2,7 @@
 
 Tests, benchmarks and the VS Code end-to-end test point the real `anthropic` SDK at it
 (`base_url`), so the SDK's retries, streaming parser and error types are exercised for real. Every
-request is validated as the API would (`cardrunner.models.validation`); a bad one is answered 400
+request is validated as the API would (`cardrunner.apirules.validation`); a bad one is answered 400
 *and* recorded in `violations`, so a test can assert that the client never sent one. Answers come
 from a script (`fake_script`), usage from a prompt-cache simulation (`fake_cache`), streams from
 `fake_sse`. Run `python -m cardrunner.testing.fake_api_cli --transcript F.json` to serve a transcript
@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cardrunner.models.binding import SignatureBinder
-from cardrunner.models.cache import PromptCache, estimate_tokens
-from cardrunner.models.history import ConversationChecker
-from cardrunner.models.validation import validate_request
+from cardrunner.apirules.binding import SignatureBinder
+from cardrunner.apirules.conversation import ConversationChecker
+from cardrunner.apirules.promptcache import PromptCache, estimate_tokens
+from cardrunner.apirules.validation import validate_request
 from cardrunner.testing.fake_replies import error_reply, send_json, send_stream, wait_closing
 from cardrunner.testing.fake_script import (
     FILLER,
@@ -52,7 +52,7 @@ class FakeMessagesAPI:
     Fault` (may be async). `faults` maps a `/v1/messages` call index to a fault applied *instead
     of* consulting the script. `check_history=False` skips the check that assistant turns are the
     ones this server returned (for tests that build histories by hand). The prefix check on
-    thinking signatures (`binding.py`) is always on for the preserved-thinking models, as it is
+    thinking signatures (`apirules/binding.py`) is always on for the preserved-thinking models, as it is
     on the real API; `binder` shares a signing key between servers (the default key already is).
     """
 
@@ -297,7 +297,7 @@ class FakeMessagesAPI:
 
 def _with_edits(response: Response, body: dict[str, Any]) -> Response:
     """Scripted `write_file` edits become whole contents, as `ScriptedModel` makes them."""
-    from cardrunner.models.edits import EditError, apply_edit
+    from cardrunner.models.scripted import EditError, apply_edit
 
     blocks = []
     for block in response.get("content", []):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from cardrunner.models.binding import SignatureBinder
+from cardrunner.apirules.binding import SignatureBinder
 
 Response: TypeAlias = dict[str, Any]
 """`{"content": [blocks], "stop_reason": "end_turn" | "tool_use" | …, "usage"?: {…}}`."""

@@ -1,4 +1,14 @@
-"""How the built-in tools are declared: a schema and an async function."""
+"""How the built-in tools are declared, and the arguments the model may add to a configured command.
+
+A built-in tool is a schema and an async function (`FunctionTool`).
+
+Arguments the model adds to a configured command are data, never options that redirect it
+(`check_test_args`). `run_tests(args=["--junitxml=/elsewhere/x.xml"])` would write outside the
+repository and `--basetemp=/some/dir` would delete that folder, with no code written at all. So
+each argument is one of: a selector (a path or node id inside the read area), an allowed flag, or
+an allowed option with its value. Everything else is refused with a message that says what is
+allowed.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +16,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
+from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
+from cardrunner.config.confinement import TestArgs
 from cardrunner.git.repo import GitError
 from cardrunner.processes.command import CommandError
+from cardrunner.tools.guard import PathGuard
 
 Handler = Callable[[dict[str, Any], ToolContext], Any]
 """A built-in tool's function: the model's arguments and the call's context in, text out."""
@@ -42,3 +54,46 @@ def schema(
         "required": list(required),
         "additionalProperties": False,
     }
+
+
+def _refuse(arg: str, why: str, policy: TestArgs) -> ToolError:
+    allowed = ", ".join([*policy.flags, *(f"{v} VALUE" for v in policy.values)])
+    return ToolError(
+        f"argument {arg!r} is not allowed: {why}. Pass test paths or node ids inside the "
+        f"readable folders, and only these options: {allowed}."
+    )
+
+
+def _selector(arg: str, guard: PathGuard, policy: TestArgs) -> None:
+    """A path or node id (`tests/test_x.py::test_y[1]`) whose path lies in the read area."""
+    if arg.startswith("@"):
+        raise _refuse(arg, "an @file would read more options from a file", policy)
+    path = arg.split("::", 1)[0]
+    try:
+        guard.resolve_read(path)
+    except ToolError as exc:
+        raise _refuse(arg, str(exc).rstrip("."), policy) from exc
+
+
+def check_test_args(args: list[str], policy: TestArgs, guard: PathGuard) -> list[str]:
+    """`args` unchanged if every one is allowed; `ToolError` naming the first that is not."""
+    expect_value: str | None = None
+    for arg in args:
+        if expect_value is not None:
+            if arg.startswith("-"):
+                raise _refuse(arg, f"{expect_value} needs a value, not another option", policy)
+            expect_value = None
+        elif arg in policy.flags:
+            continue
+        elif arg in policy.values:
+            expect_value = arg
+        elif arg.startswith("--") and "=" in arg:
+            if arg.split("=", 1)[0] not in policy.values:
+                raise _refuse(arg, "that option is not in the allow-list", policy)
+        elif arg.startswith("-"):
+            raise _refuse(arg, "that option is not in the allow-list", policy)
+        else:
+            _selector(arg, guard, policy)
+    if expect_value is not None:
+        raise _refuse(expect_value, "it needs a value after it", policy)
+    return list(args)

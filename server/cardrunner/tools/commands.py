@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
-from cardrunner.agent.gate import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.agent.toolpool import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
-from cardrunner.processes.app import AppProcess
 from cardrunner.processes.command import CommandResult, run_command
+from cardrunner.processes.liveapp import AppProcess
 from cardrunner.processes.sandbox import Sandbox
-from cardrunner.tools.arguments import check_test_args
-from cardrunner.tools.base import FunctionTool, Handler
+from cardrunner.tools.base import FunctionTool, Handler, check_test_args
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.decisive import classify, decisive

@@ -16,16 +16,16 @@ what was dropped and what was edited — a drop as a drop, an edit as an edit.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
-from cardrunner.agent.gate import ToolContext, ToolError, ToolResult, truncate
 from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
-from cardrunner.config.display import shown
+from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult, truncate
+from cardrunner.config.secrets import shown
 from cardrunner.git.choice import Choice, ChoiceError, Reviewed, choose, committed_files, settle
-from cardrunner.git.quoting import quote
+from cardrunner.git.hunks import quote
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
@@ -42,6 +42,15 @@ def names(paths: list[str]) -> str:
     return ", ".join(quote(p) for p in paths)
 
 
+@dataclass(frozen=True)
+class ReviewSoFar:
+    """The review as a resumed run left it; a new run has had none."""
+
+    last_decision: str | None = None
+    committed: str | None = None
+    reviewed_tree: str | None = None
+
+
 @dataclass
 class CommitTool:
     """The `git_commit` tool of one run."""
@@ -55,18 +64,23 @@ class CommitTool:
     card_path: Path
     card_slug: str
     trailers: Callable[[], dict[str, str]]
+    calls: CallLog
+    checks: RunnerChecks
+    evidence: Evidence
+    hooks: CommitHooks | None
+    """The repository's commit hooks, run after the checks (None: `[git] hooks = false`)."""
     ignored_at_start: frozenset[str] = field(default_factory=frozenset)
     """Ignored files in the write area at run start: any others the run created are listed."""
-    calls: CallLog = field(default_factory=CallLog)
-    checks: RunnerChecks | None = None
-    hooks: CommitHooks | None = None
-    """The repository's commit hooks, run after the checks (None: `[git] hooks = false`)."""
-    evidence: Evidence | None = None
-    committed: str | None = None
-    last_decision: str | None = None
+    so_far: InitVar[ReviewSoFar] = ReviewSoFar()
+    committed: str | None = field(default=None, init=False)
+    last_decision: str | None = field(default=None, init=False)
     """The review's last answer (accept, reject, no_commit): the verdict reads it."""
-    reviewed_tree: str | None = None
+    reviewed_tree: str | None = field(default=None, init=False)
     """The write area the last review was about; once accepted, the committed tree."""
+
+    def __post_init__(self, so_far: ReviewSoFar) -> None:
+        self.last_decision, self.committed = so_far.last_decision, so_far.committed
+        self.reviewed_tree = so_far.reviewed_tree
 
     def tool(self) -> FunctionTool:
         return FunctionTool(
@@ -120,7 +134,7 @@ class CommitTool:
     async def _first_checks(self, tree: str, ctx: ToolContext) -> list[str] | ToolResult:
         """The runner's build and tests before anyone is asked: the review's warnings, or the
         failure the model reads instead of a review."""
-        if not (self.checks and self.checks.configured):
+        if not self.checks.configured:
             return []
         ran = await self.checks.run("commit", tree)
         ctx.emit(ran)
@@ -154,8 +168,8 @@ class CommitTool:
             hidden=hidden,
             flagged=sorted({p for p in [*files, *hidden] if is_config(p)}),
             warnings=warnings,
-            checks=self.checks.summary() if self.checks else "",
-            evidence=[f"criterion {e.index}: {e.line()}" for e in self._ledger()],
+            checks=self.checks.summary(),
+            evidence=[f"criterion {e.index}: {e.line()}" for e in self.evidence.ledger()],
         )
 
     def _declined(self, decision: ReviewDecision, files: list[str], ctx: ToolContext) -> ToolResult:
@@ -171,9 +185,6 @@ class CommitTool:
             "The user reviewed the diff; committing is switched off for this run. Do not call "
             "git_commit again: end now with RESULT: done."
         )
-
-    def _ledger(self) -> list[Any]:
-        return self.evidence.ledger() if self.evidence else []
 
     def _refuse_secrets(self, diff: str, ctx: ToolContext) -> None:
         """A change that would commit a secret never reaches the review: say file and line."""
@@ -234,8 +245,7 @@ class CommitTool:
         await settle(self.git, choice)
         self.committed = sha
         self.reviewed_tree = await self.calls.refresh()
-        if self.evidence:
-            self.evidence.checked_on(sha, self.reviewed_tree)
+        self.evidence.checked_on(sha, self.reviewed_tree)
         self._decided(
             ctx, ReviewDecided(decision="accept", reason=decision.reason, files=kept, commit=sha)
         )
@@ -245,7 +255,7 @@ class CommitTool:
     async def _recheck(self, choice: Choice, ctx: ToolContext) -> list[int] | ToolResult:
         """The reviewer's choices changed the tree: build and test the tree to be committed,
         checked out on its own; withdraw the evidence the change may have invalidated."""
-        if self.checks and self.checks.configured:
+        if self.checks.configured:
             ran = await self.checks.run_exact("hand_edit", choice.final, self.git)
             ctx.emit(ran)
             if not self.checks.passed(ran):
@@ -258,8 +268,6 @@ class CommitTool:
                     choice.reviewed.files,
                     ctx,
                 )
-        if not self.evidence:
-            return []
         why = f"the reviewer's choices ({_what(choice)})"
         return self.evidence.after_hand_edit(
             choice.reviewed.tree, choice.final, choice.changed, why
@@ -267,7 +275,7 @@ class CommitTool:
 
     def _unacknowledged_drop(self, tree: str, decision: ReviewDecision) -> str | None:
         """Fewer tests than at the start, not accepted knowingly: the runner refuses."""
-        if not self.checks or not (drop := self.checks.drop()):
+        if not (drop := self.checks.drop()):
             return None
         if not decision.acknowledged:
             return (
@@ -303,9 +311,9 @@ class CommitTool:
 
     def _trailer_block(self) -> str:
         lines = [f"{k}: {v}" for k, v in self.trailers().items()]
-        if self.checks and self.checks.configured:
+        if self.checks.configured:
             lines.append(f"Checks: {self.checks.summary()}")
-        lines += [f"Criterion-{e.index + 1}: {e.line()}" for e in self._ledger()]
+        lines += [f"Criterion-{e.index + 1}: {e.line()}" for e in self.evidence.ledger()]
         return "\n".join(lines)
 
 

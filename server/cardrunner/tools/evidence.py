@@ -14,13 +14,13 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.events import CriterionReported
-from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.agent.ledger import Citation, LedgerEntry
+from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.verify.calls import CallLog, ObservedCall
 
@@ -35,24 +35,40 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+@dataclass(frozen=True)
+class EvidenceSoFar:
+    """What a resumed run had gathered; a new run's is empty."""
+
+    reports: dict[int, CriterionReported] = field(default_factory=dict)
+    """Accepted reports; they hold only if the write area is still the same."""
+    committed: tuple[str, str] | None = None
+    """(commit, tree) when the run had committed before the resume."""
+
+
 @dataclass
 class Evidence:
     """The accepted reports per criterion (0-based index), checked against the call log."""
 
     criteria: list[str]
-    calls: CallLog = field(default_factory=CallLog)
-    grounded: bool = True
+    calls: CallLog
+    grounded: bool
     """Require citations (`require_evidence = false` turns the whole evidence gate off)."""
-    artifacts: Path | None = None
-    """Folder under the run's folder where cited results are saved; None: not saved."""
-    root: Path | None = None
+    artifacts: Path
+    """Folder under the run's folder where cited results are saved."""
+    root: Path
     """The workspace root, to store artifact paths relative to it."""
-    reports: dict[int, CriterionReported] = field(default_factory=dict)
-    stale: dict[int, str] = field(default_factory=dict)
+    so_far: InitVar[EvidenceSoFar] = EvidenceSoFar()
+    reports: dict[int, CriterionReported] = field(default_factory=dict, init=False)
+    stale: dict[int, str] = field(default_factory=dict, init=False)
     """Criteria whose evidence the runner withdrew, and why (hand edits during review)."""
-    commits: dict[int, str] = field(default_factory=dict)
-    committed: tuple[str, str] | None = None
+    commits: dict[int, str] = field(default_factory=dict, init=False)
+    committed: tuple[str, str] | None = field(default=None, init=False)
     """(commit, tree) of the run's commit: evidence gathered on that tree was checked on it."""
+
+    def __post_init__(self, so_far: EvidenceSoFar) -> None:
+        self.reports.update(so_far.reports)
+        if so_far.committed is not None:
+            self.checked_on(*so_far.committed)
 
     def missing(self) -> list[int]:
         """Criteria without passing evidence that holds on the write area as it is now."""
@@ -107,10 +123,6 @@ class Evidence:
         for index, report in self.reports.items():
             if report.tree == tree and index not in self.stale:
                 self.commits[index] = commit
-
-    def restore(self, reports: dict[int, CriterionReported]) -> None:
-        """Reports from before a resume; they hold only if the write area is still the same."""
-        self.reports.update(reports)
 
     def ledger(self) -> list[LedgerEntry]:
         """One entry per criterion, as it stands now."""
@@ -250,8 +262,6 @@ class Evidence:
 
     def _save(self, call: ObservedCall) -> str | None:
         """Keep the cited result (text and screenshots) under the run's folder; its path."""
-        if self.artifacts is None:
-            return None
         try:
             self.artifacts.mkdir(parents=True, exist_ok=True)
             path = self.artifacts / f"{call.id}.txt"
@@ -264,10 +274,8 @@ class Evidence:
         return _relative(path, self.root)
 
 
-def _relative(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(path)
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)

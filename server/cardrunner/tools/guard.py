@@ -3,8 +3,8 @@
 A prompt that says "only write under src" is a wish; `PathGuard` is the fence. Every path the
 model passes is resolved (symlinks included) and must land inside an allowed folder, and never in
 `.git/` or `.cardrunner/`. `ConflictGuard` keeps a file the user edited after the run last saw
-it: the write is refused and the model is told to read it again and merge. Both the file tools
-(`files.py`) and `edit_file` (`edit.py`) stand on this module, so neither imports the other.
+it: the write is refused and the model is told to read it again and merge. The file tools
+(`files.py`, `edit_file` among them) stand on this module.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import stat
 import threading
 from pathlib import Path
 
-from cardrunner.agent.gate import ToolError
+from cardrunner.agent.toolpool import ToolError
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.readfile import NotRegularFile, read_regular
 

@@ -1,6 +1,6 @@
 """What a repository's own config asks cardrunner to run or to widen: the trust question's list.
 
-Only what the repository wrote counts (config/sources.py's repository layer), compared with what
+Only what the repository wrote counts (config/settingsfiles.py's repository layer), compared with what
 the user's own config.toml says: commands (build, test, app), MCP servers (the command or URL,
 and the environment variables and headers they are given), the sandbox (off, the network, passed
 variables), read paths outside the repository, extra test arguments, `replay`, the commit hooks
@@ -21,12 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cardrunner.config.agentfiles import instruction_files
 from cardrunner.config.confinement import TestArgs
+from cardrunner.config.instructions import instruction_files
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
-from cardrunner.config.mcpserver import McpServer
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings
+from cardrunner.config.settings import McpServer, Settings
 from cardrunner.git.safety import safe_argv
 
 

@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -30,8 +30,7 @@ from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
 from cardrunner.verify.decisive import decisive
-from cardrunner.verify.junit import read_report
-from cardrunner.verify.testcounts import Reading, from_junit, read_counts
+from cardrunner.verify.testcounts import Reading, from_junit, read_counts, read_report
 
 NONE = Reading(None)
 """A build is not counted."""
@@ -67,6 +66,16 @@ def _check(kind: Literal["build", "test"], result: CommandResult, reading: Readi
     )
 
 
+@dataclass(frozen=True)
+class ChecksSoFar:
+    """What the runner's checks knew before a resume; a new run's knows nothing yet."""
+
+    baseline: int | None = None
+    baseline_skipped: int | None = None
+    known_failures: list[str] | None = None
+    last: ChecksRan | None = None
+
+
 @dataclass
 class RunnerChecks:
     """Build and test as the runner runs them (configured argv, no extra arguments)."""
@@ -75,20 +84,25 @@ class RunnerChecks:
     commands: Commands
     groups: ProcessGroups
     """The run's process ledger: a check's process group is swept like every other."""
-    env: dict[str, str] | None = None
-    sandbox: Sandbox | None = None
+    env: dict[str, str]
+    sandbox: Sandbox
     """The run's sandbox: the runner's checks are confined like the model's commands."""
     count: bool = True
     """Count the tests at the run's start (off with the evidence gate: nothing would use it)."""
-    baseline: int | None = None
+    so_far: InitVar[ChecksSoFar] = ChecksSoFar()
+    baseline: int | None = field(default=None, init=False)
     """Tests that ran at the start of the run."""
-    baseline_skipped: int | None = None
+    baseline_skipped: int | None = field(default=None, init=False)
     """Tests skipped at the start of the run."""
-    known_failures: list[str] | None = None
+    known_failures: list[str] | None = field(default=None, init=False)
     """Tests that already failed at the start (None: unknown, or the suite passed)."""
-    last: ChecksRan | None = None
-    accepted_drops: set[str] = field(default_factory=set)
+    last: ChecksRan | None = field(default=None, init=False)
+    accepted_drops: set[str] = field(default_factory=set, init=False)
     """Trees on which the user accepted fewer tests knowingly."""
+
+    def __post_init__(self, so_far: ChecksSoFar) -> None:
+        self.baseline, self.baseline_skipped = so_far.baseline, so_far.baseline_skipped
+        self.known_failures, self.last = so_far.known_failures, so_far.last
 
     @property
     def configured(self) -> bool:
@@ -101,14 +115,13 @@ class RunnerChecks:
         check = await self._run_one("test", self.commands.test, "baseline")
         self.baseline, self.baseline_skipped = check.tests_ran, check.skipped
         self.known_failures = check.failures if not check.ok and check.failures else None
-        sees = self.sandbox.tree_note() if self.sandbox else None
         return ChecksRan(
             phase="baseline",
             tree=tree,
             checks=[check],
             ok=check.ok,
             tests_ran=self.baseline,
-            sees=sees,
+            sees=self.sandbox.tree_note(),
         )
 
     async def run_exact(self, phase: Phase, tree: str, git: GitRepo) -> ChecksRan:
@@ -121,9 +134,8 @@ class RunnerChecks:
     async def _checkout(self, tree: str, git: GitRepo) -> AsyncIterator[Path]:
         """A fresh checkout of `tree`, where the sandbox lets checks write (the run's folder);
         what git ignores at the top of the workspace (`.venv`, `node_modules`) is linked in."""
-        parent = self.sandbox.run_dir if self.sandbox else None
-        if parent:
-            parent.mkdir(parents=True, exist_ok=True)
+        parent = self.sandbox.run_dir
+        parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="exact-tree-", dir=parent) as tmp:
             folder = await git.checkout_tree(tree, Path(tmp) / "tree")
             await asyncio.to_thread(_link, self.root, folder, await git.ignored_tops())
@@ -192,7 +204,7 @@ class RunnerChecks:
 
     def _env(self, phase: Phase) -> dict[str, str]:
         """The commands' environment, plus `CARDRUNNER_CHECK` naming the runner's own run."""
-        return {**(self.env or {}), "CARDRUNNER_CHECK": phase}
+        return {**self.env, "CARDRUNNER_CHECK": phase}
 
     def drop(self, ran: ChecksRan | None = None) -> str | None:
         """ "fewer tests ran …", "more tests were skipped …", or "the tests could no longer be

@@ -9,11 +9,12 @@ is now — or an older version the model has since changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol
 
 from cardrunner.agent.events import CallObserved
-from cardrunner.agent.gate import Image, ToolContext, ToolResult
+from cardrunner.agent.toolpool import Image, ToolContext, ToolResult
 from cardrunner.git.repo import GitRepo
 
 READ_ONLY_TOOLS = frozenset({"list_files", "read_file", "report_criterion"})
@@ -74,17 +75,25 @@ class ObservedCall:
 class CallLog:
     """Every call of one run by id, and the write area's fingerprint after the latest one."""
 
-    state: AreaState = field(default_factory=FixedState)
-    calls: dict[str, ObservedCall] = field(default_factory=dict)
-    current: str = ""
-    base: str = ""
-    """The write area as the run found it."""
-    last_change: ObservedCall | None = None
+    state: AreaState
+    base: str
+    """The write area as the run found it (a resumed run: as it first found it)."""
+    observed: InitVar[Sequence[ObservedCall]] = ()
+    """The calls of the run before it was resumed, in order (from its log); none in a new run."""
+    calls: dict[str, ObservedCall] = field(default_factory=dict, init=False)
+    current: str = field(default="", init=False)
+    last_change: ObservedCall | None = field(default=None, init=False)
     """The latest call after which the write area differed from before it."""
 
+    def __post_init__(self, observed: Sequence[ObservedCall]) -> None:
+        for call in observed:
+            self.calls[call.id] = call
+            if call.changed_area:
+                self.last_change = call
+
     async def start(self) -> str:
-        """Take the first fingerprint (the write area as the run found it)."""
-        self.current = self.base = await self.state.fingerprint()
+        """Take the first fingerprint (the write area as the run starts, or resumes)."""
+        self.current = await self.state.fingerprint()
         return self.current
 
     async def refresh(self) -> str:
@@ -115,13 +124,6 @@ class CallLog:
         self.current = after
         if call.changed_area:
             self.last_change = call
-
-    def restore(self, calls: list[ObservedCall]) -> None:
-        """Calls of the run before it was resumed, in order (from its log)."""
-        for call in calls:
-            self.calls[call.id] = call
-            if call.changed_area:
-                self.last_change = call
 
     def fresh(self, call: ObservedCall) -> bool:
         """Did the call see the write area exactly as it is now (and leave it so)?"""

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from cardrunner.config.secrets import SecretHit, find_secrets
-from cardrunner.git.hunks import lines_of
-from cardrunner.git.quoting import quote, unquote
+from cardrunner.git.hunks import lines_of, quote, unquote
 
 CONFIG_NAMES = frozenset(
     {

@@ -3,10 +3,10 @@
 The language server must stay responsive while cards run, and it must always be able to say what
 each run is doing (lenses, progress, diagnostics, status). `RunManager` only schedules: each run
 executes in a worker process of its own (`workers/handle.py`), so a run's work never holds the
-editor's GIL; the manager folds every event into a `RunView` — the run's live state — and hands
-each event to one listener. How a run is prepared and how it ends is the session's business
-alone, in the worker. It knows nothing of LSP: the language server is only one listener, and a
-test can be another.
+editor's GIL; the manager folds every event into a `RunState` — the run's live state — and hands
+each event to the listener that started the run. How a run is prepared and how it ends is the
+session's business alone, in the worker. It knows nothing of LSP: the language server is only one
+listener, and a test can be another.
 
 Once it has started a run, it keeps one spare worker warm for the next (`workers/spare.py`): a run
 takes it, and once that run is under way (its first event) the next spare is started, with the
@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from cardrunner.agent.review import Approver
+from cardrunner.card.card import CardStore, DiskCardStore
 from cardrunner.config.paths import StatePaths
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.options import RunRefused
-from cardrunner.run.store import CardStore, DiskCardStore
-from cardrunner.run.view import RunView
-from cardrunner.trust.gate import TrustAsker
+from cardrunner.record.state import RunState
+from cardrunner.run.options import ResumeGrant, RunRefused
+from cardrunner.trust.consent import TrustAsker
 
 if TYPE_CHECKING:  # what starting a run needs loads with the first run (`_launch`)
     from cardrunner.agent.events import Event, RunFinished
@@ -42,23 +41,23 @@ log = logging.getLogger(__name__)
 class RunListener(Protocol):
     """Whoever shows runs: called on the event loop for every event, then once at the end."""
 
-    def run_event(self, view: RunView, event: Event) -> None: ...
+    def run_event(self, view: RunState, event: Event) -> None: ...
 
-    def run_ended(self, view: RunView) -> None: ...
+    def run_ended(self, view: RunState) -> None: ...
 
 
 class RunManager:
     """One worker per card; one run per card at a time; any number of cards at once.
 
     Views, the listener, the approver and the card store belong to the loop that calls
-    `start` (the editor's); the worker's requests are answered there."""
+    `start` (the editor's); the worker's requests are answered there. Whoever starts a run
+    hands it the listener that shows it and the approver that reviews it, so what shows the
+    runs can be built after the manager, and look the runs up in it."""
 
     def __init__(
         self,
         root: Path,
         settings: Callable[[], Settings],
-        listener: RunListener,
-        approver: Callable[[RunView], Approver],
         card_store: CardStore | None = None,
         env: Mapping[str, str] | None = None,
         spare_idle_seconds: float | None = None,
@@ -66,13 +65,11 @@ class RunManager:
     ) -> None:
         self.root = root
         self._settings = settings
-        self._listener = listener
-        self._approver = approver
         self._store = card_store or DiskCardStore()
         self._env = env if env is not None else os.environ
         self._trust = trust
         """Asks the user to trust the repository (the editor's question); None refuses."""
-        self._views: dict[Path, RunView] = {}
+        self._views: dict[Path, RunState] = {}
         self._done: dict[Path, asyncio.Future[None]] = {}
         self._workers: dict[Path, WorkerRun] = {}
         self._keep: set[asyncio.Task[None]] = set()
@@ -100,7 +97,7 @@ class RunManager:
     # Cards are keyed by their resolved path: `start` resolves; the lookups below expect
     # resolved paths (the views call them on every event, and resolving costs a syscall a part).
 
-    def get(self, card_path: Path) -> RunView | None:
+    def get(self, card_path: Path) -> RunState | None:
         """The card's live run, or its last run in this session."""
         return self._views.get(card_path)
 
@@ -108,14 +105,22 @@ class RunManager:
         done = self._done.get(card_path)
         return done is not None and not done.done()
 
-    def views(self) -> list[RunView]:
+    def views(self) -> list[RunState]:
         return list(self._views.values())
 
-    def start(self, card_path: Path, resume: ResumeGrant | None = None) -> RunView:
+    def start(
+        self,
+        card_path: Path,
+        resume: ResumeGrant | None = None,
+        *,
+        listener: RunListener,
+        approver: Callable[[RunState], Approver],
+    ) -> RunState:
         """Start a run in the background and return its view at once; raises RunRefused.
+        `listener` hears its events, `approver` (given its view) reviews its commit.
         What a run needs (the events', the wire's and the settings' models) loads here, with
         the editor's first run, not in an idle server (bench/RESULTS.md, idle memory)."""
-        from cardrunner.run.log import new_run_id
+        from cardrunner.record.log import new_run_id
         from cardrunner.run.options import RunOptions, refuse_early
         from cardrunner.workers.handle import WorkerRun
 
@@ -126,13 +131,13 @@ class RunManager:
         if settings.isolation is None:  # in the editor each card gets its own worktree by default
             settings = settings.model_copy(update={"isolation": True})
         taken = {v.run_id for v in self._views.values()}
-        view = RunView(card_path=path, run_id=new_run_id(self.root, path, taken), title=path.stem)
+        view = RunState(card_path=path, run_id=new_run_id(self.root, path, taken), title=path.stem)
         view.log_path = StatePaths(self.root).log(view.run_id)
         options = RunOptions(
             root=self.root,
             card_path=path,
             settings=settings,
-            approver=self._approver(view),
+            approver=approver(view),
             card_store=self._store,
             resume=resume,
             run_id=view.run_id,
@@ -143,9 +148,11 @@ class RunManager:
         self._views[path] = view
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         worker = self._workers[path] = WorkerRun(
-            options, lambda event: self._emit(view, event), self.spare.take
+            options, lambda event: self._emit(view, event, listener), self.spare.take
         )
-        task = asyncio.create_task(self._drive(view, worker, done), name=f"run {view.run_id}")
+        task = asyncio.create_task(
+            self._drive(view, worker, done, listener), name=f"run {view.run_id}"
+        )
         self._keep.add(task)
         task.add_done_callback(self._keep.discard)
         self._done[path] = done
@@ -185,17 +192,23 @@ class RunManager:
         if closing:
             await asyncio.wait(closing, timeout=seconds)
 
-    async def _drive(self, view: RunView, worker: WorkerRun, done: asyncio.Future[None]) -> None:
+    async def _drive(
+        self,
+        view: RunState,
+        worker: WorkerRun,
+        done: asyncio.Future[None],
+        listener: RunListener,
+    ) -> None:
         """One run: its worker's events, each folded into the view and handed on."""
         try:
             await worker.play()
         except Exception as exc:  # the worker could not even start (no interpreter, no fork)
             log.exception("the worker of %s failed", view.run_id)
-            self._emit(view, refused(f"the run's process could not start: {exc}"))
+            self._emit(view, refused(f"the run's process could not start: {exc}"), listener)
         finally:
-            self._ended(view, done)
+            self._ended(view, done, listener)
 
-    def _emit(self, view: RunView, event: Event) -> None:
+    def _emit(self, view: RunState, event: Event, listener: RunListener) -> None:
         from cardrunner.agent.events import RunStarted  # loaded: the event is one
 
         if view.run_id not in self._under_way:
@@ -205,7 +218,7 @@ class RunManager:
         if isinstance(event, RunStarted):  # a resumed run may continue under another id
             view.log_path = StatePaths(self.root).log(view.run_id)
         try:
-            self._listener.run_event(view, event)
+            listener.run_event(view, event)
         except Exception:
             log.exception("a run listener failed on %s", event.type)
 
@@ -216,9 +229,9 @@ class RunManager:
         settings = self._settings()
         self.spare.refill(self.root, wire.WarmUp(api=not settings.replay, mcp=bool(settings.mcp)))
 
-    def _ended(self, view: RunView, done: asyncio.Future[None]) -> None:
+    def _ended(self, view: RunState, done: asyncio.Future[None], listener: RunListener) -> None:
         try:
-            self._listener.run_ended(view)
+            listener.run_ended(view)
         except Exception:
             log.exception("a run listener failed at the end of %s", view.run_id)
         finally:

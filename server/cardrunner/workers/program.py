@@ -17,6 +17,17 @@ When the server goes away (its end of the pipe closes: a crash, SIGKILL, an edit
 it) the worker ends the run as `interrupted` — processes stopped, changes kept for a resume,
 the result in the log, the card written to disk — instead of finishing it: nobody would be
 there to review its commit. A SIGTERM is the user's cancel.
+
+The run's end is the worker's alone. A stop reaches the run once: the first one — the server's
+`cancel`, a SIGTERM, the server gone — is the one the run ends with, and any later one, or one
+that comes once the run is ending on its own, is dropped. A second cancel would land in the
+run's own end (stopping its app, removing its worktree, writing its card) and cut it short:
+the server that was told `exit` asks the run to stop, waits a bounded while
+(`lsp/server.py` `WIND_DOWN_SECONDS`) and ends; its end closes the pipe, and the worker, still
+ending the run, must not take that as a second stop (it left the card `In Work`). While the
+server lives it bounds the worker (`workers/handle.py`); once it is gone, the worker bounds
+itself: whatever still holds it `ORPHAN_SECONDS` later (a wedged stop, a thread blocked in the
+kernel) ends with its process groups, and the log without a result reads as interrupted.
 """
 
 from __future__ import annotations
@@ -30,107 +41,35 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from cardrunner.agent.events import Event
 from cardrunner.agent.review import ReviewDecision, ReviewRequest
+from cardrunner.card.card import DiskCardStore
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.settings import Settings
-from cardrunner.run.grant import ResumeGrant
+from cardrunner.processes.groups import ProcessGroups
 from cardrunner.run.liveness import interruption
-from cardrunner.run.options import RunOptions
+from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.session import RunSession
-from cardrunner.run.store import DiskCardStore
-from cardrunner.trust.gate import TrustQuestion
+from cardrunner.trust.consent import TrustQuestion
 from cardrunner.workers import awaits, wire
 from cardrunner.workers.priority import PRIORITIES, lower
+from cardrunner.workers.wire import SERVER_GONE, Channel, ServerGone
 
 T = TypeVar("T")
 
 NICENESS = PRIORITIES["low"].nice
 """How much lower than the editor's server every worker starts (the default `run_priority`): a
 spare cannot know its run's setting, and a worker can go lower later but never back up."""
-SERVER_GONE = "the language server went away"
-
-
-class ServerGone(Exception):
-    """The server's end of the pipe closed: no request can be answered any more."""
-
-
-HOLD_SECONDS = 0.02
-"""How long an event may wait for the events after it, so that a round's events reach the
-server in one write: every write wakes the editor's server, and on a loaded machine each
-wake-up waits for a core that a request then waits for too. The server shows a run at most
-every 100 ms (`lsp/features/runs.py`), so the wait is never seen."""
-
-
-class Channel:
-    """Lines to the server on one descriptor, requests answered by id from the other."""
-
-    def __init__(self, out: asyncio.StreamWriter) -> None:
-        self._out = out
-        self._next = 0
-        self._waiting: dict[int, asyncio.Future[Any]] = {}
-        self._held: list[bytes] = []
-        """Lines sent with `hold`, not written yet (in order)."""
-        self._timer: asyncio.TimerHandle | None = None
-        self.closed = False
-
-    async def send(self, message: dict[str, Any], hold: bool = False) -> None:
-        """Write `message` after what is held; with `hold` it waits up to `HOLD_SECONDS` for
-        the lines after it (only a full pipe makes the caller wait: the server reads slowly)."""
-        if self.closed:
-            return
-        self._held.append(wire.line(message))
-        if not hold:
-            self._write_held()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._write_held)
-        try:
-            await self._out.drain()
-        except (ConnectionError, OSError):
-            self.gone()
-
-    def _write_held(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        data, self._held = b"".join(self._held), []
-        if data and not self.closed:
-            self._out.write(data)
-
-    async def flush(self) -> None:
-        """Write what is held and wait until it has left (the end of the worker)."""
-        self._write_held()
-        await self._out.drain()
-
-    async def request(self, method: wire.Method, params: dict[str, Any]) -> Any:
-        if self.closed:
-            raise ServerGone(SERVER_GONE)
-        self._next += 1
-        answer = self._waiting[self._next] = asyncio.get_running_loop().create_future()
-        try:
-            await self.send({"kind": "request", "id": self._next, "method": method, **params})
-            return await answer
-        finally:
-            self._waiting.pop(self._next, None)
-
-    def answered(self, message: dict[str, Any]) -> None:
-        answer = self._waiting.get(int(message.get("id", -1)))
-        if answer is None or answer.done():
-            return
-        if message.get("error"):
-            answer.set_exception(RuntimeError(str(message["error"])))
-        else:
-            answer.set_result(message.get("result"))
-
-    def gone(self) -> None:
-        self.closed = True
-        for answer in self._waiting.values():
-            if not answer.done():
-                answer.set_exception(ServerGone(SERVER_GONE))
+ORPHAN_SECONDS = 300.0
+"""How long a worker whose server is gone may take to end its run and exit. Ending a run that
+kept changes (its worktree removed, its card committed) has taken over 30 s on a loaded
+machine; a worker still there after this is held by what will not end (a wedged stop, a
+thread blocked in the kernel), and it is ended with its process groups."""
 
 
 class RemoteApprover:
@@ -194,10 +133,10 @@ def options(start: wire.StartRun, settings: Settings, channel: Channel) -> RunOp
 
 PRELOAD = (
     "concurrent.futures.thread",  # asyncio.to_thread's executor
-    "cardrunner.models.binding",
-    "cardrunner.models.cache",
+    "cardrunner.apirules.binding",
+    "cardrunner.apirules.promptcache",
     "cardrunner.models.scripted",
-    "cardrunner.models.validation",
+    "cardrunner.apirules.validation",
 )
 """What every run imports lazily, whichever its model."""
 
@@ -206,7 +145,7 @@ def preload(warm: wire.WarmUp) -> None:
     """Import, ahead of the run, what it would import lazily: the scripted model and its
     checks, the tools' schema validator, and the SDK and the MCP client when `warm` says the
     settings use them. Each adapter names its own lazy imports."""
-    from cardrunner.agent.gate import preload as preload_gate
+    from cardrunner.agent.toolpool import preload as preload_gate
 
     for name in PRELOAD:
         importlib.import_module(name)
@@ -267,6 +206,11 @@ class Worker:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         self._cancel_early: tuple[str | None] | None = None
+        self._session: RunSession | None = None
+        self._stopping = False
+        """A stop was sent to the run: it ends with that one (see `cancel`)."""
+        self._processes: ProcessGroups | None = None
+        """The run's process groups, for `_abandon`."""
 
     async def serve(self) -> None:
         first = await self._reader.readline()
@@ -289,19 +233,26 @@ class Worker:
             listening.cancel()
 
     async def _play(self, run: RunOptions) -> None:
+        self._session, self._processes = RunSession(run), run.processes
         self._started = True  # a cancel from now on reaches the session's own `finally`
         if self._cancel_early is not None:
             self.cancel(*self._cancel_early)
-        await relay(RunSession(run).events(), self._send_event)
+        await relay(self._session.events(), self._send_event)
 
     async def _send_event(self, event: Event) -> None:
         await self._channel.send({"kind": "event", **wire.encode_event(event)}, hold=True)
 
     def cancel(self, why: str | None) -> None:
-        """Stop the run: `why` makes it `interrupted`, none the user's `cancelled`."""
+        """Stop the run: `why` makes it `interrupted`, none the user's `cancelled`. Only the
+        first stop is sent, and none once the run is ending on its own: a cancel lands where
+        the run is, and in its end it would cut that end short (the card left `In Work`)."""
         if self._task is None or not self._started:
-            self._cancel_early = (why,)
+            if self._cancel_early is None:
+                self._cancel_early = (why,)
             return
+        if self._stopping or (self._session is not None and self._session.ending):
+            return
+        self._stopping = True
         self._task.cancel(interruption(why) if why else None)
         asyncio.get_running_loop().call_later(SLOW_CANCEL_SECONDS, _say_where, self._task)
 
@@ -314,7 +265,25 @@ class Worker:
                 elif message.get("kind") == "cancel":
                     self.cancel(message.get("why"))
         self._channel.gone()
+        self._orphaned()
         self.cancel(SERVER_GONE)
+
+    def _orphaned(self) -> None:
+        """The server is gone, and its bound on this process with it: this process bounds
+        itself, on a thread of its own (the loop may be what is stuck)."""
+        timer = threading.Timer(ORPHAN_SECONDS, self._abandon)
+        timer.daemon = True
+        timer.start()
+
+    def _abandon(self) -> None:
+        """On the timer's thread: end the run's process groups and this process."""
+        logging.getLogger(__name__).warning(
+            "the run did not end within %.0f s of the server going away: ended", ORPHAN_SECONDS
+        )
+        if self._processes is not None:
+            with contextlib.suppress(Exception):
+                self._processes.kill_all()
+        os._exit(1)
 
 
 async def _main(read: int, write: int) -> None:

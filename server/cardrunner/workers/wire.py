@@ -18,6 +18,7 @@ run touches it owns itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -28,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter
 from cardrunner.agent import events as ev
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.card.record import KEEP, CardUpdate, RunRecord
-from cardrunner.trust.gate import TrustQuestion
+from cardrunner.trust.consent import TrustQuestion
 
 Method = Literal["review", "update_card", "trust"]
 
@@ -130,3 +131,84 @@ def decode_question(data: dict[str, Any]) -> TrustQuestion:
         str(data["fingerprint"]),
         changed=bool(data.get("changed")),
     )
+
+
+SERVER_GONE = "the language server went away"
+
+
+class ServerGone(Exception):
+    """The server's end of the pipe closed: no request can be answered any more."""
+
+
+HOLD_SECONDS = 0.02
+"""How long an event may wait for the events after it, so that a round's events reach the
+server in one write: every write wakes the editor's server, and on a loaded machine each
+wake-up waits for a core that a request then waits for too. The server shows a run at most
+every 100 ms (`lsp/features/runs.py`), so the wait is never seen."""
+
+
+class Channel:
+    """Lines to the server on one descriptor, requests answered by id from the other."""
+
+    def __init__(self, out: asyncio.StreamWriter) -> None:
+        self._out = out
+        self._next = 0
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._held: list[bytes] = []
+        """Lines sent with `hold`, not written yet (in order)."""
+        self._timer: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    async def send(self, message: dict[str, Any], hold: bool = False) -> None:
+        """Write `message` after what is held; with `hold` it waits up to `HOLD_SECONDS` for
+        the lines after it (only a full pipe makes the caller wait: the server reads slowly)."""
+        if self.closed:
+            return
+        self._held.append(line(message))
+        if not hold:
+            self._write_held()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._write_held)
+        try:
+            await self._out.drain()
+        except (ConnectionError, OSError):
+            self.gone()
+
+    def _write_held(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        data, self._held = b"".join(self._held), []
+        if data and not self.closed:
+            self._out.write(data)
+
+    async def flush(self) -> None:
+        """Write what is held and wait until it has left (the end of the worker)."""
+        self._write_held()
+        await self._out.drain()
+
+    async def request(self, method: Method, params: dict[str, Any]) -> Any:
+        if self.closed:
+            raise ServerGone(SERVER_GONE)
+        self._next += 1
+        answer = self._waiting[self._next] = asyncio.get_running_loop().create_future()
+        try:
+            await self.send({"kind": "request", "id": self._next, "method": method, **params})
+            return await answer
+        finally:
+            self._waiting.pop(self._next, None)
+
+    def answered(self, message: dict[str, Any]) -> None:
+        answer = self._waiting.get(int(message.get("id", -1)))
+        if answer is None or answer.done():
+            return
+        if message.get("error"):
+            answer.set_exception(RuntimeError(str(message["error"])))
+        else:
+            answer.set_result(message.get("result"))
+
+    def gone(self) -> None:
+        self.closed = True
+        for answer in self._waiting.values():
+            if not answer.done():
+                answer.set_exception(ServerGone(SERVER_GONE))

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from cardrunner.cli import acp
+from cardrunner.cli import serve
 from cardrunner.cli.main import _parser
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "acp.md"
@@ -22,7 +22,7 @@ def test_the_json_configurations_parse_and_start_the_agent() -> None:
     for config in found:
         (server,) = config["agent_servers"].values()
         assert server["command"] == "cardrunner" and server["args"] == ["acp"]
-        assert _parser().parse_args(server["args"]).verb is acp.run
+        assert _parser().parse_args(server["args"]).verb is serve.run_acp
     assert found[0]["agent_servers"]["cardrunner"]["type"] == "custom"  # Zed's custom agent
 
 

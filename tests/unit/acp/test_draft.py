@@ -6,8 +6,7 @@ from pathlib import Path
 
 from acp import resource_link_block, text_block
 
-from cardrunner.acp.cards import described, read_prompt
-from cardrunner.acp.draft import draft_card, save
+from cardrunner.acp.cards import described, draft_card, read_prompt, save
 from cardrunner.card.card import load_card
 
 

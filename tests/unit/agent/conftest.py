@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cardrunner.agent.events import Event, RunFinished
-from cardrunner.agent.gate import ToolContext, ToolError, ToolResult
 from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
-from cardrunner.agent.verdict import RunVerdict
+from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
 from cardrunner.config.model_table import Price
 from cardrunner.config.settings import Limits, ModelOptions
 from cardrunner.models.scripted import ScriptedModel
+from cardrunner.run.verdict import EvidenceVerdict
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
-from cardrunner.verify.calls import CallLog
+from cardrunner.verify.calls import CallLog, FixedState
 
 
 def use(name: str, _id: str | None = None, **args: Any) -> dict[str, Any]:
@@ -124,7 +125,7 @@ LoopFactory = Callable[..., tuple[Loop, ScriptedModel]]
 
 
 @pytest.fixture
-def make_loop() -> LoopFactory:
+def make_loop(tmp_path: Path) -> LoopFactory:
     def factory(
         steps: list[Any],
         *,
@@ -140,11 +141,17 @@ def make_loop() -> LoopFactory:
         api_model: str | None = None,
         output_ceiling: int | None = None,
     ) -> tuple[Loop, ScriptedModel]:
-        from cardrunner.agent.gate import ToolPool
+        from cardrunner.agent.toolpool import ToolPool
 
         model = ScriptedModel(steps, api_model=api_model)
-        log = CallLog()
-        evidence = Evidence(criteria if criteria is not None else ["the thing works"], log)
+        log = CallLog(FixedState(), "fixed")
+        evidence = Evidence(
+            criteria if criteria is not None else ["the thing works"],
+            log,
+            True,
+            tmp_path / "evidence",
+            tmp_path,
+        )
         pool = ToolPool(
             [
                 *(tools or [echo_tool(), failing_tool(), crashing_tool(), hanging_tool()]),
@@ -162,7 +169,7 @@ def make_loop() -> LoopFactory:
             model=model,
             pool=pool,
             guards=guards,
-            verdict=RunVerdict(None, evidence, require_evidence, max_objections=max_objections),
+            verdict=EvidenceVerdict(evidence, require_evidence, max_objections=max_objections),
             options=options or ModelOptions(),
             messages=[Message("user", [{"type": "text", "text": "THE CARD: do it"}])],
             compactor=compactor,

@@ -13,8 +13,8 @@ from cardrunner.agent.events import (
     ToolFinished,
 )
 from cardrunner.agent.model import ModelRequest, ModelResponse
+from cardrunner.apirules.request import build_body
 from cardrunner.config.settings import ModelOptions
-from cardrunner.models.body import build_body
 from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, report_last, say, use
 
 DONE = say("All verified.\nRESULT: done")

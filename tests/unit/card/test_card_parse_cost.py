@@ -13,10 +13,9 @@ import yaml
 
 from cardrunner.card import parse as parse_module
 from cardrunner.card import text as text_module
-from cardrunner.card.cache import TextCache
 from cardrunner.card.card import load_card, parse_card, write_card
 from cardrunner.card.record import CardUpdate, RunRecord
-from cardrunner.card.text import find_front_matter
+from cardrunner.card.text import TextCache, find_front_matter
 
 CARD = (
     "---\ntitle: {title}\nstate: New   # column\ncategory: Bug\n---\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from cardrunner.run.plan import Budget, Plan, PlannedCard
+from cardrunner.board.plan import Budget, Plan, PlannedCard
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW = ROOT / ".github" / "workflows" / "cards.yml"

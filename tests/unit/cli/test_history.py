@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cardrunner.card.card import load_card, write_card
 from cardrunner.card.record import CardUpdate, RunRecord
-from cardrunner.cli.history import card_history
+from cardrunner.cli.log import card_history
 from cardrunner.git.repo import GitRepo
 from cardrunner.run.cardcommit import commit_card_state
 from tests.support.project import make_project

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from cardrunner.board.plan import Conflict, Plan, Skipped
 from cardrunner.cli.plan import warnings
-from cardrunner.run.plan import Conflict, Plan, Skipped
 
 
 def test_an_overlap_names_a_few_files_and_counts_the_rest() -> None:

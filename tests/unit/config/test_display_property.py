@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cardrunner.agent.review import ReviewRequest
-from cardrunner.config.display import shown, visible
+from cardrunner.config.secrets import shown, visible
 from cardrunner.terminal.approver import TerminalApprover
 
 CONTROLS = [chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]] + [

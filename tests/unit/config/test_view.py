@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from cardrunner.config.loading import load_settings
 from cardrunner.config.model_table import MODELS
+from cardrunner.config.plainsettings import SettingsView
 from cardrunner.config.settings import Settings
-from cardrunner.config.view import SettingsView
 
 OWN_SHAPE = {"models"}
 """Fields whose view type differs on purpose: `[models.NAME]` is only what it sets."""

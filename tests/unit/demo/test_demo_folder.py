@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.demo.command import new_demo_folder
+from cardrunner.demo.tour import new_demo_folder
 
 
 def test_each_demo_gets_a_new_empty_folder_under_the_temp_folder(

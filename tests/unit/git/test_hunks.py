@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import Event
-from cardrunner.agent.gate import ToolContext
 from cardrunner.agent.review import HunkRef, ReviewDecision, ScriptedApprover
+from cardrunner.agent.toolpool import ToolContext
 from cardrunner.git.hunks import comments_reason, parse_diff, patch_of
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.commit import CommitTool
+from tests.support.commitparts import bare_parts
 from tests.support.project import git, init_repo
 
 OLD = "".join(f"line {n}\n" for n in range(1, 31))
@@ -82,7 +83,7 @@ async def test_accept_with_a_dropped_hunk_commits_the_rest(repo: Path) -> None:
     approver = ScriptedApprover([ReviewDecision("accept", "not wanted", drop_hunks=drop)])
     tool = CommitTool(
         repo_port, approver, ["src"], base, "run-1", "Card", repo / "cards" / "c.md", "c",
-        lambda: {"Card": "c"},
+        lambda: {"Card": "c"}, *bare_parts(repo), hooks=None,
     )  # fmt: skip
     events: list[Event] = []
     result = await tool.tool().fn(

@@ -23,11 +23,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardrunner.agent.gate import ToolContext
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.agent.toolpool import ToolContext
 from cardrunner.git.hunks import parse_diff
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.commit import CommitTool
+from tests.support.commitparts import bare_parts
 from tests.support.project import init_repo
 
 NAMES = ['notes "v2".py', "plain.py", "sp ace.txt", "back\\slash.py", "ünï.py", "tab\tin.txt"]
@@ -149,7 +150,7 @@ async def review_once(root: Path, cases: list[FileCase], helper: bool) -> str:
             path.chmod(path.stat().st_mode | stat.S_IXUSR)
     tool = CommitTool(
         repo, Reviewer(root, cases, helper), ["src"], base, "run-1", "Card", root / "c.md", "c",
-        lambda: {"Card": "c"},
+        lambda: {"Card": "c"}, *bare_parts(root), hooks=None,
     )  # fmt: skip
     result = await tool.tool().fn({"message": "card: Card\n\nChanges."}, ToolContext(1, print))
     return result.text

@@ -24,7 +24,7 @@ from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.review import ACCEPT, ACTIONS
-from cardrunner.run.view import RunView
+from cardrunner.record.state import RunState
 from tests.support.inprocess import InProcessEditor
 from tests.support.lsp import CARD, Project, is_forecast, make_project
 
@@ -227,7 +227,7 @@ async def test_criteria_not_verified_yet_stay_out_of_problems_while_the_run_goes
     card = project.write_card("running", title="Running card")
     uri = editor.open(card)
     path = card.resolve()
-    view = RunView(card_path=path, run_id="r-1", title="Running card")
+    view = RunState(card_path=path, run_id="r-1", title="Running card")
     monkeypatch.setitem(editor.app.runs.manager._views, path, view)  # a run no editor plays
     view.apply(
         RunStarted(

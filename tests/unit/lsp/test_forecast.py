@@ -16,9 +16,9 @@ import pytest
 
 from cardrunner.card.card import card_slug, parse_card
 from cardrunner.config.loading import load_settings
-from cardrunner.config.view import SettingsView
+from cardrunner.config.plainsettings import SettingsView
 from cardrunner.lsp.core import protocolnames as names
-from cardrunner.lsp.features.forecasts import Forecasts
+from cardrunner.lsp.features.codelens import Forecasts
 from tests.support.inprocess import InProcessEditor
 from tests.support.lsp import Project, git, make_project
 

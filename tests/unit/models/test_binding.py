@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from cardrunner.models.binding import BINDING_BETA, SignatureBinder, mismatch_message
-from cardrunner.models.validation import validate_request
+from cardrunner.apirules.binding import BINDING_BETA, SignatureBinder, mismatch_message
+from cardrunner.apirules.validation import validate_request
 
 TOOLS = [
     {

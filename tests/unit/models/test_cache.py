@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cardrunner.models.cache import PromptCache, estimate_tokens
+from cardrunner.apirules.promptcache import PromptCache, estimate_tokens
 from cardrunner.testing.fake_script import Fault, ResponseBuilder, load_transcript
 
 MARK = {"type": "ephemeral"}

@@ -10,8 +10,7 @@ import pytest
 
 from cardrunner.agent.model import Message, ModelError, ModelRequest
 from cardrunner.config.settings import ModelOptions
-from cardrunner.models.anthropic import AnthropicModel
-from cardrunner.models.retries import GiveUp, Retry, decide
+from cardrunner.models.anthropic import AnthropicModel, GiveUp, Retry, decide
 from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from cardrunner.models.blocks import cache_breakpoints
-from cardrunner.models.history import ConversationChecker, check_thinking_untouched
-from cardrunner.models.validation import validate_request
+from cardrunner.apirules.blocks import cache_breakpoints
+from cardrunner.apirules.conversation import ConversationChecker, check_thinking_untouched
+from cardrunner.apirules.validation import validate_request
 
 TOOLS = [
     {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.processes.autogroup import autogroup_nice, has_autogroups
+from cardrunner.processes.groups import autogroup_nice, has_autogroups
 
 pytestmark = pytest.mark.skipif(not has_autogroups(), reason="this kernel has no autogroups")
 
@@ -68,7 +68,7 @@ def test_a_lowered_starter_in_the_default_group_still_lowers_its_childrens_new_g
     """A starter in the boot-time default group (a service, a CI runner) reads its own autogroup
     file empty; the child's `setsid` still makes a group of its own at nice 0, so it must still
     be lowered."""
-    from cardrunner.processes import autogroup
+    from cardrunner.processes import groups as autogroup
 
     monkeypatch.setattr(autogroup, "autogroup_nice", lambda pid: None)
     monkeypatch.setattr(autogroup.os, "getpriority", lambda which, who: 10)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.processes.reach import references
+from cardrunner.processes.sandbox import references
 from cardrunner.tools.commands import parse_problems
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.gate import ToolContext
+from cardrunner.agent.toolpool import ToolContext
 from cardrunner.config.settings import Commands
 from cardrunner.processes import bwrapprobe
-from cardrunner.processes.app import AppProcess
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import run_command
 from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.liveapp import AppProcess
 from cardrunner.processes.sandbox import Sandbox, SandboxUnavailable, describe
 from cardrunner.tools.commands import command_tools
 from tests.unit.tools.test_commands import wait_until

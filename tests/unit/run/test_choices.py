@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cardrunner.card.card import Card, parse_card
+from cardrunner.config.plainsettings import SettingsView
 from cardrunner.config.settings import Settings
-from cardrunner.config.view import SettingsView
 from cardrunner.run.choices import card_settings, card_view, choice_problems
 
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
+from cardrunner.board.ci import CardBranchRun, PullRequestApprover, PushTarget
 from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.cardlock import CardLock
-from cardrunner.run.ci import CardBranchRun, PullRequestApprover, PushTarget
+from cardrunner.run.liveness import CardLock
 from cardrunner.run.options import RunOptions
 from tests.support.project import fix_transcript, git, make_project, slug_of
 from tests.support.trust import TRUSTED

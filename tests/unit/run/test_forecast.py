@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cardrunner.card.card import parse_card
+from cardrunner.config.plainsettings import SettingsView
 from cardrunner.config.settings import Settings
-from cardrunner.config.view import SettingsView
-from cardrunner.run.forecast import (
+from cardrunner.record.forecast import (
     IMAGE_TOKENS,
     LONG_ROUNDS,
     SHORT_ROUNDS,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cardrunner.models.validation import validate_request
-from cardrunner.run.images import MAX_IMAGE_BYTES, card_images, image_block
+from cardrunner.apirules.validation import validate_request
+from cardrunner.card.images import MAX_IMAGE_BYTES, card_images, image_block
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 32

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardrunner.run.instructions import HEADING, read_instructions, strip_marked
+from cardrunner.config.instructions import HEADING, read_instructions, strip_marked
 
 BACKLOG = (
     "Use uv run.\n\n<!-- BACKLOG.MD GUIDELINES START -->\nAlways use the backlog CLI.\n"

@@ -1,7 +1,7 @@
 """The run log read back: the same events the run yielded, and one fold for every view.
 
 A real run (real tools, git, a scripted model) is recorded live; its log is then read back
-into events, folded into a `RunView` and summarised as `cardrunner log` prints it.
+into events, folded into a `RunState` and summarised as `cardrunner log` prints it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.account import Account, summarize_log
-from cardrunner.run.log import NotARunLog, log_events, log_record, read_events
+from cardrunner.record.account import Account, log_account
+from cardrunner.record.log import NotARunLog, log_events, log_record, read_events
+from cardrunner.record.state import RunState
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
-from cardrunner.run.view import RunView
 from cardrunner.terminal.liveview import LiveView
 from tests.support.project import fix_transcript, make_project
 
@@ -68,14 +68,14 @@ async def test_the_log_reads_back_as_the_events_it_kept(tmp_path: Path) -> None:
 async def test_the_live_view_the_log_and_a_fold_agree_on_the_counts(tmp_path: Path) -> None:
     make_project(tmp_path)
     events, lines, log = await recorded_run(tmp_path)
-    live_view, read_view = RunView(Path(), "", ""), RunView(Path(), "", "")
+    live_view, read_view = RunState(Path(), "", ""), RunState(Path(), "", "")
     for event in events:
         live_view.apply(event)
     for event in log_events(log):
         read_view.apply(event)
     assert read_view.totals() == live_view.totals()
     assert read_view.tool_calls == sum(isinstance(e, ToolFinished) for e in events) > 0
-    summary = summarize_log(log).splitlines()
+    summary = log_account(log).splitlines()
     result = [line for line in summary if line.startswith("result: ")]  # the ledger follows
     assert result[-1].startswith("result: DONE · " + live_view.totals())
     assert summary[-1].startswith("  criterion 2: verified on "), "numbered for people, from 1"
@@ -116,14 +116,14 @@ async def test_an_account_kept_as_the_log_grows_tells_what_a_whole_reading_tells
     for end in [*range(97, len(data), 97), len(data)]:
         growing.write_bytes(data[:end])
         try:
-            whole = summarize_log(growing)
+            whole = log_account(growing)
         except NotARunLog:  # not even the start line is complete yet
             with pytest.raises(NotARunLog):
                 account.update()
             continue
         account.update()
         assert account.text() == whole
-    lines = summarize_log(log).splitlines()
+    lines = log_account(log).splitlines()
     assert account.text() == "\n".join(lines) and 0 < account.head < len(lines) - 6
     shown = account.text(newest=5).splitlines()
     assert shown[: account.head] == lines[: account.head] and shown[-5:] == lines[-5:]
@@ -132,4 +132,4 @@ async def test_an_account_kept_as_the_log_grows_tells_what_a_whole_reading_tells
 
     growing.write_bytes(data[: data.index(b"\n") + 1])  # replaced by a shorter log
     account.update()
-    assert account.text() == summarize_log(growing) and len(account.lines) == account.head
+    assert account.text() == log_account(growing) and len(account.lines) == account.head

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardrunner.board.plan import Selection, make_plan
 from cardrunner.config.settings import Settings
-from cardrunner.run.plan import Selection, make_plan
 from tests.unit.run.test_plan import add_cards, card, repo
 
 __all__ = ["repo"]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.board.plan import PlanError, Selection, TrackedFiles, make_plan, named_files
 from cardrunner.config.settings import Settings
-from cardrunner.run.plan import PlanError, Selection, TrackedFiles, make_plan, named_files
 from tests.support.project import git, slug_of
 
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cardrunner.board.prbody import RunReport, inert, pr_body, with_ledger
 from cardrunner.card.card import parse_card
-from cardrunner.run.prbody import RunReport, inert, pr_body, with_ledger
-from cardrunner.run.view import Criterion, RunView
+from cardrunner.record.state import Criterion, RunState
 
 CARD = """---
 title: Delete asks first
@@ -26,13 +26,13 @@ Deleting a row is instant.
 """
 
 
-def view(*criteria: Criterion) -> RunView:
-    v = RunView(Path("cards/delete.md"), "run-1", "Delete asks first", state="done", round=5)
+def view(*criteria: Criterion) -> RunState:
+    v = RunState(Path("cards/delete.md"), "run-1", "Delete asks first", state="done", round=5)
     v.tokens, v.cost_usd, v.criteria = 12_345, 0.25, list(criteria)
     return v
 
 
-def report(v: RunView, pushed: bool = True) -> RunReport:
+def report(v: RunState, pushed: bool = True) -> RunReport:
     card, _ = parse_card(CARD, Path("cards/delete.md"))
     assert card is not None
     return RunReport(

@@ -22,8 +22,7 @@ from cardrunner.config.settings import BUILD_OUTPUT
 from cardrunner.git.repo import GitRepo
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.groups import ProcessGroups
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.options import RunOptions
+from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.session import RunSession
 from cardrunner.run.workarea import carried
 from tests.support.project import FIXED, fix_transcript, git, make_project

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cardrunner.config.settings import BUILD_OUTPUT
 from cardrunner.git.branches import BranchRepo
-from cardrunner.run.seed import MAX_FILE_BYTES, seed_worktree
+from cardrunner.run.workarea import MAX_FILE_BYTES, seed_worktree
 
 
 def _git(root: Path, *args: str) -> None:

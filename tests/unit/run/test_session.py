@@ -14,14 +14,14 @@ from typing import Any
 
 from cardrunner.agent.events import Event, Notice, RunFinished, RunStarted
 from cardrunner.agent.review import AutoApprover
+from cardrunner.card.card import DiskCardStore
 from cardrunner.card.record import CardUpdate
 from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.cardlock import CardBusy, CardLock
+from cardrunner.run.liveness import CardBusy, CardLock
 from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.session import RunSession
-from cardrunner.run.store import DiskCardStore
 from tests.support.project import fix_transcript, make_project
 from tests.support.trust import TRUSTED
 
@@ -70,7 +70,7 @@ async def test_a_refusal_while_preparing_is_the_runs_one_result(tmp_path: Path) 
 
 
 async def test_a_missing_resume_is_refused_the_same_way(tmp_path: Path) -> None:
-    from cardrunner.run.grant import ResumeGrant
+    from cardrunner.run.options import ResumeGrant
 
     make_project(tmp_path)
     opts = options(tmp_path, model=ScriptedModel(fix_transcript()), resume=ResumeGrant())

@@ -16,10 +16,9 @@ from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.config.paths import StatePaths
 from cardrunner.models.scripted import ScriptedModel
-from cardrunner.run.account import RunAccounts
+from cardrunner.record.account import RESULT_CHARS, RunAccounts
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import RunSession
-from cardrunner.run.timeline import RESULT_CHARS
 from tests.support.project import fix_transcript, make_project
 
 

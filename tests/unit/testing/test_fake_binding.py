@@ -8,7 +8,7 @@ import anthropic
 import pytest
 from anthropic import AsyncAnthropic
 
-from cardrunner.models.binding import BINDING_BETA
+from cardrunner.apirules.binding import BINDING_BETA
 from cardrunner.testing.fake_api import FakeMessagesAPI
 
 MODEL = "claude-sonnet-5-5"

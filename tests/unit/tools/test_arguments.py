@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.gate import ToolContext, ToolPool
+from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.config.confinement import TestArgs
 from cardrunner.config.settings import Commands
-from cardrunner.processes.app import AppProcess
 from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.liveapp import AppProcess
 from cardrunner.tools.commands import command_tools
 from cardrunner.tools.guard import PathGuard
 

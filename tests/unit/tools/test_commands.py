@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import BuildChecked, Event, ToolOutput
-from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolPool
+from cardrunner.agent.toolpool import MAX_RESULT_CHARS, ToolContext, ToolPool
 from cardrunner.config.settings import Commands
-from cardrunner.processes.app import AppProcess
 from cardrunner.processes.command import CommandError, CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.liveapp import AppProcess
 from cardrunner.tools.commands import command_tools, parse_problems, summarize_output
 
 PY = sys.executable

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cardrunner.agent.gate import ToolContext, ToolPool
+from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 

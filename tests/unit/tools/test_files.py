@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import Event
-from cardrunner.agent.gate import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
+from cardrunner.agent.toolpool import MAX_RESULT_CHARS, ToolContext, ToolError, ToolPool
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 

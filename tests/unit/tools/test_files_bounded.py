@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import Event, Notice
-from cardrunner.agent.gate import ToolContext, ToolPool
+from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.gate import ToolContext, ToolPool
+from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import MAX_READ_BYTES, PathGuard
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardrunner.agent.gate import ToolError
+from cardrunner.agent.toolpool import ToolError
 from cardrunner.tools.guard import PathGuard, is_forbidden_name
 
 

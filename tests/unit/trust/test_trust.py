@@ -10,8 +10,8 @@ import pytest
 
 from cardrunner.config.precedence import LIMITS
 from cardrunner.config.settings import Limits
-from cardrunner.trust import store
-from cardrunner.trust.gate import TrustQuestion, Untrusted, ensure_trusted, question
+from cardrunner.trust import grants as store
+from cardrunner.trust.consent import TrustQuestion, Untrusted, ensure_trusted, question
 from cardrunner.trust.requests import fingerprint, requests
 
 

@@ -16,6 +16,7 @@ import pytest
 from cardrunner.config.settings import Commands
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.verify.builds import RunnerChecks
+from tests.support.commitparts import no_sandbox
 
 PY = sys.executable
 node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -23,7 +24,8 @@ cargo = pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not i
 
 
 def _checks(root: Path, test: list[str], **extra: object) -> RunnerChecks:
-    return RunnerChecks(root, Commands(test=test, **extra), ProcessGroups())  # type: ignore[arg-type]
+    commands = Commands(test=test, **extra)  # type: ignore[arg-type]
+    return RunnerChecks(root, commands, ProcessGroups(), {}, no_sandbox(root))
 
 
 def _node_tests(root: Path, *tests: str) -> None:

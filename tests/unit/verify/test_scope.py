@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.events import Event, Notice, RunFinished, Usage
-from cardrunner.agent.gate import ToolContext, ToolPool
 from cardrunner.agent.review import ReviewDecision, ScriptedApprover
+from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.run.workarea import WorkArea
 from cardrunner.tools.commit import CommitTool
 from cardrunner.verify.scope import review_header, secrets_in_diff
+from tests.support.commitparts import bare_parts
 from tests.support.project import git, init_repo
 
 
@@ -34,6 +35,7 @@ async def tool_for(
 ) -> tuple[WorkArea, CommitTool, ScriptedApprover]:
     area = await WorkArea.open(root, paths, "card", isolation=False)
     approver = ScriptedApprover(decisions)
+    calls, checks, evidence = bare_parts(root)
     commit = CommitTool(
         git=area.git,
         approver=approver,
@@ -44,6 +46,10 @@ async def tool_for(
         card_path=root / "cards" / "card.md",
         card_slug="card",
         trailers=dict,
+        calls=calls,
+        checks=checks,
+        evidence=evidence,
+        hooks=None,
         ignored_at_start=area.ignored_at_start,
     )
     return area, commit, approver

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cardrunner.workers.program import HOLD_SECONDS, Channel
+from cardrunner.workers.wire import HOLD_SECONDS, Channel
 
 
 @pytest.fixture

@@ -248,3 +248,16 @@ if __name__ == "__main__":
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
     cardscan.serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+def may_differ(seen: Seen | None, st: os.stat_result | None, racy_ns: int) -> bool:
+    """Whether a file may read differently from what was read of it (`seen`): it is new, gone,
+    or no longer looks as it did when read, or it was read too soon after a change to tell."""
+    if seen is None or st is None:
+        return True
+    return not seen.same_file(st) or seen.racy(racy_ns)
+
+
+def chunks(paths: Sequence[Path], size: int) -> list[Sequence[Path]]:
+    """`paths` in slices of `size`."""
+    return [paths[i : i + size] for i in range(0, len(paths), size)]

@@ -38,11 +38,11 @@ from pathlib import Path
 from lsprotocol import types
 
 from cardrunner.card.backlog import board_of
+from cardrunner.card.card import DiskCardStore
 from cardrunner.card.record import CardUpdate
 from cardrunner.card.writeback import card_edits, update_card_text
 from cardrunner.lsp.core.client import Client
 from cardrunner.lsp.core.index import CardIndex
-from cardrunner.run.store import DiskCardStore
 
 log = logging.getLogger("cardrunner.lsp.cardstore")
 

@@ -1,9 +1,18 @@
-"""The editor as the server sees it: its options, capabilities, bounded requests, messages, log.
+"""The editor as the server sees it (options, capabilities, requests, log), file URIs, tasks.
 
 Some clients answer a server→client request with `null`, an error, or never (pygls then never
 resolves the future). Every request therefore goes through `Client.request`, which checks
 nothing is sent that the client did not announce, waits at most `timeout` seconds and forgets
 the request afterwards, so a silent client costs a log line, not a hung run or a leak.
+
+A `file:` URI becomes the resolved path the index keys cards by (`uri_to_path`). The module
+imports only pygls and lsprotocol: the server needs it to answer `initialize` (the workspace
+root), before the card index and its parsers are loaded.
+
+Work the server starts and does not await goes through `spawn`: each task is kept until it is
+done. asyncio keeps only a weak reference to a task, so a task nobody holds may be collected
+before it ends. Commands (which must answer at once, features/commands.py), document events and
+start-up all spawn their longer work through here.
 """
 
 from __future__ import annotations
@@ -13,11 +22,14 @@ import contextlib
 import logging
 import sys
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from cardrunner.lsp.core.protocolnames import CLIENT_OPTIONS, NATIVE_REVIEW, WANTS_NOTIFICATIONS
 
@@ -227,3 +239,22 @@ def setup_logging(server: LanguageServer) -> ClientLogHandler:
     root.handlers = [stderr, client]
     root.propagate = False
     return client
+
+
+def uri_to_path(uri: str) -> Path | None:
+    path = to_fs_path(uri)
+    return Path(path).resolve() if path else None
+
+
+T = TypeVar("T")
+
+_tasks: set[asyncio.Future[Any]] = set()
+
+
+def spawn(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    """Run `coro` in the background, keeping a strong reference until it is done; the task is
+    returned for a caller that must later wait for it (a read that must see this write)."""
+    task = asyncio.ensure_future(coro)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return task

@@ -5,7 +5,7 @@ Overrides are `initializationOptions` merged with the `cardrunner` section of
 it; re-read on `workspace/didChangeConfiguration`). Editors send `null` for unset values, so
 nulls are dropped. Invalid settings are a warning and defaults, never a failed start.
 
-The settings are validated by the `Settings` model in a child process (`config/child.py`), at
+The settings are validated by the `Settings` model in a child process (`config/loading.py`), at
 start and at every change, and the server keeps what it reads between runs as a plain
 `SettingsView` of the model's dump: the idle server never loads pydantic (bench/RESULTS.md, idle
 memory). `initialize` does not wait for it: until the first answer the view is the defaults
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cardrunner.config.cardfolder import default_cards
-from cardrunner.config.view import SettingsView
+from cardrunner.config.paths import default_cards
+from cardrunner.config.plainsettings import SettingsView
 from cardrunner.lsp.core.client import Client
 from cardrunner.processes.sandbox import describe
 
@@ -37,7 +37,7 @@ log = logging.getLogger("cardrunner.lsp.settings")
 
 SECTION = "cardrunner"
 
-CHILD = (sys.executable, "-P", "-m", "cardrunner.config.child")
+CHILD = (sys.executable, "-P", "-m", "cardrunner.config.loading")
 """`-P`: the server starts in the workspace; plain `-m` would put that folder first on
 `sys.path`, and a `pydantic.py` left there would run when the settings are read."""
 CHILD_SECONDS = 30.0
@@ -63,12 +63,13 @@ def without_nulls(value: Any) -> Any:
 class SettingsFeature:
     """Holds the current settings' view; `reload()` validates them again and says what is wrong."""
 
-    def __init__(self, client: Client, root: Callable[[], Path]) -> None:
+    def __init__(self, client: Client, root: Callable[[], Path], init_options: Any) -> None:
+        """`init_options`: what `initialize` said, without the client's own options."""
         self._client = client
         self._root = root
-        self.init_options: Any = None
+        self._init_options = init_options
         self.view = SettingsView(cards=default_cards(root()))
-        """What the idle server reads of the settings (config/view.py)."""
+        """What the idle server reads of the settings (config/plainsettings.py)."""
         self._dump: dict[str, Any] | None = None
         """The validated settings as `Settings.dump()` (None: not read yet)."""
         self._settings: Settings | None = None
@@ -86,7 +87,7 @@ class SettingsFeature:
         from cardrunner.config.settings import Settings  # with the first run, not idle
 
         if self._dump is None:
-            overrides, problems = self._merge([("initializationOptions", self.init_options)])
+            overrides, problems = self._merge([("initializationOptions", self._init_options)])
             dump, found = validated_here(self._root(), overrides)
             self._set(dump, problems + found)
         if self._settings is None:
@@ -96,7 +97,7 @@ class SettingsFeature:
     async def reload(self) -> SettingsView:
         """Files, initializationOptions and the client's configuration, validated again."""
         sources = [
-            ("initializationOptions", self.init_options),
+            ("initializationOptions", self._init_options),
             ("workspace/configuration 'cardrunner'", await self._configuration()),
         ]
         overrides, problems = self._merge(sources)

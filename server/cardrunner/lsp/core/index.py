@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,13 +34,15 @@ from cardrunner.lsp.core.cardscan import (
     RACY_NS,
     Loaded,
     Seen,
+    chunks,
     list_card_files,
     load,
     load_in_child,
     load_many,
+    may_differ,
     stat_many,
 )
-from cardrunner.lsp.core.uris import uri_to_path
+from cardrunner.lsp.core.client import uri_to_path
 
 CARD_SUFFIXES = (".md", ".markdown")
 
@@ -96,18 +97,6 @@ class IndexStats:
         }
 
 
-def _may_differ(entry: CardEntry | None, st: os.stat_result | None, racy_ns: int) -> bool:
-    """Whether the file may read differently from the entry: it is new, gone, or no longer
-    looks as it did when read, or it was read too soon after a change to tell."""
-    if entry is None or entry.seen is None or st is None:
-        return True
-    return not entry.seen.same_file(st) or entry.seen.racy(racy_ns)
-
-
-def _chunks(paths: Sequence[Path], size: int) -> list[Sequence[Path]]:
-    return [paths[i : i + size] for i in range(0, len(paths), size)]
-
-
 class CardIndex:
     """Card texts and parses by resolved path; `folder()` says where cards live."""
 
@@ -116,13 +105,11 @@ class CardIndex:
         server: LanguageServer,
         root: Callable[[], Path],
         folder: Callable[[], str],
-        on_change: Callable[[Path], None] = lambda path: None,
         racy_ns: int = RACY_NS,
     ) -> None:
         self._ls = server
-        self._on_change = on_change
-        """Told of every card whose text changed or that went, whoever read it (its
-        diagnostics follow)."""
+        self._followers: list[Callable[[Path], None]] = []
+        """Told of every card whose text changed or that went, whoever read it (`follow`)."""
         self._racy_ns = racy_ns
         self._root = root
         self._folder = folder
@@ -139,6 +126,11 @@ class CardIndex:
         self._scanned = asyncio.Event()
         self._cards_dir: tuple[tuple[Path, str], Path] | None = None
         self.stats = IndexStats()
+
+    def follow(self, on_change: Callable[[Path], None]) -> None:
+        """Tell `on_change` of every card whose text changes or that goes, whoever read it (a
+        subscription: `CardDiagnostics` follows the cards from its own constructor)."""
+        self._followers.append(on_change)
 
     def cards_dir(self) -> Path:
         """The resolved cards folder (cached: it is asked on every request and event)."""
@@ -240,7 +232,8 @@ class CardIndex:
         self._clock += 1
         self._notify()
         if changed:
-            self._on_change(path)
+            for on_change in self._followers:
+                on_change(path)
 
     def _install(self, item: Loaded, since: int) -> bool:
         """Take what was read from disk, unless the card is open (the buffer wins) or was
@@ -303,9 +296,9 @@ class CardIndex:
             for start in range(0, len(found), COMPARE_CHUNK):
                 end = start + COMPARE_CHUNK
                 for path, st in zip(found[start:end], stats[start:end], strict=True):
-                    if self.open_document(path) is None and _may_differ(
-                        self._entries.get(path), st, self._racy_ns
-                    ):
+                    entry = self._entries.get(path)
+                    seen = entry.seen if entry else None
+                    if self.open_document(path) is None and may_differ(seen, st, self._racy_ns):
                         stale.append(path)
                 await asyncio.sleep(0)  # 10,000 comparisons are ~20 ms: requests go between
             return changed + await self.refresh(stale, loaded)
@@ -344,7 +337,7 @@ class CardIndex:
                     changed += mine
                     loaded(mine)
             left = [p for p in left if p not in done]  # the child died: the rest read here
-        for chunk in _chunks(left, READ_CHUNK):
+        for chunk in chunks(left, READ_CHUNK):
             since = self._clock
             items = await asyncio.to_thread(load_many, chunk, False)
             self.stats.reads += len(items)

@@ -23,7 +23,7 @@ from lsprotocol import types
 from cardrunner.card.text import split_lines
 from cardrunner.lsp.core.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
 from cardrunner.lsp.core.index import CardEntry, CardIndex
-from cardrunner.run.view import Criterion, RunView
+from cardrunner.record.state import Criterion, RunState
 
 SOURCE = "cardrunner"
 S = types.DiagnosticSeverity
@@ -103,7 +103,7 @@ def card_problems(
     return out
 
 
-def run_diagnostics(entry: CardEntry, view: RunView) -> list[types.Diagnostic]:
+def run_diagnostics(entry: CardEntry, view: RunState) -> list[types.Diagnostic]:
     """The run's round summary (while live), each criterion, and its result (when over)."""
     lines = split_lines(entry.text)
     card = entry.card
@@ -172,7 +172,7 @@ class CardDiagnostics:
         self,
         index: CardIndex,
         store: DiagnosticsStore,
-        run_of: Callable[[Path], RunView | None],
+        run_of: Callable[[Path], RunState | None],
         live: Callable[[Path], bool],
         root: Callable[[], Path],
         orphan_run: Callable[[Path], str | None] = lambda path: None,
@@ -185,6 +185,7 @@ class CardDiagnostics:
             root,
         )
         self._orphan_run = orphan_run
+        index.follow(self.refresh)  # a card whose text changed, whoever read it: shown anew
 
     def refresh(self, path: Path) -> None:
         entry = self._index.get(path)
@@ -203,7 +204,7 @@ class CardDiagnostics:
         await self._index.read(path)
         self.refresh(path)
 
-    def build(self, view: RunView) -> None:
+    def build(self, view: RunState) -> None:
         """Replace the run's build problems; a finished run (no problems) clears them."""
         root = self._root()
         wanted: dict[str, list[types.Diagnostic]] = {}

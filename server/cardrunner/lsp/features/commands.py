@@ -21,15 +21,12 @@ from pygls.uris import from_fs_path
 from cardrunner.agent.review import HunkRef
 from cardrunner.git.hunks import Comment, comments_reason
 from cardrunner.lsp.core import protocolnames as names
-from cardrunner.lsp.core.background import spawn
-from cardrunner.lsp.core.client import Client
+from cardrunner.lsp.core.client import Client, spawn, uri_to_path
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex
-from cardrunner.lsp.core.uris import uri_to_path
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.runs import RunsUI
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.options import RunRefused
+from cardrunner.run.options import ResumeGrant, RunRefused
 
 log = logging.getLogger("cardrunner.lsp.commands")
 

@@ -27,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
-from cardrunner.run.view import RunView
+from cardrunner.record.state import RunState
 
 log = logging.getLogger("cardrunner.lsp.progress")
 
@@ -60,12 +60,12 @@ class RunProgress:
         self._active: dict[Path, _Progress] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def token(self, view: RunView) -> str | None:
+    def token(self, view: RunState) -> str | None:
         """The progress token of a live run, if it has one."""
         active = self._active.get(view.card_path)
         return active.token if active else None
 
-    def start(self, view: RunView) -> str | None:
+    def start(self, view: RunState) -> str | None:
         """Start the progress of a run; returns its token (None: the client has no progress UI)."""
         if not self._client.supports_progress or view.card_path in self._active:
             return None
@@ -76,14 +76,14 @@ class RunProgress:
         progress.task.add_done_callback(self._tasks.discard)
         return progress.token
 
-    def report(self, view: RunView) -> None:
+    def report(self, view: RunState) -> None:
         """Queue a report with the run's state now (one per round, tool call and review)."""
         progress = self._active.get(view.card_path)
         if progress is not None:
             waiting = "awaiting review · " if view.state == "review" else ""
             progress.queue.put_nowait((waiting + view.live_line(), _percent(view)))
 
-    def end(self, view: RunView) -> None:
+    def end(self, view: RunState) -> None:
         progress = self._active.pop(view.card_path, None)
         if progress is not None:
             progress.queue.put_nowait(_final(view))
@@ -162,13 +162,13 @@ async def _create_once(client: Client, token: str) -> bool:
     return True
 
 
-def _percent(view: RunView) -> int | None:
+def _percent(view: RunState) -> int | None:
     if not view.max_rounds:
         return None
     return max(0, min(100, round(100 * view.round / view.max_rounds)))
 
 
-def _final(view: RunView) -> str:
+def _final(view: RunState) -> str:
     if view.state == "done" and view.unmerged_branch:
         return f"committed on {view.unmerged_branch} only (not on your branch) · {view.summary()}"
     if view.state == "done":

@@ -1,4 +1,4 @@
-"""Review in the editor: the `Approver` a run awaits before `git_commit` commits anything.
+"""The review in the editor: the `Approver` a run awaits before `git_commit`, and its `.diff`.
 
 When a run asks, the server writes the run's diff to `.cardrunner/runs/<id>.diff` and a copy of
 every changed file as it was at run start under `.cardrunner/runs/<id>/before/`, tells the
@@ -8,6 +8,14 @@ commands. Whichever answers first decides; a client that answers `null`, an erro
 only stops asking — the lenses and commands still decide. A client that said at `initialize`
 it shows reviews itself (`nativeReview`, core/client.py) gets the notification alone: no
 `.diff` document is opened for it and no question asked — it decides through the commands.
+
+The `.diff` document is a place to review in, with per-hunk keep/drop and line comments: every
+LSP editor can open a text file, so it is where editors without cardrunner's own client review.
+On it the server offers, as code lenses and code actions: above each hunk "Drop hunk" (or "Keep
+hunk" once dropped), and at the top "Accept & commit" (naming what is dropped) and "Reject"
+(naming the comments that will be its reason). A dropped hunk is marked with a Hint tagged
+Unnecessary, so editors grey it out. Lines the reviewer types starting with `#` are comments;
+Reject without a reason sends them.
 """
 
 from __future__ import annotations
@@ -24,12 +32,12 @@ from pygls.uris import from_fs_path
 
 from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
-from cardrunner.git.hunks import ParsedDiff, comments_reason, parse_diff
-from cardrunner.git.quoting import quote
+from cardrunner.git.hunks import Hunk, ParsedDiff, comments_reason, parse_diff, quote
 from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
-from cardrunner.run.view import RunView
+from cardrunner.lsp.core.diagnostics import REVIEW, DiagnosticsStore
+from cardrunner.record.state import RunState
 
 log = logging.getLogger("cardrunner.lsp.review")
 
@@ -60,20 +68,43 @@ class ReviewHub:
     def __init__(
         self,
         client: Client,
-        changed: Callable[[Path], None],
         root: Callable[[], Path],
         uri: Callable[[Path], str],
+        store: DiagnosticsStore,
+        refresh_card: Callable[[Path], None],
         open_text: Callable[[Path], str | None] = lambda path: None,
     ) -> None:
+        """`refresh_card` recomputes a card's diagnostics (`CardDiagnostics.refresh`): a
+        review opening, closing or marking a hunk changes what its card shows."""
         self._client = client
         self._uri = uri
+        self._store = store
+        self._refresh_card = refresh_card
         self._open_text = open_text
         self._root = root
-        self._changed = changed
         self._pending: dict[Path, PendingReview] = {}
         self._diffs: dict[Path, Path] = {}
 
-    def approver(self, view: RunView) -> EditorApprover:
+    def _changed(self, card_path: Path) -> None:
+        """The card's review opened, closed or changed: its diagnostics, the review's marks and
+        the lenses follow."""
+        self._refresh_card(card_path)
+        self.marks(card_path)
+        self._client.refresh_code_lenses()
+
+    def marks(self, card_path: Path) -> None:
+        """Grey out the dropped hunks of the card's review diff; clear them when it is decided."""
+        diff = self.last_diff(card_path)
+        if diff is None:
+            return
+        uri = self._uri(diff)
+        pending = self.pending(card_path)
+        if pending is None:
+            self._store.set(REVIEW, uri, [])
+            return
+        self._store.set(REVIEW, uri, dropped_diagnostics(self.parsed(pending), pending.dropped))
+
+    def approver(self, view: RunState) -> EditorApprover:
         return EditorApprover(self, view)
 
     def pending(self, card_path: Path) -> PendingReview | None:
@@ -246,7 +277,7 @@ def question(request: ReviewRequest, diff_path: Path) -> str:
 class EditorApprover:
     """The `Approver` of one run in the editor."""
 
-    def __init__(self, hub: ReviewHub, view: RunView) -> None:
+    def __init__(self, hub: ReviewHub, view: RunState) -> None:
         self._hub = hub
         self._view = view
 
@@ -286,3 +317,76 @@ async def write_review_files(
         return entries
 
     return diff_path, await asyncio.to_thread(write)
+
+
+SOURCE = "cardrunner"
+
+
+def hunk_argument(ref: HunkRef) -> dict[str, object]:
+    return {"path": ref.path, "hunk": ref.index}
+
+
+def _hunk_command(card_uri: str, hunk: Hunk, dropped: set[HunkRef]) -> types.Command:
+    drop = hunk.ref not in dropped
+    verb = "✗ Drop hunk" if drop else "↺ Keep hunk"
+    return types.Command(
+        title=f"{verb} {hunk.index + 1} of {quote(hunk.path)} (+{hunk.added}/-{hunk.removed})",
+        command=names.TOGGLE_HUNK,
+        arguments=[card_uri, {**hunk_argument(hunk.ref), "drop": drop}],
+    )
+
+
+def _decide_commands(
+    card_uri: str, parsed: ParsedDiff, dropped: set[HunkRef]
+) -> list[types.Command]:
+    kept = sum(1 for h in parsed.hunks() if h.ref not in dropped)
+    total = len(parsed.hunks())
+    accept = "✓ Accept & commit" + (f" ({kept} of {total} hunks)" if dropped else "")
+    comments = len(parsed.comments)
+    reject = "✗ Reject" + (f" with {comments} comment(s)" if comments else "")
+    return [
+        types.Command(title=accept, command=names.ACCEPT, arguments=[card_uri]),
+        types.Command(title=reject, command=names.REJECT, arguments=[card_uri]),
+    ]
+
+
+def diff_lenses(card_uri: str, parsed: ParsedDiff, dropped: set[HunkRef]) -> list[types.CodeLens]:
+    """Accept / Reject on the first line, Drop / Keep above every hunk."""
+    top = types.Range(types.Position(0, 0), types.Position(0, 0))
+    lenses = [
+        types.CodeLens(range=top, command=c) for c in _decide_commands(card_uri, parsed, dropped)
+    ]
+    for hunk in parsed.hunks():
+        at = types.Range(types.Position(hunk.first_line, 0), types.Position(hunk.first_line, 0))
+        lenses.append(types.CodeLens(range=at, command=_hunk_command(card_uri, hunk, dropped)))
+    return lenses
+
+
+def diff_actions(
+    card_uri: str, parsed: ParsedDiff, dropped: set[HunkRef], lines: range
+) -> list[types.CodeAction]:
+    """The hunks touched by the selection, then Accept / Reject (kindless: the quick-fix menu)."""
+    hunks = [
+        h for h in parsed.hunks() if h.first_line <= lines.stop - 1 and h.last_line >= lines.start
+    ]
+    commands = [_hunk_command(card_uri, h, dropped) for h in hunks]
+    commands += _decide_commands(card_uri, parsed, dropped)
+    return [types.CodeAction(title=c.title, command=c) for c in commands]
+
+
+def dropped_diagnostics(parsed: ParsedDiff, dropped: set[HunkRef]) -> list[types.Diagnostic]:
+    """A faded Hint over each dropped hunk: visible in the document, never in a problem list."""
+    return [
+        types.Diagnostic(
+            range=types.Range(
+                types.Position(h.first_line, 0), types.Position(h.last_line, len(h.lines[-1]))
+            ),
+            message=f"dropped: hunk {h.index + 1} of {h.path} is undone when you accept",
+            severity=types.DiagnosticSeverity.Hint,
+            tags=[types.DiagnosticTag.Unnecessary],
+            source=SOURCE,
+            code="dropped-hunk",
+        )
+        for h in parsed.hunks()
+        if h.ref in dropped
+    ]

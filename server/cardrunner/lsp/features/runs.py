@@ -1,41 +1,38 @@
 """The runs as the editor shows them: starting one, and every event of every run, fanned out.
 
-`RunsUI` owns the `RunManager` and is its one `RunListener`: each event of a run goes from here
-to what shows it — the progress notification, the card's diagnostics, the status, the lenses,
-the review's marks — and warnings the user must see (two runs changing the same file, a config
-error) become messages. Progress, diagnostics and status are coalesced, because a run can say
-hundreds of things a second. It also answers what the commands and views ask about a card's
-runs: its situation, its last log, the grant a resume adds. What shows a run is connected once,
-by the app (`connect`), since those displays look the runs up in the manager this owns.
+`RunsUI` starts the editor's runs in the `RunManager` and is the `RunListener` of each: each
+event of a run goes from here to what shows it — the progress notification, the card's
+diagnostics, the status, the lenses, the review's marks — and warnings the user must see (two
+runs changing the same file, a config error) become messages. Progress, diagnostics and status
+are coalesced, because a run can say hundreds of things a second. It also answers what the
+commands and views ask about a card's runs: its situation, its last log, the grant a resume
+adds. The manager is built first, then what shows the runs (each looks them up in it), then
+this, given both.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
 
 from lsprotocol import types
 
-from cardrunner.card.depends import blocked_reason, blockers
+from cardrunner.board.order import blocked_reason, blockers
 from cardrunner.card.record import KEEP, CardUpdate
-from cardrunner.lsp.core.background import spawn
 from cardrunner.lsp.core.cardstore import EditorCardStore
-from cardrunner.lsp.core.client import Client
+from cardrunner.lsp.core.client import Client, spawn
 from cardrunner.lsp.core.config import SettingsFeature
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.features.carddiagnostics import CardDiagnostics
-from cardrunner.lsp.features.codelens import CardSituation
-from cardrunner.lsp.features.forecasts import Forecasts
+from cardrunner.lsp.features.codelens import CardSituation, Forecasts
 from cardrunner.lsp.features.progress import RunProgress
 from cardrunner.lsp.features.review import ReviewHub
 from cardrunner.lsp.features.status import RunStatus
-from cardrunner.run.grant import ResumeGrant
-from cardrunner.run.view import RunView
-from cardrunner.trust.gate import TrustAsker
+from cardrunner.record.state import RunState
+from cardrunner.run.options import ResumeGrant
 from cardrunner.workers.manager import RunManager
 
 if TYPE_CHECKING:  # the events' models load with the first run, not in an idle server
@@ -55,12 +52,10 @@ class RunDisplays:
     diagnostics: CardDiagnostics
     progress: RunProgress
     status: RunStatus
-    review_marks: Callable[[Path], None]
-    """Grey out the dropped hunks of the card's review diff (features/views.py)."""
 
 
 class RunsUI:
-    """The editor's runs: started here, shown through the connected `RunDisplays`."""
+    """The editor's runs: started here in `manager`, shown through `shown`."""
 
     def __init__(
         self,
@@ -70,7 +65,9 @@ class RunsUI:
         settings: SettingsFeature,
         card_store: EditorCardStore,
         reviews: ReviewHub,
-        trust: TrustAsker | None = None,
+        manager: RunManager,
+        shown: RunDisplays,
+        orphans: dict[Path, str],
     ) -> None:
         self._root = root
         self._client = client
@@ -78,36 +75,25 @@ class RunsUI:
         self._settings = settings
         self._card_store = card_store
         self._reviews = reviews
-        self.manager = RunManager(
-            root, settings.settings, self, reviews.approver, card_store, trust=trust
-        )
+        self.manager = manager
         self.forecasts = Forecasts(root, lambda: settings.view)
         """What a run of each card is likely to cost (shown on its lens and the board)."""
-        self.orphans: dict[Path, str] = {}
-        """Cards whose newest run log has no result and no live process → that run's id."""
-        self._shown: RunDisplays | None = None
-        self._due: dict[Path, RunView] = {}  # runs changed since shown, shown at the tick
+        self.orphans = orphans
+        """Cards whose newest run log has no result and no live process → that run's id (the
+        card diagnostics read it too)."""
+        self._shown = shown
+        self._due: dict[Path, RunState] = {}  # runs changed since shown, shown at the tick
         self._tick: asyncio.TimerHandle | None = None  # when the due runs are shown, together
         self._lenses_due: set[Path] = set()  # … whose lenses changed too
         self._lens_timer: asyncio.TimerHandle | None = None  # a round's lens refresh, due
         self._lens_sent = float("-inf")  # when the last round's lens refresh went out
         self._moves: set[asyncio.Future[None]] = set()  # card moves answered, not yet written
 
-    def connect(self, displays: RunDisplays) -> None:
-        """What shows the runs (built after this, since each looks the runs up in it)."""
-        self._shown = displays
-
-    @property
-    def shown(self) -> RunDisplays:
-        if self._shown is None:
-            raise RuntimeError("the runs' displays are not connected")
-        return self._shown
-
     # --- what commands and views ask -------------------------------------------------------
 
     def start_run(self, path: Path, resume: ResumeGrant | None) -> dict[str, Any]:
         busy = [v for v in self.manager.views() if v.live and v.touched and v.card_path != path]
-        view = self.manager.start(path, resume)
+        view = self.manager.start(path, resume, listener=self, approver=self._reviews.approver)
         self.orphans.pop(path, None)  # its log gets a result now (a resume continues it)
         for other in busy:
             self._client.show_message(
@@ -120,10 +106,10 @@ class RunsUI:
         if entry is not None and entry.card is not None:
             view.title = entry.card.title
         elif entry is None:  # run from a command before the watcher or the editor showed it
-            spawn(self.shown.diagnostics.read(path))
-        token = self.shown.progress.start(view)
+            spawn(self._shown.diagnostics.read(path))
+        token = self._shown.progress.start(view)
         self.card_changed(path)
-        self.shown.status.changed()
+        self._shown.status.changed()
         return {"uri": self._index.uri(path), "runId": view.run_id, "token": token}
 
     def default_grant(self, path: Path) -> ResumeGrant:
@@ -178,8 +164,8 @@ class RunsUI:
 
     def card_changed(self, path: Path) -> None:
         """A card's run situation changed: its diagnostics, lenses and review marks follow."""
-        self.shown.diagnostics.refresh(path)
-        self.shown.review_marks(path)
+        self._shown.diagnostics.refresh(path)
+        self._reviews.marks(path)
         self._client.refresh_code_lenses()
 
     def move_card(self, path: Path, state: str) -> None:
@@ -207,11 +193,11 @@ class RunsUI:
             return
         await self._index.read(path)
         self.card_changed(path)
-        self.shown.status.changed()
+        self._shown.status.changed()
 
     # --- `RunListener` ----------------------------------------------------------------------
 
-    def run_event(self, view: RunView, event: ev.Event) -> None:
+    def run_event(self, view: RunState, event: ev.Event) -> None:
         """One event of one run, fanned out to every view of it. Progress, diagnostics and
         status follow at most every `COALESCE_SECONDS`, at once on start, review and end; the
         lenses every round, at most every `COALESCE_SECONDS` for all runs together. The runs
@@ -234,7 +220,7 @@ class RunsUI:
                 loop = asyncio.get_running_loop()
                 self._tick = loop.call_later(COALESCE_SECONDS, self._follow_due)
 
-    def _show_now(self, view: RunView, event: ev.Event) -> None:
+    def _show_now(self, view: RunState, event: ev.Event) -> None:
         """What an event shows at once: build problems, warnings, the log's lines."""
         from cardrunner.agent import events as ev  # loaded: the event is one
 
@@ -248,7 +234,7 @@ class RunsUI:
             ):
                 pass  # progress: in the coalesced update
             case ev.BuildChecked():
-                self.shown.diagnostics.build(view)
+                self._shown.diagnostics.build(view)
             case ev.ToolFinished(name="write_file", is_error=False):
                 self._warn_overlap(view, str(event.arguments.get("path")))
             case ev.Notice(level="warning"):
@@ -258,7 +244,7 @@ class RunsUI:
             case ev.Announced():
                 log.info("%s: told the model: %s", view.title, event.text)
             case ev.RunFinished():
-                self.shown.diagnostics.build(view)
+                self._shown.diagnostics.build(view)
                 if event.reason == "config_error":
                     self._client.show_message(
                         f"cardrunner: {view.title}: {event.detail}", types.MessageType.Error
@@ -277,12 +263,12 @@ class RunsUI:
             case _:
                 assert_never(event)
 
-    def _follow_now(self, view: RunView) -> None:
+    def _follow_now(self, view: RunState) -> None:
         """Show one run as it is now, at once: its progress, the card's diagnostics, the
         status, and its lenses if they changed."""
         self._due.pop(view.card_path, None)
         self._show(view)
-        self.shown.status.changed()  # runs started together share one status
+        self._shown.status.changed()  # runs started together share one status
         if view.card_path in self._lenses_due:
             self._lenses_due.discard(view.card_path)
             self._refresh_lenses()
@@ -297,14 +283,14 @@ class RunsUI:
             return
         for view in due.values():
             self._show(view)
-        self.shown.status.send()
+        self._shown.status.send()
         if self._lenses_due & due.keys():
             self._lenses_due -= due.keys()
             self._refresh_lenses_soon()
 
-    def _show(self, view: RunView) -> None:
-        self.shown.progress.report(view)
-        self.shown.diagnostics.refresh(view.card_path)
+    def _show(self, view: RunState) -> None:
+        self._shown.progress.report(view)
+        self._shown.diagnostics.refresh(view.card_path)
 
     def _refresh_lenses_soon(self) -> None:
         """A round ended: one `codeLens/refresh` re-asks every lens of every card, so the rounds
@@ -326,7 +312,7 @@ class RunsUI:
         self._lens_sent = asyncio.get_running_loop().time()
         self._client.refresh_code_lenses()
 
-    def _warn_overlap(self, view: RunView, path: str) -> None:
+    def _warn_overlap(self, view: RunState, path: str) -> None:
         """Two live runs wrote the same file: say so once, when the second one does."""
         for other in self.manager.views():
             if other is not view and other.live and path in other.touched:
@@ -335,10 +321,10 @@ class RunsUI:
                     types.MessageType.Warning,
                 )
 
-    def run_ended(self, view: RunView) -> None:
-        self.shown.progress.end(view)
+    def run_ended(self, view: RunState) -> None:
+        self._shown.progress.end(view)
         self.card_changed(view.card_path)
-        self.shown.status.send()
+        self._shown.status.send()
         spawn(self._learn_costs())
 
     async def _learn_costs(self) -> None:

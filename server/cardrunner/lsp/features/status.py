@@ -17,12 +17,12 @@ from typing import Any
 
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.core.client import Client
-from cardrunner.run.view import RunView
+from cardrunner.record.state import RunState
 
 DEBOUNCE = 0.05
 
 
-def status_entry(view: RunView, uri: str) -> dict[str, Any]:
+def status_entry(view: RunState, uri: str) -> dict[str, Any]:
     """One run as the notification carries it."""
     return {
         "uri": uri,
@@ -48,7 +48,7 @@ class RunStatus:
     def __init__(
         self,
         client: Client,
-        views: Callable[[], list[RunView]],
+        views: Callable[[], list[RunState]],
         uri: Callable[[Path], str],
         sandbox: Callable[[], str],
     ) -> None:

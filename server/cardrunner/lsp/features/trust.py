@@ -1,6 +1,6 @@
 """The trust question in any editor: `window/showMessageRequest` with the list and two answers.
 
-A run's worker asks (trust/gate.py, through the worker's pipe, workers/handle.py); this feature
+A run's worker asks (trust/consent.py, through the worker's pipe, workers/handle.py); this feature
 asks the user. Only "Trust and run" is a yes: a dismissed question, a client that answers `null`,
 one that cannot show the request or does not answer within `ASK_SECONDS` is a no, and the run
 ends refused with the same list (the card is not touched). Two runs of one repository that ask at
@@ -17,7 +17,7 @@ import logging
 from lsprotocol import types
 
 from cardrunner.lsp.core.client import Client
-from cardrunner.trust.gate import TrustQuestion
+from cardrunner.trust.consent import TrustQuestion
 
 log = logging.getLogger("cardrunner.lsp.trust")
 

@@ -2,8 +2,15 @@
 
 Each request finds what it is about — a card, or the `.diff` of a waiting review — and hands it
 to the feature that computes the answer. The review's diff document gets its own lenses and
-actions (per-hunk keep/drop, accept, reject) and marks on dropped hunks. Loaded after
+actions (per-hunk keep/drop, accept, reject); its marks on dropped hunks are the review's
+(features/review.py). Loaded after
 `initialize` with the other features; the handlers (handlers.py) forward to `Views`.
+
+Hover on a card is answered here: what the run knows about the line under the cursor. On the
+title: the card's state and its current or last run (rounds, tokens, cost, commit, and the
+decisive lines of its last failed build or test). On an acceptance criterion: pending, verified
+with the evidence, or failed with why. Elsewhere nothing, so the editor's own Markdown hover is
+not crowded out.
 """
 
 from __future__ import annotations
@@ -14,18 +21,72 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cardrunner.lsp.core.diagnostics import REVIEW, DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.features.codelens import code_actions, code_lenses
-from cardrunner.lsp.features.hover import hover
-from cardrunner.lsp.features.review import PendingReview, ReviewHub
-from cardrunner.lsp.features.reviewdiff import diff_actions, diff_lenses, dropped_diagnostics
+from cardrunner.lsp.features.review import (
+    PendingReview,
+    ReviewHub,
+    diff_actions,
+    diff_lenses,
+)
 from cardrunner.lsp.features.runs import RunsUI
-from cardrunner.run.view import RunView
+from cardrunner.record.state import RunState
 
 if TYPE_CHECKING:  # the board's and the run logs' models load with their first request
     from cardrunner.lsp.features.board import Board, BoardReview
-    from cardrunner.run.account import RunAccounts
+    from cardrunner.record.account import RunAccounts
+
+from cardrunner.lsp.features.codelens import CardSituation
+from cardrunner.record.state import Criterion
+
+
+def hover(situation: CardSituation, line: int) -> types.Hover | None:
+    card = situation.entry.card if situation.entry else None
+    if card is None:
+        return None
+    view = situation.view
+    if line == card.title_line:
+        text = f"**{card.title}** — {card.state}"
+        if view is not None:
+            text += f"\n\nrun `{view.run_id}`: {view.state} · {view.summary()}"
+            if view.reason:
+                text += f"\n\nreason: `{view.reason}` {view.detail}"
+            if view.why:
+                text += "\n\nlast failure:\n\n```text\n" + "\n".join(view.why) + "\n```"
+            if view.commit:
+                text += f"\n\ncommit `{view.commit[:10]}`"
+        elif (last := card.last_run) is not None:
+            text += (
+                f"\n\nlast run `{last.id}`: {last.result}"
+                f"{' (' + last.reason + ')' if last.reason else ''} · "
+                f"{last.rounds} rounds · {last.tokens} tok · ${last.cost_usd}"
+            )
+        return _markdown(text)
+    if line in card.criteria_lines:
+        index = card.criteria_lines.index(line)
+        if view is None or index >= len(view.criteria):
+            return _markdown(f"criterion {index + 1}: not checked by a run yet")
+        return _markdown(_criterion(index + 1, view.criteria[index]))
+    return None
+
+
+def _criterion(number: int, c: Criterion) -> str:
+    """The evidence ledger's entry: claim, cited calls with their quotes and saved results."""
+    detail = f": {c.evidence}" if c.evidence else ""
+    text = f"criterion {number}: **{c.status}**{detail}"
+    if c.stale:
+        text += f"\n\nstale: {c.stale}"
+    for cite in c.cites:
+        saved = f" — [saved result]({cite.artifact})" if cite.artifact else ""
+        text += f"\n\n- `{cite.tool}` `{cite.call}` (round {cite.round}): “{cite.quote}”{saved}"
+    if c.commit:
+        text += f"\n\nchecked on commit `{c.commit[:10]}`"
+    return text
+
+
+def _markdown(text: str) -> types.Hover:
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
 
 SCAN_WAIT = 10.0
 """Seconds a board or symbol request waits for the first scan of the cards folder."""
@@ -40,20 +101,18 @@ class Views:
         index: CardIndex,
         runs: RunsUI,
         reviews: ReviewHub,
-        store: DiagnosticsStore,
     ) -> None:
         self._root = root
         self._index = index
         self._runs = runs
         self._reviews = reviews
-        self._store = store
         self._accounts: RunAccounts | None = None
 
     @property
     def accounts(self) -> RunAccounts:
         """The run logs read so far, told as `cardrunner log` tells them (made at first use)."""
         if self._accounts is None:
-            from cardrunner.run.account import RunAccounts
+            from cardrunner.record.account import RunAccounts
 
             self._accounts = RunAccounts()
         return self._accounts
@@ -74,14 +133,14 @@ class Views:
         r = pending.request
         return BoardReview(diff_path=str(pending.diff_path), files=list(r.files), message=r.message)
 
-    async def run_summary(
+    async def run_account(
         self, path: Path, full: bool = False, timeline: bool = False
     ) -> dict[str, Any]:
         """The card's current or last run told as `cardrunner log` tells it (while it goes on,
         its opening and newest lines unless `full`), plus what the running command has printed
         so far: the live run view of every client. With `timeline`, the same run as rounds
-        (run/timeline.py) for a client that draws it itself."""
-        from cardrunner.run.log import NotARunLog
+        (record/account.py) for a client that draws it itself."""
+        from cardrunner.record.log import NotARunLog
 
         log_path = self._runs.last_log(path)
         view = self._runs.manager.get(path)
@@ -102,9 +161,9 @@ class Views:
             answer["timeline"] = await self._timeline(log_path, view if live else None)
         return answer
 
-    async def _timeline(self, log_path: Path, live: RunView | None) -> dict[str, Any] | None:
+    async def _timeline(self, log_path: Path, live: RunState | None) -> dict[str, Any] | None:
         """The run as rounds, with the call running now and its output so far while it runs."""
-        from cardrunner.run.log import NotARunLog
+        from cardrunner.record.log import NotARunLog
 
         try:
             rounds = await asyncio.to_thread(self.accounts.timeline, log_path, live=bool(live))
@@ -114,20 +173,6 @@ class Views:
             rounds |= {"state": live.state, "round": live.round, "tool": live.tool}
             rounds["output"] = list(live.output) if live.tool else []
         return rounds
-
-    def review_marks(self, card_path: Path) -> None:
-        """Grey out the dropped hunks of the card's review diff; clear them when it is decided."""
-        reviews = self._reviews
-        diff = reviews.last_diff(card_path)
-        if diff is None:
-            return
-        uri = self._index.uri(diff)
-        pending = reviews.pending(card_path)
-        if pending is None:
-            self._store.set(REVIEW, uri, [])
-            return
-        marks = dropped_diagnostics(reviews.parsed(pending), pending.dropped)
-        self._store.set(REVIEW, uri, marks)
 
     def _diff_review(self, path: Path | None) -> tuple[str, PendingReview] | None:
         """(card URI, pending review) when `path` is the `.diff` of a waiting review."""
@@ -180,13 +225,13 @@ class Views:
         await self._runs.moves_landed()
         return self.board().model_dump(mode="json", by_alias=True)
 
-    async def run_summary_request(self, params: Any) -> dict[str, Any]:
+    async def run_account_request(self, params: Any) -> dict[str, Any]:
         uri, full = _param(params, "uri"), _param(params, "full")
         path = self._index.remember_uri(uri) if isinstance(uri, str) else None
         if path is None:
             return {"error": 'expected {"uri": <the card\'s URI>}'}
         timeline = _param(params, "timeline") is True
-        return await self.run_summary(path, full=full is True, timeline=timeline)
+        return await self.run_account(path, full=full is True, timeline=timeline)
 
     async def symbols(self, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
         from cardrunner.lsp.features.board import workspace_symbols

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from mcp import Client
 
-    from cardrunner.config.mcpserver import McpServer
+    from cardrunner.config.settings import McpServer
 
 MAX_RESTARTS = 3
 """Restarts per server and run: a server that keeps crashing should not eat the run."""
@@ -83,10 +83,17 @@ class ServerConnection:
         self._generation = 0
         self._restarts = 0
         self._lock = asyncio.Lock()
-        self.restart_note = ""
-        """Set when a call restarted the server; the caller shows it once and clears it."""
-        self.relisted: list[mcp_types.Tool] | None = None
+        self._restart_note = ""
+        """Set when a call restarted the server; the caller shows it once (`take_restart`)."""
+        self._relisted: list[mcp_types.Tool] | None = None
         """The tools the server listed when it was restarted (None: not restarted since)."""
+
+    def take_restart(self) -> tuple[str, list[mcp_types.Tool] | None]:
+        """What the last restart leaves to tell, once: its note ("" when there was none since
+        the last time) and the tools the server listed then (None: not restarted since)."""
+        note, relisted = self._restart_note, self._relisted
+        self._restart_note, self._relisted = "", None
+        return note, relisted
 
     async def start(self) -> list[mcp_types.Tool]:
         """Connect, initialize and list tools within the server's timeout, or raise ServerUnavailable."""
@@ -244,12 +251,12 @@ class ServerConnection:
         self._restarts += 1
         again = "restarted" if self.process else "reconnected"
         try:
-            self.relisted = await self.start()
+            self._relisted = await self.start()
         except ServerUnavailable as exc:
             self._state = "failed"
             self._why = f"it {self._why} and could not be {again}: {exc}"
             return
-        self.restart_note = f"[MCP server '{self.name}' {self._why} and was {again}.]"
+        self._restart_note = f"[MCP server '{self.name}' {self._why} and was {again}.]"
 
     async def close(self) -> None:
         """Stop the server (bounded); afterwards calls raise ServerUnavailable."""

@@ -24,25 +24,24 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
-from cardrunner.agent.gate import TOOL_NAME_RE, Tool, ToolContext, ToolResult
-from cardrunner.config.mcpserver import VAR, secret_refusal
+from cardrunner.agent.toolpool import TOOL_NAME_RE, Tool, ToolContext, ToolResult
+from cardrunner.config.settings import VAR, secret_refusal
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, filter_env
-from cardrunner.tools.mcp.changes import tool_change
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
-from cardrunner.tools.mcp.results import ResultConverter, describe
+from cardrunner.tools.mcp.results import ResultConverter, describe, tool_change
 from cardrunner.tools.mcp.transport import Launch
 
 if TYPE_CHECKING:
     import mcp_types
 
-    from cardrunner.config.mcpserver import McpServer
+    from cardrunner.config.settings import McpServer
 
 __all__ = ["McpHub", "McpStartError", "McpTool"]
 
@@ -248,14 +247,13 @@ class McpHub:
                 f"Calling {tool} on MCP server '{server}' failed: {describe(exc)}", True
             )
         converted = self._converter.convert(server, tool, result)
-        if conn.restart_note:
-            _notify(ctx, conn.restart_note.strip("[]"))
-            converted.text = f"{conn.restart_note}\n{converted.text}"
-            conn.restart_note = ""
-        if conn.relisted is not None:
+        note, relisted = conn.take_restart()
+        if note:
+            _notify(ctx, note.strip("[]"))
+            converted = replace(converted, text=f"{note}\n{converted.text}")
+        if relisted is not None:
             offered = [t for t in self._tools if t.server == server]
-            converted.announce = tool_change(server, offered, conn.relisted)
-            conn.relisted = None
+            converted = replace(converted, announce=tool_change(server, offered, relisted))
         return converted
 
     async def aclose(self) -> None:

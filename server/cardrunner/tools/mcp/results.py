@@ -1,11 +1,18 @@
-"""Turn an MCP `CallToolResult` into the plain text every other tool gives the model.
+"""What an MCP server says, as the model reads it: a result as plain text, a changed tool list.
 
-The model reads text best as text: text blocks are passed through as they are (a JSON-escaped
-`"a\\nb"` would cost tokens and hide the layout). Structured content is shown as compact JSON only
-when the server sent no text, because servers that send both put the same data in the text.
-Binary content never goes into the conversation as base64 text: images and audio are saved under
+A `CallToolResult` becomes the plain text every other tool gives the model. The model reads text
+best as text: text blocks are passed through as they are (a JSON-escaped `"a\nb"` would cost
+tokens and hide the layout). Structured content is shown as compact JSON only when the server
+sent no text, because servers that send both put the same data in the text. Binary content
+never goes into the conversation as base64 text: images and audio are saved under
 `run_dir/mcp/` and referenced by path (images also travel as image content the model can see),
 and so are embedded blobs. Resource links are listed as `name <uri>`.
+
+When a server comes back with a different tool list, what changed is worded for the model. The
+tools a run offers are fixed when it starts: `tools` is part of every thinking block's prefix,
+so changing it mid-run invalidates the model's reasoning (a 400 on the preserved-thinking
+models). When a restarted server lists different tools, the run keeps `tools` as it was and says
+what changed in a message at the end of the conversation, the way the API's docs prescribe.
 """
 
 from __future__ import annotations
@@ -19,10 +26,18 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cardrunner.agent.gate import Image, ToolResult
+from cardrunner.agent.toolpool import Image, ToolResult
 
 if TYPE_CHECKING:
     import mcp_types
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
+
+from cardrunner.agent.toolpool import Tool
+
+if TYPE_CHECKING:
+    import mcp_types
+
 
 MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Image media types the Messages API accepts as image content."""
@@ -139,3 +154,39 @@ def describe(exc: BaseException) -> str:
         return f"command not found: {exc.filename}"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class Offered(Tool, Protocol):
+    """A tool as the run offers it (the hub's `McpTool`): a `Tool` with the server's name."""
+
+    @property
+    def remote_name(self) -> str: ...
+
+
+def _shape(description: str, schema: dict[str, Any]) -> str:
+    return json.dumps([description, {"type": "object", **schema}], sort_keys=True)
+
+
+def tool_change(server: str, offered: Iterable[Offered], listed: Iterable[mcp_types.Tool]) -> str:
+    """One message naming what the server dropped, added and changed; "" if nothing did."""
+    before = {t.remote_name: _shape(t.description, t.input_schema) for t in offered}
+    after = {
+        t.name: _shape(t.description or t.title or before.get(t.name, ""), t.input_schema)
+        for t in listed
+    }
+    gone = sorted(set(before) - set(after))
+    new = sorted(set(after) - set(before))
+    changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+    if not (gone or new or changed):
+        return ""
+    parts = [f"MCP server '{server}' came back with a different tool list."]
+    if gone:
+        parts.append(f"No longer available (calls fail): {', '.join(gone)}.")
+    if changed:
+        parts.append(f"Changed on the server (its arguments may differ): {', '.join(changed)}.")
+    if new:
+        parts.append(
+            f"New on the server but not offered in this run (the tool list is fixed for the "
+            f"whole run): {', '.join(new)}."
+        )
+    return " ".join(parts)

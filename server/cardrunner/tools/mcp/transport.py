@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cardrunner.processes.autogroup import follow_priority_of
-from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.groups import ProcessGroups, follow_priority_of
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream, Process

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.agent.gate import ToolPool
-from cardrunner.config.mcpserver import McpServer
+from cardrunner.agent.toolpool import ToolPool
+from cardrunner.config.settings import McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import context, processes_with_arg, wait_gone

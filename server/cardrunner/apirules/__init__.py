@@ -1,0 +1,1 @@
+"""apirules/ (see README.md)."""
