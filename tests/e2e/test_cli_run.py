@@ -316,3 +316,42 @@ def test_tests_that_cannot_be_counted_are_named_in_the_review_and_the_commit(
     message = git(tmp_path, "log", "--format=%B", "--grep=^card: Adding")
     assert "Checks: build ok · test ok, tests not counted: unknown runner output" in message
     assert front_matter(card)["state"] == "Done"
+
+
+def test_a_change_that_waits_on_a_side_branch_exits_4_never_0(tmp_path: Path) -> None:
+    """Uncommitted work in the file the card changes: the isolated run's accepted commit cannot
+    land on the user's branch, so it waits on its own — exit 4 and words that say so, not Done."""
+    make_project(tmp_path, top_toml="isolation = true\n")
+    mine = "def add(a, b):\n    return a + b  # my own fix, not committed yet\n"
+    (tmp_path / "src" / "calc.py").write_text(mine)
+    with FakeMessagesAPI(fix_transcript()) as api:
+        proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+    assert proc.returncode == 4, proc.stderr
+    assert "■ WAITING FOR YOUR REVIEW on branch cardrunner/" in proc.stderr
+    assert "■ DONE" not in proc.stderr
+    assert (tmp_path / "src" / "calc.py").read_text() == mine, "the user's work is untouched"
+    meta = front_matter(tmp_path / "cards" / "fix-add.md")
+    assert meta["state"] == "Review"
+    branch = proc.stderr.split("on branch ", 1)[1].split()[0]
+    assert "return a + b" in git(tmp_path, "show", f"{branch}:src/calc.py")
+
+
+@pytest.mark.parametrize("shape", ["detached", "shallow"])
+def test_a_detached_head_or_a_shallow_clone_is_named_in_the_start_line(
+    tmp_path: Path, shape: str
+) -> None:
+    origin = tmp_path / "origin"
+    make_project(origin)
+    git(origin, "commit", "-q", "--allow-empty", "-m", "a second commit")
+    root = tmp_path / "work"
+    if shape == "detached":
+        git(tmp_path, "clone", "-q", str(origin), str(root))
+        git(root, "checkout", "-q", "--detach", "HEAD")
+        expected = f"HEAD detached at {git(root, 'rev-parse', 'HEAD')[:10]}"
+    else:
+        git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(root))
+        expected = "a shallow clone"
+    with FakeMessagesAPI(fix_transcript()) as api:
+        proc = cli(root, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+    start = next(line for line in proc.stderr.splitlines() if line.startswith("▶ "))
+    assert expected in start, proc.stderr

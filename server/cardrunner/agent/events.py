@@ -82,6 +82,10 @@ class RunStarted(_Event):
     """The write area at run start as a git tree id: the "before" of every diff."""
     workdir: str = ""
     """Where the run works: the workspace, or its own git worktree (isolation)."""
+    checkout: str = ""
+    """What the checkout is when it is not a branch with its history: "HEAD detached at …",
+    "a shallow clone" (the start line names it: a commit lands on no branch, or the card's
+    history and the forecast see only part of git's)."""
 
 
 class RoundStarted(_Event):

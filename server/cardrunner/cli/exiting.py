@@ -23,8 +23,9 @@ from typing import Any, TypeAlias
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """Where each verb registers its parser (`add_parser(sub)` in every verb module)."""
 
-EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_VERIFIED = 0, 1, 2, 3
-"""0 Done (or printed), 1 Failed (or problems found), 2 usage or configuration, 3 verified only."""
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_VERIFIED, EXIT_WAITING = 0, 1, 2, 3, 4
+"""0 Done on your branch (or printed), 1 Failed (or problems found), 2 usage or configuration,
+3 verified only, 4 committed on a side branch that waits for your review (the card in Review)."""
 
 
 def err(text: str) -> None:

@@ -3,9 +3,11 @@
 Each verb is a module of its own with its parser beside its command (cli/run.py, cli/check.py,
 ...); this one only lists them.
 
-Exit status of `run`: 0 the card ended Done (committed after an accepted review, verified by the
-runner), 1 it ended Failed, 2 usage or configuration error, 3 verified but not committed
-(`--no-commit`, or the criteria already held with nothing to change; the card goes to Review).
+Exit status of `run`: 0 the card ended Done on your branch (committed after an accepted review,
+verified by the runner), 1 it ended Failed, 2 usage or configuration error, 3 verified but not
+committed (`--no-commit`, or the criteria already held with nothing to change; the card goes to
+Review), 4 the accepted commit did not apply to your branch and waits on its own branch for your
+review (the card goes to Review).
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cardrunner",
         description=__doc__.splitlines()[0] if __doc__ else "",
-        epilog="Exit status of run: 0 Done, 1 Failed, 2 usage or configuration error. "
+        epilog="Exit status of run: 0 Done on your branch, 1 Failed, 2 usage or configuration "
+        "error, 3 verified but not committed, 4 committed on a side branch that waits for your "
+        "review. "
         "`cardrunner COMMAND --help` explains each command.",
     )
     p.add_argument("--version", action=_VersionAction)

@@ -22,6 +22,7 @@ from cardrunner.cli.exiting import (
     EXIT_FAILED,
     EXIT_USAGE,
     EXIT_VERIFIED,
+    EXIT_WAITING,
     Subparsers,
     err,
     run_bounded,
@@ -230,6 +231,10 @@ def run_verb(args: argparse.Namespace) -> int:
 
 
 def _exit_status(result: RunFinished) -> int:
+    """0 only when the card is Done on the user's branch: an accepted change that did not apply
+    there waits on its own branch for review (4), which a script must not take for Done."""
     if result.reason == "config_error":
         return EXIT_USAGE
+    if result.status == "done" and result.unmerged_branch:
+        return EXIT_WAITING
     return {"done": EXIT_DONE, "verified": EXIT_VERIFIED, "failed": EXIT_FAILED}[result.status]

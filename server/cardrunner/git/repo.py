@@ -109,6 +109,17 @@ class GitRepo:
         out = await self._git("symbolic-ref", "--short", "-q", "HEAD", check=False)
         return out.text if out.code == 0 else None
 
+    async def shape(self) -> str:
+        """What a run must say about this checkout: "HEAD detached at <sha>", "a shallow
+        clone", both, or "" for a branch with its whole history."""
+        notes = []
+        if await self.branch() is None and (sha := await self.head()) is not None:
+            notes.append(f"HEAD detached at {sha[:10]}")
+        shallow = await self._git("rev-parse", "--is-shallow-repository", check=False)
+        if shallow.code == 0 and shallow.text == "true":
+            notes.append("a shallow clone")
+        return ", ".join(notes)
+
     async def show_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
         stored; None when it is not there. The review's before-copies are read this way."""

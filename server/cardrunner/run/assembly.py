@@ -115,7 +115,10 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
     loop = _loop(prepared, pool, guards, verdict, prompt, told)
     warnings = [*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)]
-    started = _started(prepared, run_id, card, area, loop, pool.names, warnings, told, prompt)
+    shape = await area.main.shape()
+    started = _started(
+        prepared, run_id, card, area, loop, pool.names, warnings, told, prompt, shape
+    )
     log = RunLog(paths.log(run_id))
     return OpenRun(card, run_id, area, loop, log, started, datetime.now(UTC), checks)
 
@@ -130,6 +133,7 @@ def _started(
     warnings: list[str],
     told: Told,
     prompt: str,
+    checkout: str,
 ) -> RunStarted:
     """The run's `start` event: what the log keeps so the run can be told and resumed exactly."""
     o, resume = prepared.options, prepared.resume
@@ -152,6 +156,7 @@ def _started(
         paths=o.settings.paths.model_dump(),
         base_tree=area.base_tree,
         workdir=str(area.root),
+        checkout=checkout,
     )
 
 

@@ -63,7 +63,8 @@ class LiveView:
         self.view.apply(event)
         match event:
             case ev.RunStarted():
-                head = f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id})"
+                where = f", {event.checkout}" if event.checkout else ""
+                head = f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id}{where})"
                 self._line("\n".join([head, *start_details(event)]))
             case ev.RoundStarted():
                 self._thinking = True
@@ -137,6 +138,8 @@ class LiveView:
 def summary(view: RunState, seconds: float) -> str:
     """The run's last lines: how it ended, what it used, the commit it made."""
     match view.state:
+        case "done" if view.unmerged_branch:
+            head = f"■ WAITING FOR YOUR REVIEW on branch {view.unmerged_branch} (not on yours)"
         case "done":
             head = "■ DONE"
         case "verified":
