@@ -47,6 +47,8 @@ def cost_of(usage: Usage, price: Price | None) -> float:
     """USD for `usage` at `price` (per million tokens); 0 when the model has no price."""
     if price is None:
         return 0.0
+    prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    price = price.for_prompt(prompt)
     return (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output

@@ -48,6 +48,22 @@ class Price:
     output: float
     cache_read: float
     cache_write: float
+    above_tokens: int | None = None
+    """A long-prompt tier: a response whose prompt (input, cache reads and writes) is over this
+    many tokens is priced whole at `above` (Haiku 5.5 over 100,000)."""
+    above: Price | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Price:
+        """A price from its plain dump (the idle server's settings view), its tier included."""
+        above = data.get("above")
+        return cls(**{**data, "above": cls.of(above) if above is not None else None})
+
+    def for_prompt(self, tokens: int) -> Price:
+        """The price a response with a prompt of `tokens` is billed at."""
+        if self.above is not None and self.above_tokens is not None and tokens > self.above_tokens:
+            return self.above
+        return self
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +121,18 @@ MODELS: dict[str, ModelSpec] = {
         thinking="budget",
         default_effort="high",
         price=Price(input=2.0, output=10.0, cache_read=0.20, cache_write=2.50),
+        as_of=_READ,
+    ),
+    "claude-haiku-5-5": ModelSpec(
+        default_effort="medium",
+        price=Price(
+            input=0.10,
+            output=0.50,
+            cache_read=0.01,
+            cache_write=0.125,
+            above_tokens=100_000,
+            above=Price(input=0.50, output=2.50, cache_read=0.05, cache_write=0.625),
+        ),
         as_of=_READ,
     ),
     "claude-haiku-4-5": ModelSpec(

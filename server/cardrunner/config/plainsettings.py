@@ -85,7 +85,7 @@ class SettingsView:
             options=_part(OptionsView, dump["options"]),
             agent=_part(AgentView, dump["agent"]),
             sandbox=_part(SandboxView, dump["sandbox"]),
-            prices={name: Price(**price) for name, price in dump["prices"].items()},
+            prices={name: Price.of(price) for name, price in dump["prices"].items()},
             models={name: _override(o) for name, o in dump["models"].items()},
         )
 
@@ -113,7 +113,7 @@ def _override(values: Mapping[str, Any]) -> dict[str, Any]:
     """A `[models.NAME]` dump as `ModelSpec` values: the price a `Price`, the date a date."""
     out = dict(values)
     if isinstance(out.get("price"), dict):
-        out["price"] = Price(**out["price"])
+        out["price"] = Price.of(out["price"])
     if isinstance(out.get("as_of"), str):
         out["as_of"] = date.fromisoformat(out["as_of"])
     return out
