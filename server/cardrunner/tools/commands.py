@@ -26,6 +26,7 @@ from cardrunner.tools.base import FunctionTool, Handler, check_test_args
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.decisive import classify, decisive
+from cardrunner.verify.testcounts import read_counts
 
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
 _SECTION_RE = re.compile(r"^[=_-]{3,} [A-Z][A-Z ]+ [=_-]{3,}$")
@@ -212,12 +213,31 @@ def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
     return chosen, len(errors) + len(warnings) - len(chosen)
 
 
-def summarize_output(result: CommandResult, label: str) -> str:
-    """A verdict line, the error and warning lines (errors first), then the tail of the output."""
+def counted(output: str) -> str:
+    """The runner's own count of a test run, first in `run_tests`'s result: the tail of the
+    output may be one part of it (`cargo test` ends with its doc-tests), and this is the count
+    the runner holds a change to (fewer tests than at the start is not Done)."""
+    reading = read_counts(output)
+    if (n := reading.count) is None:
+        return (
+            f"Counted by the runner: no count ({reading.why}): a deleted test would not be noticed."
+        )
+    skipped = f", {n.skipped} skipped" if n.skipped else ""
+    return (
+        f"Counted by the runner: {n.ran} tests ran, {n.passed} passed, {n.failed} failed"
+        f"{skipped} ({n.runner})."
+    )
+
+
+def summarize_output(result: CommandResult, label: str, count: bool = False) -> str:
+    """A verdict line, for tests the runner's count, the error and warning lines (errors
+    first), then the tail of the output."""
     head = [
         _headline(result, label),
         f"Command: {shlex.join(result.argv)} ({result.ms / 1000:.1f} s)",
     ]
+    if count and not result.spawn_error and not result.timed_out:
+        head.append(counted(result.output))
     if result.spawn_error:
         return "\n".join([*head, result.spawn_error])
     lines = [ln.rstrip()[:_MAX_LINE] for ln in result.output.splitlines() if ln.strip()]
@@ -278,7 +298,7 @@ def command_tools(
         problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as)
         why = [] if result.ok else decisive(result.output)
         ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
-        text = summarize_output(result, label)
+        text = summarize_output(result, label, count=tool == "run_tests")
         if tool == "build_app" and app.running:
             text += "\nNote: the app is still running the previous build; stop_app, then start_app."
         if result.timed_out:  # the command could not do its job: an error, not a verdict

@@ -533,3 +533,28 @@ async def test_a_failed_test_run_names_why_beside_its_problems(tmp_path: Path) -
     await pool.execute("run_tests", {}, ToolContext(round=1, emit=events.append))
     checked = next(e for e in events if isinstance(e, BuildChecked))
     assert checked.why == ["error: the fixture database is missing"]
+
+
+def test_the_runners_count_comes_first_whatever_the_tail_shows() -> None:
+    """`cargo test` ends with its doc-tests: the tail says 12 passed, the run was 100 tests."""
+    unit = [f"test tests::case_{i} ... ok" for i in range(88)]
+    output = "\n".join(
+        [
+            "running 88 tests",
+            *unit,
+            "test result: ok. 88 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+            "   Doc-tests calc",
+            "running 12 tests",
+            *[f"test src/lib.rs - doc_{i} (line {i}) ... ok" for i in range(12)],
+            "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+        ]
+    )
+    lines = summarize_output(result_of(output, code=0), "Tests", count=True).splitlines()
+    assert lines[2] == "Counted by the runner: 100 tests ran, 100 passed, 0 failed (cargo test)."
+    assert "case_0" not in "\n".join(lines), "only the tail of the output follows"
+
+
+def test_output_the_runner_cannot_count_says_so_first() -> None:
+    text = summarize_output(result_of("all good\n", code=0), "Tests", count=True)
+    assert text.splitlines()[2].startswith("Counted by the runner: no count (")
+    assert "a deleted test would not be noticed" in text
