@@ -90,3 +90,25 @@ def test_commit_msg_checks_the_format_and_pre_commit_sees_the_run_s_tree(tmp_pat
     assert accepted.startswith("Accepted and committed")
     message = git(root, "log", "-1", "--format=%B", "HEAD~1")
     assert "Refs: #12" in message and "Checked-by: commit-msg" in message
+
+
+def test_a_hooks_folder_outside_the_repository_runs_as_git_would_run_it(tmp_path: Path) -> None:
+    """`core.hooksPath` in a folder of its own (a team's secret scanner): the sandbox hides /tmp
+    and the home, so the hook must be shown to it, read-only — its refusal reaches the model, and
+    once it passes the run ends Done."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    make_project(root)
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    hook = shared / "pre-commit"
+    hook.write_text('#!/bin/sh\necho "scanner: found no secrets, but refusing once" >&2\nexit 1\n')
+    hook.chmod(0o755)
+    git(root, "config", "core.hooksPath", str(shared))
+    assert _run(root, tmp_path, fix_transcript()) != 0
+    [result] = _commit_results(root)
+    assert "scanner: found no secrets, but refusing once" in result, result
+    assert "No such file" not in result
+    hook.write_text('#!/bin/sh\ntest -r "$GIT_INDEX_FILE" && echo "scanner: clean"\n')
+    git(root, "checkout", "-q", "--", "src")
+    assert _run(root, tmp_path, fix_transcript()) == 0

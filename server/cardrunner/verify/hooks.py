@@ -9,6 +9,11 @@ timeout, on the tree about to be committed (a temporary index holds it, `GIT_IND
 `git diff --cached` in a hook shows exactly the run's changes), and a failure goes back to the
 model as `git_commit`'s result. A commit-msg hook may edit the message, as with git.
 `[git] hooks = false` skips them; they are the repository's code, so trusting it covers them.
+
+Git finds hooks wherever `core.hooksPath` says, and teams keep secret scanners in a folder of
+their own (in the home, a shared folder): a folder outside the repository is shown read-only to
+the hook's sandbox, as git would find it, instead of every commit failing with bwrap's
+"execvp … No such file".
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cardrunner.git.repo import GitRepo
@@ -57,6 +62,10 @@ class CommitHooks:
         if not present:
             return HookOutcome(True, message)
         top = await self.git.toplevel()
+        sandbox = self.checks.sandbox
+        shown = await asyncio.to_thread(folder.resolve)
+        if not shown.is_relative_to(await asyncio.to_thread(top.resolve)):
+            sandbox = replace(sandbox, read=(*sandbox.read, shown))  # read-only, as git sees it
         await asyncio.to_thread(self.scratch.mkdir, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="hooks-", dir=self.scratch) as tmp:
             index, text = Path(tmp) / "index", Path(tmp) / "COMMIT_EDITMSG"
@@ -70,7 +79,7 @@ class CommitHooks:
                     self.checks.commands.timeout_seconds,
                     {**(self.checks.env or {}), "GIT_INDEX_FILE": str(index)},
                     groups=self.checks.groups,
-                    sandbox=self.checks.sandbox,
+                    sandbox=sandbox,
                 )
                 if not result.ok:
                     return HookOutcome(False, message, _report(name, folder / name, result))
