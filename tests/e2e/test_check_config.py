@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cardrunner.tools.guard import PathGuard
 from tests.support.project import cli, final, git, make_project, write_transcript
 
 WRITES_OWN_CONFIG = [
@@ -87,3 +88,26 @@ def test_a_run_names_the_refused_write_of_its_baseline(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert "the runner's test at the start: the sandbox refused a write to" in proc.stderr
     assert "cardrunner.toml belongs to git or cardrunner" in proc.stderr
+
+
+def test_a_go_module_at_the_root_lists_its_files_and_check_agrees(tmp_path: Path) -> None:
+    """A Go module keeps its code beside go.mod at the root, which cannot be the write area: it
+    lists files, and `check` must agree with the runner that they exist (it said "the folder
+    'version.go' does not exist")."""
+    make_project(tmp_path)
+    (tmp_path / "version.go").write_text('package calc\n\nconst Version = "1.0"\n')
+    (tmp_path / "cmd").mkdir()
+    (tmp_path / "cmd" / "main.go").write_text("package main\n")
+    git(tmp_path, "add", ".")
+    _configure(
+        tmp_path,
+        'read = ["."]\nwrite = ["version.go", "cmd", "src"]\n',
+        'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]\n',
+    )
+    out = cli(tmp_path, "check", ".").stdout
+    assert "does not exist" not in out, out
+    guard = PathGuard(tmp_path, ["."], ["version.go", "cmd", "src"])  # the runner's fence
+    assert guard.is_writable("version.go") and guard.is_writable("cmd/main.go")
+    assert not guard.is_writable("go.mod") and not guard.is_writable("version.go.bak")
+    _configure(tmp_path, 'write = ["gone.go", "src"]\n', 'test = ["python", "-m", "pytest"]\n')
+    assert "paths.write: the folder 'gone.go' does not exist" in cli(tmp_path, "check", ".").stdout

@@ -97,13 +97,13 @@ def command_problems(root: Path, settings: Settings) -> list[str]:
 
 
 def folder_problems(root: Path, settings: Settings) -> list[str]:
-    """Folders that do not exist; a write area holding the cards or cardrunner's config."""
+    """Paths that do not exist; a write area holding the cards or cardrunner's config."""
     out = [
         f"paths.{kind}: the folder {folder!r} does not exist; create it or remove it"
         for kind, folders in (("write", settings.paths.write), ("read", settings.paths.read))
         for folder in folders
-        if (root / folder).resolve().is_relative_to(root.resolve()) and not (root / folder).is_dir()
-    ]
+        if (root / folder).resolve().is_relative_to(root.resolve()) and not (root / folder).exists()
+    ]  # a file is a write area too, as a Go module at the root lists its files (the guard agrees)
     for folder in settings.paths.write:
         held = [settings.cards + "/"] if _inside(folder, settings.cards) else []
         held += [name for name in OWN_CONFIG if _inside(folder, name)]
