@@ -12,12 +12,14 @@ from cardrunner.testing.fake_api import FakeMessagesAPI
 from cardrunner.testing.fake_script import Fault
 from tests.support.project import (
     FIXED,
+    TEST,
     cli,
     final,
     fix_transcript,
     git,
     log_records,
     make_project,
+    report,
     slug_of,
     turn,
     use,
@@ -355,3 +357,46 @@ def test_a_detached_head_or_a_shallow_clone_is_named_in_the_start_line(
         proc = cli(root, "run", "cards/fix-add.md", "--yes", env=api_env(api))
     start = next(line for line in proc.stderr.splitlines() if line.startswith("▶ "))
     assert expected in start, proc.stderr
+
+
+TAMPERING = """import pathlib
+
+_TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "test_calc.py"
+_TESTS.write_text("def test_one():\\n    assert True\\n\\n\\ndef test_two():\\n    assert True\\n")
+
+
+def add(a, b):
+    return a - b
+"""
+"""The model's code, imported by the tests, rewrites the test file (outside the write area) into
+two tests that assert nothing, and leaves `add` broken."""
+
+
+def test_code_that_rewrites_the_tests_outside_the_write_area_never_ends_done(
+    tmp_path: Path,
+) -> None:
+    make_project(tmp_path)
+    steps = [
+        turn(use("write_file", path="src/calc.py", content=TAMPERING)),
+        turn(use("run_tests", "toolu_first")),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, "2 passed", ("toolu_tests", "2 passed")),
+            report(1, "2 passed", ("toolu_tests", "Tests succeeded.")),
+        ),
+        turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nDone.")),
+        turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nAgain.")),
+        final(),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
+    assert proc.returncode == 1, proc.stderr
+    assert "■ DONE" not in proc.stderr
+    commits = [
+        str(r["data"]["result"])
+        for r in log_records(tmp_path)
+        if r["type"] == "tool" and r["data"].get("name") == "git_commit"
+    ]
+    assert "changed files outside the write area (tests/test_calc.py)" in commits[0], commits
+    assert "no longer count as evidence" in commits[0]
+    assert (tmp_path / "tests" / "test_calc.py").read_text() == TEST, "put back as it was"

@@ -49,7 +49,7 @@ from cardrunner.tools.evidence import Evidence, EvidenceSoFar
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.builds import ChecksSoFar, RunnerChecks
-from cardrunner.verify.calls import CallLog, GitAreaState, ObservedCall
+from cardrunner.verify.calls import CallLog, GitAreaState, ObservedCall, OutsideWatch
 from cardrunner.verify.hooks import CommitHooks
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
@@ -102,9 +102,11 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         was.evidence,
     )
     hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
+    outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared, card))
     commit = _commit_tool(
         prepared, card, area, run_id, guards,
-        calls=calls, checks=checks, evidence=evidence, hooks=hooks, so_far=was.review,
+        calls=calls, checks=checks, evidence=evidence, hooks=hooks, outside=outside,
+        so_far=was.review,
     )  # fmt: skip
     extra = [evidence.tool(), commit.tool()]
     pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, sandbox, calls)
@@ -158,6 +160,12 @@ def _started(
         workdir=str(area.root),
         checkout=checkout,
     )
+
+
+def _cards_of(prepared: PreparedRun, card: Card) -> list[str]:
+    """What cardrunner itself writes outside the write area: the cards folder and the card."""
+    root = prepared.options.root
+    return [prepared.options.settings.cards, relative(card.path, root)]
 
 
 async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, WorkArea]:
@@ -223,6 +231,7 @@ def _commit_tool(
     checks: RunnerChecks,
     evidence: Evidence,
     hooks: CommitHooks | None,
+    outside: OutsideWatch,
     so_far: ReviewSoFar,
 ) -> CommitTool:
     """`git_commit` for this run; its trailers name the card, the run and what it cost so far."""
@@ -247,6 +256,7 @@ def _commit_tool(
         checks=checks,
         evidence=evidence,
         hooks=hooks,
+        outside=outside,
         so_far=so_far,
     )
 

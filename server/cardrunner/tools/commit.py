@@ -30,7 +30,7 @@ from cardrunner.git.repo import GitRepo
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.tools.evidence import Evidence
 from cardrunner.verify.builds import RunnerChecks
-from cardrunner.verify.calls import CallLog
+from cardrunner.verify.calls import CallLog, OutsideWatch
 from cardrunner.verify.hooks import CommitHooks
 from cardrunner.verify.scope import is_config, review_header, secrets_in_diff
 
@@ -69,6 +69,8 @@ class CommitTool:
     evidence: Evidence
     hooks: CommitHooks | None
     """The repository's commit hooks, run after the checks (None: `[git] hooks = false`)."""
+    outside: OutsideWatch
+    """The tracked files outside the write area: what the run's code changed there goes back."""
     ignored_at_start: frozenset[str] = field(default_factory=frozenset)
     """Ignored files in the write area at run start: any others the run created are listed."""
     so_far: InitVar[ReviewSoFar] = ReviewSoFar()
@@ -112,6 +114,7 @@ class CommitTool:
             )
         text = raw.decode("utf-8", errors="replace")
         self._refuse_secrets(text, ctx)  # before any check: a secret is never built or shown
+        await self._put_back_outside(ctx)
         warnings = await self._first_checks(tree, ctx)
         if isinstance(warnings, ToolResult):
             return warnings
@@ -131,12 +134,38 @@ class CommitTool:
             return await self._accept(message, reviewed, decision, ctx)
         return self._declined(decision, files, ctx)
 
+    async def _put_back_outside(self, ctx: ToolContext) -> None:
+        """Code the run ran changed tracked files outside the write area (a test rewritten to
+        assert nothing): they go back as the run found them, no call made before counts as
+        evidence any more, and nothing is committed this time."""
+        moved = await self.outside.changed()
+        if not moved:
+            return
+        kept = await self.outside.restore(moved)
+        self.calls.outside_restored(moved, ctx.round)
+        self.evidence.mark_stale(
+            list(self.evidence.reports), f"gathered while {names(moved)} differed from the commit"
+        )
+        back = [p for p in moved if p not in kept]
+        said = f"put back as the run found them: {names(back)}. " if back else ""
+        said += (
+            f"Changed before the run too, so left as they are now: {names(kept)}. " if kept else ""
+        )
+        raise ToolError(
+            f"Code this run ran changed files outside the write area ({names(moved)}); only "
+            f"{', '.join(self.write_paths)} may change. {said}Nothing was committed. Results of "
+            "calls made before this no longer count as evidence: find what writes there, fix it, "
+            "run the checks again, report the criteria again and call git_commit again."
+        )
+
     async def _first_checks(self, tree: str, ctx: ToolContext) -> list[str] | ToolResult:
         """The runner's build and tests before anyone is asked: the review's warnings, or the
         failure the model reads instead of a review."""
         if not self.checks.configured:
             return []
-        ran = await self.checks.run("commit", tree)
+        # in a checkout of exactly `tree`: HEAD outside the write area, never what the model's
+        # code wrote there meanwhile (tests rewritten to assert nothing pass in the work tree)
+        ran = await self.checks.run_exact("commit", tree, self.git)
         ctx.emit(ran)
         if not self.checks.passed(ran):
             return ToolResult(

@@ -9,8 +9,11 @@ is now — or an older version the model has since changed.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from cardrunner.agent.events import CallObserved
@@ -126,9 +129,99 @@ class CallLog:
             self.last_change = call
 
     def fresh(self, call: ObservedCall) -> bool:
-        """Did the call see the write area exactly as it is now (and leave it so)?"""
+        """Did the call see the write area exactly as it is now (and leave it so), after the
+        last time files outside it were put back?"""
+        restored = self.last_change is not None and self.last_change.name == RESTORED
+        if restored and self.last_change is not None and call.seq < self.last_change.seq:
+            return False
         return call.before == call.after == self.current
+
+    def outside_restored(self, paths: Sequence[str], round_: int) -> None:
+        """Files outside the write area were put back: every call made so far saw a tree that
+        is not the one a commit holds, so none of them counts any more."""
+        self.last_change = ObservedCall(
+            id="restore",
+            name=RESTORED,
+            arguments={"paths": list(paths)},
+            text="",
+            is_error=False,
+            round=round_,
+            seq=len(self.calls),
+            before=self.current,
+            after=self.current,
+        )
 
     def recent(self, limit: int = 8) -> list[ObservedCall]:
         """The latest calls, newest last (to tell the model which ids exist)."""
         return sorted(self.calls.values(), key=lambda c: c.seq)[-limit:]
+
+
+RESTORED = "the runner's restore of files outside the write area"
+
+
+@dataclass
+class OutsideWatch:
+    """The tracked files outside the write area, as the run found them.
+
+    Only tracked files are watched: new untracked files are what builds and tests leave
+    (caches, `__pycache__`), and the runner's own checks run in a checkout of exactly the tree a
+    commit holds (`RunnerChecks.run_exact`), where no such file is."""
+
+    git: GitRepo
+    write: list[str]
+    exempt: tuple[str, ...]
+    """What cardrunner itself writes outside the write area: the cards."""
+    start: dict[str, str] = field(default_factory=dict)
+    """Files outside the write area that differed from HEAD at the start: their content's hash."""
+
+    @classmethod
+    async def take(cls, git: GitRepo, write: list[str], exempt: Sequence[str]) -> OutsideWatch:
+        watch = cls(git, write, tuple(exempt))
+        for path in await watch._dirty():
+            watch.start[path] = await asyncio.to_thread(_digest, git.root / path)
+        return watch
+
+    def _outside(self, path: str) -> bool:
+        here = PurePosixPath(path)
+        return not any(
+            p in (".", "") or here == PurePosixPath(p) or here.is_relative_to(p)
+            for p in (*self.write, *self.exempt)
+        )
+
+    async def _dirty(self) -> list[str]:
+        tracked = []
+        for path in await self.git.dirty_files(["."]):
+            if self._outside(path) and await self.git.show_file("HEAD", path) is not None:
+                tracked.append(path)
+        return tracked
+
+    async def changed(self) -> list[str]:
+        """Tracked files outside the write area that differ from how the run found them."""
+        now = await self._dirty()
+        moved = [p for p in now if p not in self.start]
+        for path, digest in self.start.items():
+            if await asyncio.to_thread(_digest, self.git.root / path) != digest:
+                moved.append(path)
+        return sorted(set(moved))
+
+    async def restore(self, paths: Sequence[str]) -> list[str]:
+        """Put back, from HEAD, the files that were as HEAD has them at the start; those the
+        user had changed before the run cannot be put back and are returned."""
+        kept = []
+        for path in paths:
+            if path in self.start:
+                kept.append(path)
+                continue
+            data = await self.git.show_file("HEAD", path)
+            if data is not None:
+                target = self.git.root / path
+                await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
+                await asyncio.to_thread(target.write_bytes, data)
+        return kept
+
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""

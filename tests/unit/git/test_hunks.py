@@ -13,6 +13,7 @@ from cardrunner.agent.toolpool import ToolContext
 from cardrunner.git.hunks import comments_reason, parse_diff, patch_of
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.commit import CommitTool
+from cardrunner.verify.calls import OutsideWatch
 from tests.support.commitparts import bare_parts
 from tests.support.project import git, init_repo
 
@@ -84,6 +85,7 @@ async def test_accept_with_a_dropped_hunk_commits_the_rest(repo: Path) -> None:
     tool = CommitTool(
         repo_port, approver, ["src"], base, "run-1", "Card", repo / "cards" / "c.md", "c",
         lambda: {"Card": "c"}, *bare_parts(repo), hooks=None,
+        outside=OutsideWatch(repo_port, ["src"], ()),
     )  # fmt: skip
     events: list[Event] = []
     result = await tool.tool().fn(

@@ -28,6 +28,7 @@ from cardrunner.agent.toolpool import ToolContext
 from cardrunner.git.hunks import parse_diff
 from cardrunner.git.repo import GitRepo
 from cardrunner.tools.commit import CommitTool
+from cardrunner.verify.calls import OutsideWatch
 from tests.support.commitparts import bare_parts
 from tests.support.project import init_repo
 
@@ -151,6 +152,7 @@ async def review_once(root: Path, cases: list[FileCase], helper: bool) -> str:
     tool = CommitTool(
         repo, Reviewer(root, cases, helper), ["src"], base, "run-1", "Card", root / "c.md", "c",
         lambda: {"Card": "c"}, *bare_parts(root), hooks=None,
+        outside=OutsideWatch(repo, ["src"], ()),
     )  # fmt: skip
     result = await tool.tool().fn({"message": "card: Card\n\nChanges."}, ToolContext(1, print))
     return result.text

@@ -15,6 +15,7 @@ from cardrunner.agent.review import ReviewDecision, ScriptedApprover
 from cardrunner.agent.toolpool import ToolContext, ToolPool
 from cardrunner.run.workarea import WorkArea
 from cardrunner.tools.commit import CommitTool
+from cardrunner.verify.calls import OutsideWatch
 from cardrunner.verify.scope import review_header, secrets_in_diff
 from tests.support.commitparts import bare_parts
 from tests.support.project import git, init_repo
@@ -50,6 +51,7 @@ async def tool_for(
         checks=checks,
         evidence=evidence,
         hooks=None,
+        outside=OutsideWatch(area.git, paths, ()),
         ignored_at_start=area.ignored_at_start,
     )
     return area, commit, approver
