@@ -5,6 +5,11 @@ run's (0 Done, 1 Failed, 2 usage or configuration), with one addition: a card th
 but whose branch could not be pushed exits 1, because the job did not deliver its pull request.
 `--from-review PR` reads the pull request's review first; GitHub failing or the pull request
 not being one to continue from exits 1 before anything runs.
+
+`cardrunner publish BUNDLE` is the other half of a CI run, the workflow's push job: the job
+that ran the model hands over its commits as a git bundle, and this checks them against the
+base's settings (`board/publish.py`) and only then pushes the card's branch. 0 pushed (or, with
+`--check-only`, accepted), 1 refused or not pushed, 2 usage.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cardrunner.cli.exiting import EXIT_FAILED, EXIT_USAGE, err
+from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers, err
 
 if TYPE_CHECKING:
     from cardrunner.agent.review import Approver
     from cardrunner.board.ci import CardBranchRun
+    from cardrunner.board.publish import CheckedBundle
     from cardrunner.board.pullreview import PullReview
     from cardrunner.run.options import RunOptions
 
@@ -108,3 +114,104 @@ def ci_status(run: CardBranchRun, status: int, failed: int) -> int:
     if status == 0 and not (run.outcome and run.outcome.pushed):
         return failed
     return status
+
+
+PR_BODY_LIMIT = 60_000
+"""Characters of a pull request's body kept (GitHub takes 65,536): the rest is cut, and said."""
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `publish`, the push job's check and push of a CI run's bundle."""
+    publish = sub.add_parser(
+        "publish",
+        help="CI push job: check a card run's git bundle, then push the card's branch",
+        description=(
+            "Check the git bundle a `run --ci` job handed over: one branch cards/<slug>, a "
+            "line of at most --max-commits commits on --base, every file inside the write area "
+            "of the base's own settings (or the card's own file), no workflow, CI or settings "
+            "file, no symlink, within the size limits. Then push it to --remote, never forced. "
+            "Exit 0 pushed (--check-only: accepted), 1 refused or not pushed, 2 usage."
+        ),
+    )
+    publish.add_argument("bundle", type=Path, help="the git bundle of the card's branch")
+    publish.add_argument(
+        "--base", required=True, metavar="SHA",
+        help="the full commit id the run started from (this checkout must have it)",
+    )  # fmt: skip
+    publish.add_argument(
+        "--branch", metavar="cards/SLUG",
+        help="the card's branch the workflow expects (default: the bundle's, if a card's)",
+    )  # fmt: skip
+    publish.add_argument(
+        "--remote", default="origin", metavar="NAME|URL", help="where to push (default: origin)"
+    )
+    publish.add_argument(
+        "--check-only", action="store_true", help="check, push nothing (exit 0 if accepted)"
+    )
+    publish.add_argument(
+        "--title-out", type=Path, metavar="FILE",
+        help="write the pull request's title here: `card: <the card's title>`, one line",
+    )  # fmt: skip
+    publish.add_argument(
+        "--pr-body", type=Path, metavar="FILE",
+        help=f"the run's pull-request body: cut in place to {PR_BODY_LIMIT} characters",
+    )  # fmt: skip
+    for name, default in (("commits", 5), ("files", 200), ("file-bytes", 1_000_000)):
+        publish.add_argument(f"--max-{name}", type=int, default=default, metavar="N")
+    publish.add_argument("--max-total-bytes", type=int, default=5_000_000, metavar="N")
+    publish.set_defaults(verb=publish_command)
+
+
+def publish_command(args: argparse.Namespace) -> int:
+    """Check, then push; every refusal is one line naming the rule, the commit and the file."""
+    from cardrunner.board.publish import BundleRefused, Limits, check_bundle, publish
+    from cardrunner.cli.exiting import run_bounded
+    from cardrunner.config.paths import find_root
+    from cardrunner.git.repo import GitError
+
+    if args.remote.startswith("-"):
+        err(f"cardrunner: --remote {args.remote!r} starts with '-'; git would read it as an option")
+        return EXIT_USAGE
+    limits = Limits(args.max_commits, args.max_files, args.max_file_bytes, args.max_total_bytes)
+    root = find_root(Path.cwd())
+    bundle = args.bundle.resolve()
+
+    async def main() -> int:
+        try:
+            checked = await check_bundle(root, bundle, args.base, args.branch, limits)
+        except (BundleRefused, GitError) as exc:
+            err(f"cardrunner: refused: {exc}")
+            return EXIT_FAILED
+        err(_accepted(checked))
+        _outputs(args, checked)
+        if args.check_only:
+            return EXIT_DONE
+        try:
+            await publish(root, checked, args.remote)
+        except (BundleRefused, GitError) as exc:
+            err(f"cardrunner: not pushed: {exc}")
+            return EXIT_FAILED
+        err(f"pushed {checked.branch} ({checked.tip[:10]}) to {args.remote}")
+        return EXIT_DONE
+
+    return run_bounded(main())
+
+
+def _accepted(checked: CheckedBundle) -> str:
+    files = ", ".join(checked.paths)
+    return (
+        f"accepted {checked.branch}: {len(checked.commits)} commit(s) on "
+        f"{checked.base[:10]}, {len(checked.paths)} file(s): {files}"
+    )
+
+
+def _outputs(args: argparse.Namespace, checked: CheckedBundle) -> None:
+    """The title file and the body cut to size: files, never a workflow output line."""
+    if args.title_out is not None:
+        title = checked.title or checked.branch
+        args.title_out.write_text(f"card: {title}\n", "utf-8")
+    if args.pr_body is not None and args.pr_body.is_file():
+        body = args.pr_body.read_text("utf-8", errors="replace")
+        if len(body) > PR_BODY_LIMIT:
+            cut = f"\n\n(cut: the body had {len(body)} characters; the run log has it all)\n"
+            args.pr_body.write_text(body[: PR_BODY_LIMIT - len(cut)] + cut, "utf-8")
