@@ -268,3 +268,24 @@ def test_the_title_file_is_one_line_whatever_the_card_says(origin: Path, tmp_pat
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert title.read_text() == "card: Fix branch=evil\n"
+
+
+def test_ci_says_it_does_not_isolate_instead_of_turning_it_off_silently(
+    tmp_path: Path,
+) -> None:
+    seed = tmp_path / "seed"
+    make_project(seed, top_toml="isolation = true\n")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    job = clone(bare, tmp_path / "job")
+    body = tmp_path / "pr-body.md"
+    with FakeMessagesAPI(fix_transcript()) as api:
+        run = cli(
+            job, "run", CARD, "--ci", "--remote", "origin", "--pr-body", str(body),
+            env={"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test-ci"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    said = "isolation = true is not used on CI: the run works in the job's own checkout"
+    assert said in run.stderr
+    notes = body.read_text().split("### Notes", 1)
+    assert len(notes) == 2 and said in notes[1]
