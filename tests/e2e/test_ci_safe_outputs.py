@@ -10,14 +10,22 @@ as an attacker who controls the model's commits would build it, and each test as
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from cardrunner.testing.fake_api import FakeMessagesAPI
+from tests.e2e.test_ci_from_review import (
+    DOCUMENTED,
+    api_env,
+    pull_request,
+    review_transcript,
+)
+from tests.support.fakegithub import serving
 from tests.support.project import cli, fix_transcript, git, make_project, slug_of
 
 CARD = "cards/fix-add.md"
@@ -40,6 +48,14 @@ def clone(origin: Path, where: Path) -> Path:
     git(where, "config", "user.email", "ci@example.com")
     git(where, "config", "user.name", "CI")
     return where
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Iterator[Path]:
+    """A file a reviewer's command would touch: it must never exist."""
+    path = tmp_path / "marker"
+    yield path
+    assert not path.exists()
 
 
 def branches(origin: Path) -> list[str]:
@@ -65,7 +81,7 @@ def test_a_run_handed_over_as_a_bundle_is_checked_then_pushed(origin: Path, tmp_
     with FakeMessagesAPI(fix_transcript()) as api:
         run = cli(
             model_job, "run", CARD, "--ci", "--remote", str(outbox), "--pr-body", str(body),
-            env={"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test-ci"},
+            env=api_env(api),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
         api.assert_complete()
@@ -242,13 +258,13 @@ def test_a_remote_that_is_an_option_runs_nothing(origin: Path, tmp_path: Path) -
     git(model_job, "switch", "-qc", BRANCH)
     _fixed(model_job)
     handed = bundle_of(model_job, BRANCH, base, tmp_path / "card.bundle")
-    marker = tmp_path / "marker"
-    hostile = f"--receive-pack=touch {marker}; git-receive-pack"
+    touched = tmp_path / "touched"
+    hostile = f"--receive-pack=touch {touched}; git-receive-pack"
     proc = publish(
         clone(origin, tmp_path / "push-job"), str(handed), "--base", base, f"--remote={hostile}"
     )
     assert proc.returncode == 2 and "would read it as an option" in proc.stderr
-    assert not marker.exists()
+    assert not touched.exists()
     assert branches(origin) == ["refs/heads/main"]
 
 
@@ -282,10 +298,72 @@ def test_ci_says_it_does_not_isolate_instead_of_turning_it_off_silently(
     with FakeMessagesAPI(fix_transcript()) as api:
         run = cli(
             job, "run", CARD, "--ci", "--remote", "origin", "--pr-body", str(body),
-            env={"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test-ci"},
+            env=api_env(api),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
     said = "isolation = true is not used on CI: the run works in the job's own checkout"
     assert said in run.stderr
     notes = body.read_text().split("### Notes", 1)
     assert len(notes) == 2 and said in notes[1]
+
+
+def test_a_review_continues_with_no_github_token_in_the_model_job(
+    tmp_path: Path, marker: Path
+) -> None:
+    """The gate saves the review (`fetch-review`, with the token); the model job continues from
+    the file with no GitHub at all; the push job fast-forwards the pull request's branch."""
+    seed = tmp_path / "seed"
+    make_project(seed)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(origin))
+    with FakeMessagesAPI(fix_transcript()) as api:
+        first = cli(clone(origin, tmp_path / "first"), "run", CARD, "--ci", env=api_env(api))
+        assert first.returncode == 0, first.stderr
+    head = git(origin, "rev-parse", BRANCH).strip()
+
+    saved = tmp_path / "handover" / "review.json"
+    saved.parent.mkdir()
+    gate = clone(origin, tmp_path / "gate")
+    with serving(pull_request(head, marker)) as github:
+        env = {**github.env(), "GITHUB_REPOSITORY": "o/r"}
+        fetched = cli(gate, "fetch-review", "7", str(saved), env=env)
+        assert fetched.returncode == 0, fetched.stderr
+    assert f"saved the review of o/r#7 (2 remark(s)) to {saved}" in fetched.stderr
+    assert json.loads(saved.read_text())["head"] == head
+
+    model_job = clone(origin, tmp_path / "model-job")
+    git(model_job, "checkout", "-q", "--detach", head)
+    outbox = tmp_path / "outbox.git"
+    git(tmp_path, "init", "-q", "--bare", str(outbox))
+    git(model_job, "push", "-q", str(outbox), f"{head}:refs/heads/{BRANCH}")
+    body = saved.parent / "pr-body.md"
+    with FakeMessagesAPI(review_transcript()) as api:
+        run = cli(
+            model_job, "run", CARD, "--ci", "--review-file", str(saved),
+            "--remote", str(outbox), "--pr-body", str(body), env=api_env(api),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        api.assert_complete()
+        prompt = json.dumps(next(r.body for r in api.requests if r.index == 0)["messages"])
+    assert "Document `add`, please." in prompt.split("THE REVIEW")[1]
+    assert git(origin, "rev-parse", BRANCH).strip() == head  # nothing reached origin yet
+    handed = bundle_of(model_job, BRANCH, head, saved.parent / "card.bundle")
+
+    push_job = clone(origin, tmp_path / "push-job")
+    git(push_job, "checkout", "-q", "--detach", head)
+    pushed = publish(push_job, str(handed), "--base", head, "--branch", BRANCH)
+    assert pushed.returncode == 0, pushed.stderr
+    assert git(origin, "rev-parse", f"{BRANCH}~1").strip() == head
+    assert git(origin, "show", f"{BRANCH}:src/calc.py") == DOCUMENTED
+
+
+def test_a_saved_review_must_be_one(origin: Path, tmp_path: Path) -> None:
+    job = clone(origin, tmp_path / "job")
+    forged = tmp_path / "review.json"
+    forged.write_text(json.dumps({"repo": "o/r", "number": "7", "branch": BRANCH}))
+    proc = cli(job, "run", CARD, "--ci", "--review-file", str(forged))
+    assert proc.returncode == 2 and "not a saved review" in proc.stderr
+    both = cli(job, "run", CARD, "--ci", "--review-file", str(forged), "--from-review", "7")
+    assert both.returncode == 2 and "one of them" in both.stderr
+    dash = cli(job, "run", CARD, "--ci", "--remote=--upload-pack=touch x")
+    assert dash.returncode == 2 and "would read it as an option" in dash.stderr

@@ -54,12 +54,24 @@ def add_ci_arguments(run: argparse.ArgumentParser, mode: argparse._MutuallyExclu
         help="with --ci: continue on the card's branch from the review of its pull request "
         "(N in $GITHUB_REPOSITORY, OWNER/REPO#N or its URL) and push one more commit",
     )
+    run.add_argument(
+        "--review-file",
+        type=Path,
+        metavar="FILE",
+        help="with --ci: as --from-review, from the review `cardrunner fetch-review` saved "
+        "(so the job that runs the model needs no GitHub token)",
+    )
 
 
 def ci_usage_error(args: argparse.Namespace) -> str | None:
     """Why the CI flags were given wrongly, or None."""
-    if not args.ci and (args.remote, args.pr_body, args.from_review) != (None, None, None):
-        return "--remote, --pr-body and --from-review only go with --ci"
+    given = (args.remote, args.pr_body, args.from_review, args.review_file)
+    if not args.ci and given != (None, None, None, None):
+        return "--remote, --pr-body, --from-review and --review-file only go with --ci"
+    if args.from_review is not None and args.review_file is not None:
+        return "--from-review reads the review from GitHub, --review-file from a file: one of them"
+    if args.remote is not None and args.remote.startswith("-"):
+        return f"--remote {args.remote!r} starts with '-'; git would read it as an option"
     if args.ci and args.resume:
         return "--ci starts a new branch; it cannot resume a run"
     return None
@@ -80,7 +92,11 @@ def ci_run(args: argparse.Namespace, options: RunOptions) -> CardBranchRun | int
     if Path(remote).exists():
         remote = str(Path(remote).resolve())
     body = args.pr_body.resolve() if args.pr_body is not None else None
-    review = _review(args.from_review) if args.from_review is not None else None
+    review: PullReview | int | None = None
+    if args.from_review is not None:
+        review = _review(args.from_review)
+    elif args.review_file is not None:
+        review = _saved_review(args.review_file)
     if isinstance(review, int):
         return review
     return CardBranchRun(options, PushTarget(remote=remote, pr_body=body), continues=review)
@@ -107,6 +123,45 @@ def _review(text: str) -> PullReview | int:
         for seconds in client.waited:
             err(f"waited {seconds:.0f} s for GitHub's rate limit")
     return review
+
+
+def _saved_review(path: Path) -> PullReview | int:
+    """The review `fetch-review` saved: exactly its fields and types, or a usage error."""
+    import json
+    from dataclasses import fields
+
+    from cardrunner.board.pullreview import PullReview
+
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        kinds = {
+            f.name: (int if f.name == "number" or f.name == "remarks" else str)
+            for f in fields(PullReview)
+        }
+        if not isinstance(data, dict) or set(data) != set(kinds):
+            raise ValueError(f"the fields must be {sorted(kinds)}")
+        for name, kind in kinds.items():
+            if type(data[name]) is not kind:
+                raise ValueError(f"{name} must be {kind.__name__}")
+        return PullReview(**data)
+    except (OSError, ValueError) as exc:
+        err(f"cardrunner: --review-file {path}: not a saved review: {exc}")
+        return EXIT_USAGE
+
+
+def fetch_review_command(args: argparse.Namespace) -> int:
+    """Read the pull request's review through GitHub (the token is this job's) and save it."""
+    import json
+    from dataclasses import asdict
+
+    review = _review(args.pr)
+    if isinstance(review, int):
+        return review
+    args.out.write_text(json.dumps(asdict(review), indent=1) + "\n", "utf-8")
+    err(
+        f"saved the review of {review.repo}#{review.number} ({review.remarks} remark(s)) to {args.out}"
+    )
+    return EXIT_DONE
 
 
 def ci_status(run: CardBranchRun, status: int, failed: int) -> int:
@@ -160,6 +215,19 @@ def add_parser(sub: Subparsers) -> None:
         publish.add_argument(f"--max-{name}", type=int, default=default, metavar="N")
     publish.add_argument("--max-total-bytes", type=int, default=5_000_000, metavar="N")
     publish.set_defaults(verb=publish_command)
+    fetch = sub.add_parser(
+        "fetch-review",
+        help="CI gate job: save a card pull request's review for `run --ci --review-file`",
+        description=(
+            "Read the review of a card's pull request as `run --ci --from-review` does (the "
+            "token from GITHUB_TOKEN or GH_TOKEN) and save it as JSON, so that the job that "
+            "runs the model reads it from a file and holds no GitHub token. Exit 0 saved, 1 "
+            "GitHub failed or the pull request is not one to continue from, 2 usage."
+        ),
+    )
+    fetch.add_argument("pr", metavar="PR", help="N in $GITHUB_REPOSITORY, OWNER/REPO#N or its URL")
+    fetch.add_argument("out", type=Path, metavar="FILE", help="where to save the review (JSON)")
+    fetch.set_defaults(verb=fetch_review_command)
 
 
 def publish_command(args: argparse.Namespace) -> int:
