@@ -278,12 +278,18 @@ def test_the_title_file_is_one_line_whatever_the_card_says(origin: Path, tmp_pat
     _write(model_job, CARD, card.replace("title: Adding two numbers subtracts them", hostile))
     handed = bundle_of(model_job, BRANCH, base, tmp_path / "card.bundle")
     title = tmp_path / "title.txt"
+    body = tmp_path / "pr-body.md"
+    body.write_text("x" * 70_000)
     proc = publish(
         clone(origin, tmp_path / "push-job"), str(handed), "--base", base,
-        "--check-only", "--title-out", str(title),
+        "--check-only", "--title-out", str(title), "--pr-body", str(body),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert title.read_text() == "card: Fix branch=evil\n"
+    cut = body.read_text()
+    assert len(cut) == 60_000 and cut.endswith(
+        "(cut: the body had 70000 characters; the run log has it all)\n"
+    )
 
 
 def test_ci_says_it_does_not_isolate_instead_of_turning_it_off_silently(

@@ -211,9 +211,17 @@ def add_parser(sub: Subparsers) -> None:
         "--pr-body", type=Path, metavar="FILE",
         help=f"the run's pull-request body: cut in place to {PR_BODY_LIMIT} characters",
     )  # fmt: skip
-    for name, default in (("commits", 5), ("files", 200), ("file-bytes", 1_000_000)):
-        publish.add_argument(f"--max-{name}", type=int, default=default, metavar="N")
-    publish.add_argument("--max-total-bytes", type=int, default=5_000_000, metavar="N")
+    limits = (
+        ("commits", 5, "commits on the base"),
+        ("files", 200, "files the commits touch"),
+        ("file-bytes", 1_000_000, "bytes a file"),
+        ("total-bytes", 5_000_000, "bytes of all files"),
+    )
+    for name, default, what in limits:
+        publish.add_argument(
+            f"--max-{name}", type=int, default=default, metavar="N",
+            help=f"at most N {what} (default: {default})",
+        )  # fmt: skip
     publish.set_defaults(verb=publish_command)
     fetch = sub.add_parser(
         "fetch-review",
