@@ -176,7 +176,8 @@ PR_BODY_LIMIT = 60_000
 
 
 def add_parser(sub: Subparsers) -> None:
-    """Register `publish`, the push job's check and push of a CI run's bundle."""
+    """Register `publish` (the push job's check and push of a CI run's bundle) and
+    `fetch-review`."""
     publish = sub.add_parser(
         "publish",
         help="CI push job: check a card run's git bundle, then push the card's branch",
@@ -223,6 +224,11 @@ def add_parser(sub: Subparsers) -> None:
             help=f"at most N {what} (default: {default})",
         )  # fmt: skip
     publish.set_defaults(verb=publish_command)
+    _add_fetch_review(sub)
+
+
+def _add_fetch_review(sub: Subparsers) -> None:
+    """Register `fetch-review`, the gate job's half of `run --ci --review-file`."""
     fetch = sub.add_parser(
         "fetch-review",
         help="CI gate job: save a card pull request's review for `run --ci --review-file`",
