@@ -373,3 +373,20 @@ def test_a_saved_review_must_be_one(origin: Path, tmp_path: Path) -> None:
     assert both.returncode == 2 and "one of them" in both.stderr
     dash = cli(job, "run", CARD, "--ci", "--remote=--upload-pack=touch x")
     assert dash.returncode == 2 and "would read it as an option" in dash.stderr
+
+
+def test_a_branch_named_for_another_file_does_not_make_it_the_card(
+    origin: Path, tmp_path: Path
+) -> None:
+    """`cards/<slug of tests/conftest.py>` is shaped like a card's branch, but only a Markdown
+    file in the cards folder can be the card: the file stays outside the write area."""
+    model_job = clone(origin, tmp_path / "model-job")
+    base = git(model_job, "rev-parse", "HEAD").strip()
+    forged = f"cards/{slug_of('tests/conftest.py')}"
+    git(model_job, "switch", "-qc", forged)
+    _outside_area(model_job)
+    handed = bundle_of(model_job, forged, base, tmp_path / "card.bundle")
+    refused = publish(clone(origin, tmp_path / "push-job"), str(handed), "--base", base)
+    assert refused.returncode == 1
+    assert "writes tests/conftest.py: outside the write area" in refused.stderr, refused.stderr
+    assert branches(origin) == ["refs/heads/main"]

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 
 from cardrunner.card.card import card_slug, parse_card
 from cardrunner.config.loading import repository_settings
+from cardrunner.config.paths import BACKLOG_CONFIG, BACKLOG_TASKS
 from cardrunner.git.process import GitOut
 from cardrunner.git.repo import GitError, GitRepo
 
@@ -146,14 +147,20 @@ class BundleRepo(GitRepo):
         out = await self.attempt("for-each-ref", "--count=1", "--contains", commit, *refs)
         return out.code == 0 and bool(out.text)
 
-    async def settings_at(self, commit: str) -> list[str]:
-        """The write area as the repository's settings at `commit` have it."""
+    async def settings_at(self, commit: str) -> tuple[list[str], str]:
+        """The write area and the cards folder as the repository's settings at `commit` have
+        them (a Backlog.md board's tasks when it has one and no `cards` setting)."""
         with tempfile.TemporaryDirectory(prefix="cardrunner-base-") as folder:
             for name in SETTINGS_FILES:
                 out = await self._git("cat-file", "blob", f"{commit}:{name}", check=False)
                 if out.code == 0:
                     (Path(folder) / name).write_bytes(out.stdout)
-            return list(repository_settings(Path(folder)).paths.write)
+            settings = repository_settings(Path(folder))
+        cards = settings.cards
+        if "cards" not in settings.model_fields_set:
+            board = await self._git("cat-file", "-e", f"{commit}:{BACKLOG_CONFIG}", check=False)
+            cards = BACKLOG_TASKS if board.code == 0 else cards
+        return list(settings.paths.write), cards
 
 
 async def check_bundle(
@@ -191,7 +198,8 @@ async def check_bundle(
     tip = await repo.text("rev-parse", "--verify", "-q", f"{quarantine}^{{commit}}")
     checked = CheckedBundle(branch=found, tip=tip, base=base)
     await _check_line(repo, checked, limits)
-    await _check_paths(repo, checked, await repo.settings_at(base), limits)
+    area, cards = await repo.settings_at(base)
+    await _check_paths(repo, checked, area, cards, limits)
     return checked
 
 
@@ -219,9 +227,11 @@ async def _check_line(repo: BundleRepo, checked: CheckedBundle, limits: Limits) 
 
 
 async def _check_paths(
-    repo: BundleRepo, checked: CheckedBundle, area: list[str], limits: Limits
+    repo: BundleRepo, checked: CheckedBundle, area: list[str], cards: str, limits: Limits
 ) -> None:
-    """Every path every commit touches: where it is, what it is and how big."""
+    """Every path every commit touches: where it is, what it is and how big. The card's own
+    file is the Markdown file in the cards folder whose slug names the branch (a branch name
+    alone must not make any other path "the card")."""
     slug = checked.branch.removeprefix("cards/")
     touched: dict[str, str] = {}  # path -> the blob it has last, "" when deleted
     for sha in checked.commits:
@@ -236,7 +246,11 @@ async def _check_paths(
                 raise BundleRefused(
                     f"{where}: a workflow, CI or settings file; no card may touch it"
                 )
-            own_card = card_slug(repo.root / path, repo.root) == slug
+            own_card = (
+                path.endswith(".md")
+                and in_area(path, [cards])
+                and card_slug(repo.root / path, repo.root) == slug
+            )
             if not own_card and not in_area(path, area):
                 raise BundleRefused(
                     f"{where}: outside the write area {area} (the base's settings) and not "
