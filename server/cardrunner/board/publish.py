@@ -11,9 +11,9 @@ out, built or run, and its rules come from the base commit, never from the bundl
   merges, at most `Limits.commits` of them;
 - every path any of those commits touches is inside the write area of the repository's
   settings *as committed on the base* (cardrunner.toml, pyproject.toml's [tool.cardrunner]),
-  or is the branch's own card file; never a workflow or other CI file, never cardrunner's own
-  settings (a continued run would read them), `.gitmodules` or `.gitattributes`; only
-  ordinary files (no symlinks, no submodules);
+  or is the branch's own card file (a Markdown file in the base's cards folder); never a
+  workflow or other CI file, never cardrunner's own settings (a continued run would read
+  them), `.gitmodules` or `.gitattributes`; only ordinary files (no symlinks, no submodules);
 - the sizes: files, bytes a file and bytes in all.
 
 A refusal names the commit and the file. `publish` pushes the checked tip to the card's
