@@ -45,6 +45,28 @@ from cardrunner.run.options import RunOptions, RunRefused
 from cardrunner.run.session import run_card
 
 
+def ci_confinement_notes(options: RunOptions) -> list[str]:
+    """What a CI run does not do that the settings ask for, said rather than done silently.
+
+    `isolation = true` (the run in a git worktree of its own) is not kept: a CI run's branch,
+    its one folded commit and its push are made in the job's checkout, which is a throwaway copy
+    already. The sandbox is not touched by this (it still confines every command, or the run
+    refuses); a sandbox the settings turned off is named, because on CI nobody sees the run."""
+    notes = []
+    if options.settings.isolation:
+        notes.append(
+            "isolation = true is not used on CI: the run works in the job's own checkout, on "
+            "the branch it pushes (the checkout is thrown away with the job); commands still "
+            "run in the sandbox"
+        )
+    if options.settings.sandbox.mode == "off":
+        notes.append(
+            "sandbox = \"off\": the model's builds and tests ran unconfined, with the job's "
+            "rights; review this branch's changes to the build and tests with that in mind"
+        )
+    return notes
+
+
 class PullRequestApprover:
     """On CI the review step is the pull request: accept, and say where the review happens."""
 
@@ -112,11 +134,15 @@ class CardBranchRun:
     """The pull request's review this run answers, on the card's branch (`--from-review`)."""
     outcome: CiOutcome | None = None
     _branched: _Branched | None = field(default=None, init=False, repr=False)
+    _notes: list[str] = field(default_factory=list, init=False, repr=False)
 
     async def events(self) -> AsyncIterator[Event]:
         """The run's events, with notices on the branch and the push; ends with `RunFinished`."""
         o = self.options
         self._branched = None
+        self._notes = ci_confinement_notes(o)
+        for note in self._notes:
+            yield Notice(message=note)
         options = replace(
             o,
             settings=o.settings.model_copy(update={"isolation": False}),
@@ -231,6 +257,8 @@ class CardBranchRun:
                 await repo.delete_branch(outcome.branch)
             notes.append(f"nothing was pushed: {outcome.why_not_pushed}")
         outcome.body = pr_body(self._report(card, view, result))
+        if self._notes:
+            outcome.body += "\n### Notes\n\n" + "".join(f"- {n}\n" for n in self._notes)
         if self.target.pr_body is not None:
             await asyncio.to_thread(self.target.pr_body.write_text, outcome.body, "utf-8")
             notes.append(f"pull-request body written to {self.target.pr_body}")

@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cardrunner.cli import check, demo, importing, log, plan, run, serve, transcript, trust
+from cardrunner.cli import check, ci, demo, importing, log, plan, run, serve, transcript, trust
 from cardrunner.cli.exiting import EXIT_FAILED
 
-VERBS = (run, serve, check, trust, demo, log, plan, transcript, importing)
+VERBS = (run, serve, check, trust, demo, log, plan, transcript, importing, ci)
 """Every verb module, in the order `cardrunner --help` lists them."""
 
 

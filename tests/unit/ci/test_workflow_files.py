@@ -93,19 +93,33 @@ def test_a_review_continues_only_on_a_label_or_a_command_from_a_writer() -> None
     assert "startsWith(github.event.comment.body, '/cardrunner continue')" in gate["if"]
     check = gate["steps"][0]["run"]
     assert "collaborators/$ACTOR/permission" in check and "admin|maintain|write) ;;" in check
-    runs = {name: str(job) for name, job in jobs.items() if "--from-review" in str(job)}
-    assert list(runs) == ["continue-from-review"]
-    assert jobs["continue-from-review"]["needs"] == "review-request"
-    assert "comment" not in str(jobs["continue-from-review"]["steps"])  # no comment text reaches it
+    runs = {name: str(job) for name, job in jobs.items() if "--review-file" in str(job)}
+    assert list(runs) == ["continue-run"]
+    assert jobs["continue-run"]["needs"] == "review-request"
+    assert "comment" not in str(jobs["continue-run"]["steps"])  # no comment text reaches it
 
 
 def test_actionlint_would_catch_a_wrong_action_input(tmp_path: Path) -> None:
-    """The check above can fail: a misspelt input of the local action is an error."""
+    """actionlint checks a workflow's inputs to the local action: a misspelt one is an error."""
     bad = tmp_path / ".github" / "workflows"
     bad.mkdir(parents=True)
     shutil.copytree(ROOT / ".github" / "actions", tmp_path / ".github" / "actions")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # actionlint's project root
-    text = WORKFLOW.read_text().replace("max-cost: ${{", "max_cost: ${{")
+    text = """on: workflow_dispatch
+jobs:
+  card:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: ./.github/actions/run-card
+        with:
+          card: cards/a.md
+          slug: a
+          branch: cards/a
+          title: A
+          base: main
+          anthropic-api-key: x
+          max_cost: "1"
+"""
     (bad / "cards.yml").write_text(text)
     proc = subprocess.run(
         [str(BIN / "actionlint"), "-no-color", str(bad / "cards.yml")],
@@ -129,7 +143,7 @@ def test_the_action_shell_steps_pass_shellcheck() -> None:
 
 def test_the_matrix_fields_the_workflow_reads_are_fields_of_a_planned_card() -> None:
     used = set(re.findall(r"matrix\.([a-z_]+(?:\.[a-z_]+)?)", WORKFLOW.read_text()))
-    assert {"card", "slug", "branch", "title", "budget.max_cost_usd"} <= used
+    assert {"card", "slug", "branch", "budget.max_cost_usd"} <= used
     for field in used:
         head, _, tail = field.partition(".")
         assert head in PlannedCard.model_fields, field
@@ -137,12 +151,8 @@ def test_the_matrix_fields_the_workflow_reads_are_fields_of_a_planned_card() -> 
             assert head == "budget" and tail in Budget.model_fields, field
 
 
-def test_every_required_action_input_is_given_by_the_workflow() -> None:
-    inputs = load(ACTION)["inputs"]
+def test_one_card_failing_does_not_stop_the_others() -> None:
     job = load(WORKFLOW)["jobs"]["card"]
-    given = next(s["with"] for s in job["steps"] if s.get("uses") == "./.github/actions/run-card")
-    required = {name for name, spec in inputs.items() if spec.get("required")}
-    assert required <= set(given)
     assert job["strategy"]["fail-fast"] is False
     assert "max-parallel" in job["strategy"]
 
