@@ -32,7 +32,14 @@ from cardrunner.processes.sandbox import (
 )
 from cardrunner.record.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
-from cardrunner.run.prepare import PreparedRun, Told, api_model, review_prompt, told_for
+from cardrunner.run.prepare import (
+    PreparedRun,
+    Told,
+    api_model,
+    old_log_warning,
+    review_prompt,
+    told_for,
+)
 from cardrunner.run.resume import (
     ResumeState,
     carry_over,
@@ -116,7 +123,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     )
     told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
     loop = _loop(prepared, pool, guards, verdict, prompt, told)
-    warnings = [*prepared.notes, *told.notes, *warnings, *_old_log_warning(prepared)]
+    warnings = [*prepared.notes, *told.notes, *warnings, *old_log_warning(prepared)]
     shape = await area.main.shape()
     started = _started(
         prepared, run_id, card, area, loop, pool.names, warnings, told, prompt, shape
@@ -384,24 +391,6 @@ def _conversation(
     if changed := what_changed(resume, pool.specs(), paths):
         resume.messages[-1].content.append({"type": "text", "text": changed})
     return system, tools, resume.messages
-
-
-def _old_log_warning(prepared: PreparedRun) -> list[str]:
-    """A log from before `system` and `tools` were kept: they are rebuilt from today's settings,
-    which may not be what the run sent, and the API may then refuse its thinking."""
-    resume = prepared.resume
-    if resume is None or resume.tools is not None:
-        return []
-    if prepared.options.settings.options.drop_mismatched_thinking:
-        return [
-            "this run's log does not keep its system prompt and tools; they are rebuilt, "
-            "and thinking they no longer fit is dropped (options.drop_mismatched_thinking)"
-        ]
-    return [
-        "this run's log does not keep its system prompt and tools; they are rebuilt from "
-        "today's settings. If the API refuses with 'The block is bound to a different "
-        "conversation', set options.drop_mismatched_thinking = true and resume again."
-    ]
 
 
 def relative(path: Path, root: Path) -> str:

@@ -184,3 +184,21 @@ def review_prompt(reason: str | None) -> str:
         f"{reason}\n"
         "Address this, verify every criterion again, then call git_commit.\n"
     )
+
+
+def old_log_warning(prepared: PreparedRun) -> list[str]:
+    """A log from before `system` and `tools` were kept: they are rebuilt from today's settings,
+    which may not be what the run sent, and the API may then refuse its thinking."""
+    resume = prepared.resume
+    if resume is None or resume.tools is not None:
+        return []
+    if prepared.options.settings.options.drop_mismatched_thinking:
+        return [
+            "this run's log does not keep its system prompt and tools; they are rebuilt, "
+            "and thinking they no longer fit is dropped (options.drop_mismatched_thinking)"
+        ]
+    return [
+        "this run's log does not keep its system prompt and tools; they are rebuilt from "
+        "today's settings. If the API refuses with 'The block is bound to a different "
+        "conversation', set options.drop_mismatched_thinking = true and resume again."
+    ]
