@@ -7,11 +7,8 @@ mapped through PyYAML node marks, and a renderer for YAML scalars that always re
 value it was given. YAML is scanned by libyaml where PyYAML has it (six times faster on a card's
 front matter) and composed in Python, where the bounds against hostile YAML are enforced.
 
-Every other YAML cardrunner reads — a Backlog.md project's `config.yml`, an imported card's
-`source:` — comes from a repository too, so it goes through the same bounded composer
-(`load_yaml`): a 596-byte alias bomb in `backlog/config.yml` fails in microseconds with a problem
-naming the file, instead of keeping `cardrunner check` and the editor busy without bound. Nothing
-in the package calls `yaml.safe_load` (`tests/unit/card/test_one_yaml_loader.py` holds to that).
+Any other YAML (a Backlog.md `config.yml`, an imported card's `source:`) is a repository's too:
+it goes through the same bounded composer (`load_yaml`), and nothing calls `yaml.safe_load`.
 
 Parses are asked for again and again, so they are kept in a small bounded cache keyed by the
 exact text (`TextCache`). The language server parses a card for every code lens, hover,
@@ -128,7 +125,7 @@ expands to millions of nodes) long before it costs time or memory, in every path
 
 
 class CardLimitError(yaml.MarkedYAMLError):
-    """The front matter (or other YAML, `load_yaml`) exceeds a bound; the mark says where."""
+    """The front matter (or other YAML: `load_yaml`) exceeds a bound; the mark says where."""
 
 
 class _Bounds:
@@ -298,24 +295,19 @@ def compose(yaml_text: str) -> tuple[Node | None, Any]:
 
 
 def load_yaml(text: str, name: str, max_chars: int = MAX_FRONT_MATTER_CHARS) -> Any:
-    """The data of a YAML document from a repository (`name` is its file, for the problem),
-    under the front matter's bounds: size, aliases, nesting, expanded size. Raises YAMLError
-    (a `CardLimitError` when a bound is hit); `RecursionError` is turned into one as well.
-
-    Not cached: these files are read once per change of their stat, not on every keystroke."""
+    """The data of a YAML document from a repository (`name`: its file, for the problem), under
+    the front matter's bounds; raises YAMLError (`CardLimitError` when a bound is hit). Not
+    cached: such files are read once per change of their stat, not on every keystroke."""
     if len(text) > max_chars:
-        mark = yaml.Mark(name, max_chars, 0, 0, "", 0)
-        raise CardLimitError(problem=f"longer than {max_chars:,} characters", problem_mark=mark)
+        raise CardLimitError(problem=f"{name} is longer than {max_chars:,} characters")
     try:
         return _compose_uncached(text)[1]
     except CardLimitError as error:  # said again of the file (the C parser's marks are frozen)
-        at = error.problem_mark
+        at, problem = error.problem_mark, (error.problem or "").replace("the front matter", name)
         where = yaml.Mark(name, at.index, at.line, at.column, "", 0) if at is not None else None
-        problem = (error.problem or "").replace("the front matter is refused", f"{name} is refused")
         raise CardLimitError(problem=problem, problem_mark=where) from error
     except RecursionError as error:
-        mark = yaml.Mark(name, 0, 0, 0, "", 0)
-        raise CardLimitError(problem="nested too deeply", problem_mark=mark) from error
+        raise CardLimitError(problem="nested too deeply", problem_mark=None) from error
 
 
 def pairs(node: MappingNode, key: str) -> list[tuple[ScalarNode, Node]]:

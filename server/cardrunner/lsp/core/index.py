@@ -135,9 +135,8 @@ class CardIndex:
     def cards_dir(self) -> Path:
         """The resolved cards folder (cached: it is asked on every request and event).
 
-        A cards folder that leads outside the workspace (a linked `backlog/tasks`) holds no
-        card of it: the folder is then one that never exists, so nothing there is read, shown,
-        run or written (`config.paths.escapes`)."""
+        One leading outside the workspace (a linked `backlog/tasks`) is replaced by a folder
+        that never exists: nothing there is read, shown, run or written (`paths.escapes`)."""
         key = (self._root(), self._folder())
         if self._cards_dir is None or self._cards_dir[0] != key:
             folder = (key[0] / key[1]).resolve()
@@ -320,9 +319,8 @@ class CardIndex:
 
     async def _list(self) -> list[Path]:
         self.forget_resolved()  # a pass over the folder: a link in it may point elsewhere now
-        folder = self.cards_dir()  # resolved: and nothing outside the workspace
-        found = await asyncio.to_thread(list_card_files, folder)
-        return [p for p in found if p.is_relative_to(folder)]  # a linked card leading away
+        found = await asyncio.to_thread(list_card_files, folder := self.cards_dir())
+        return [p for p in found if p.is_relative_to(folder)]  # not a linked card leading away
 
     def _forget_missing(self, found: list[Path], loaded: OnBatch) -> list[Path]:
         """Forget the cards that are no longer in the folder (unless a buffer holds them)."""
