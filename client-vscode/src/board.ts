@@ -196,6 +196,64 @@ export function canMove(from: Column, to: Column): boolean {
   return from !== to && MANUAL.includes(to) && MANUAL.includes(from);
 }
 
+/** What the board page may ask the extension to do; the panel carries it out (boardPanel.ts). */
+export interface BoardIntents {
+  action(command: string, args: unknown[]): void;
+  move(uri: string, state: Column): void;
+  open(uri: string): void;
+}
+
+/**
+ * Carry out one message from the board's webview, if it is one the board offers — else nothing.
+ *
+ * Why checked here: the page renders cards whose titles and text are a stranger's, and whatever
+ * runs in it can post any message. So the page's word is never taken for what to run: an action
+ * runs only if a card on the board the extension holds offers exactly that command with exactly
+ * those arguments (and it is one of cardrunner's own); a move or an open names a card on that
+ * board, and a move goes by the card's real column, not the one the page claims.
+ */
+export function handleBoardMessage(board: Board, message: unknown, intents: BoardIntents, ready: () => void): boolean {
+  if (!isObj(message) || typeof message.type !== "string") {
+    return false;
+  }
+  const cards = board.columns.flatMap((c) => c.cards);
+  const card = typeof message.uri === "string" ? cards.find((c) => c.uri === message.uri) : undefined;
+  switch (message.type) {
+    case "ready":
+      ready();
+      return true;
+    case "action": {
+      const { command } = message;
+      const args = Array.isArray(message.arguments) ? message.arguments : [];
+      const wanted = JSON.stringify(args);
+      const offered =
+        typeof command === "string" &&
+        command.startsWith("cardrunner.") &&
+        cards.some((c) => c.actions.some((a) => a.command === command && JSON.stringify(a.arguments) === wanted));
+      if (offered) {
+        intents.action(command, args);
+      }
+      return offered;
+    }
+    case "move": {
+      const to = COLUMNS.find((c) => c === message.to);
+      if (card && to && canMove(card.state, to)) {
+        intents.move(card.uri, to);
+        return true;
+      }
+      return false;
+    }
+    case "open":
+      if (card && card.uri.startsWith("file:")) {
+        intents.open(card.uri);
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
 /** The first action of a card whose command is `command` (its arguments as the server gave them). */
 export function actionFor(card: BoardCard, command: string): BoardAction | undefined {
   return card.actions.find((a) => a.command === command);

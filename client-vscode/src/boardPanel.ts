@@ -5,25 +5,13 @@
  *
  * Why a webview and how: a board needs columns side by side, which no tree gives. State comes
  * from the extension, never kept in the page (boardPage.ts): the page renders what it is sent and
- * posts back intents.
+ * posts back intents, which run only when the board offers them (board.ts `handleBoardMessage`).
  */
 import { randomBytes } from "node:crypto";
 import type * as vscode from "vscode";
-import { canMove, type Board, type Column } from "./board";
+import { handleBoardMessage, type Board, type BoardIntents } from "./board";
 import { boardHtml, pageBoard } from "./boardPage";
 import * as api from "./vscodeapi";
-
-export interface BoardIntents {
-  action(command: string, args: unknown[]): void;
-  move(uri: string, state: Column): void;
-  open(uri: string): void;
-}
-
-type FromPage =
-  | { type: "action"; command: string; arguments: unknown[] }
-  | { type: "move"; uri: string; from: Column; to: Column }
-  | { type: "open"; uri: string }
-  | { type: "ready" };
 
 export class BoardPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
@@ -46,7 +34,7 @@ export class BoardPanel implements vscode.Disposable {
     const panel = api.createWebviewPanel("cardrunner.board", "cardrunner board", this.extensionUri);
     panel.iconPath = api.joinPath(this.extensionUri, "media", "cards.svg");
     panel.webview.html = boardHtml(panel.webview.cspSource, randomBytes(16).toString("base64"));
-    panel.webview.onDidReceiveMessage((message: FromPage) => this.received(message));
+    panel.webview.onDidReceiveMessage((message: unknown) => this.received(message));
     panel.onDidDispose(() => (this.panel = undefined));
     this.panel = panel;
   }
@@ -56,23 +44,9 @@ export class BoardPanel implements vscode.Disposable {
     void this.panel?.webview.postMessage({ type: "board", board: pageBoard(board) });
   }
 
-  private received(message: FromPage): void {
-    switch (message.type) {
-      case "ready":
-        this.update(this.board());
-        return;
-      case "action":
-        this.intents.action(message.command, message.arguments);
-        return;
-      case "move":
-        if (canMove(message.from, message.to)) {
-          this.intents.move(message.uri, message.to);
-        }
-        return;
-      case "open":
-        this.intents.open(message.uri);
-        return;
-    }
+  /** The page's message, carried out only if the board offers it (`handleBoardMessage`). */
+  private received(message: unknown): void {
+    handleBoardMessage(this.board(), message, this.intents, () => this.update(this.board()));
   }
 
   dispose(): void {

@@ -96,7 +96,8 @@ export class StatusView implements vscode.Disposable {
       return;
     }
     this.bar.text = text;
-    const lines = this.runs.map((run) => `- ${runLine(run).replace(/[\\`*_[\]]/g, "\\$&")}`);
+    // a run's line holds a card's title (a stranger's): every Markdown character escaped, as in the Cards view
+    const lines = this.runs.map((run) => `- ${runLine(run).replace(/[\\`*_{}[\]()#+\-.!|<>~&$:@]/g, "\\$&")}`);
     this.bar.tooltip = api.markdown(`**cardrunner**\n\n${lines.join("\n")}`);
     const reviewing = this.runs.find((r) => r.state === "review");
     this.bar.command = reviewing

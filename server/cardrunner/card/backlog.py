@@ -6,7 +6,10 @@ optional `definition_of_done` every task must also meet. cardrunner runs such a 
 so a task's `status:` is read through that list into one of `CARD_STATES`, and a run writes
 its state back as one of the project's statuses — never as a `state:` key Backlog.md would not
 show. The list is read from the project the card's path is in, and cached by the config file's
-identity, so the parser (called on every keystroke) costs one `stat` here.
+identity, so the parser (called on every keystroke) costs one `stat` here. The file is the
+repository's, so it is read through the bounded YAML loader (`text.load_yaml`): a config that
+exceeds a bound, or is not YAML, gives a `Board` with a `problem` naming the file, which every
+task of the board reports (`cardrunner check`, the editor's diagnostics) — promptly.
 
 A run's result goes into the task in Backlog.md's own format: ticked criteria and an
 implementation note. The `backlog` CLI and its web board show a task's progress from its body —
@@ -31,7 +34,7 @@ from typing import Any
 import yaml
 
 from cardrunner.card.body import parse_body
-from cardrunner.card.text import find_front_matter, split_lines
+from cardrunner.card.text import find_front_matter, load_yaml, split_lines
 from cardrunner.config.paths import BACKLOG_CONFIG
 from cardrunner.config.readfile import read_regular
 
@@ -76,6 +79,8 @@ class Board:
 
     statuses: tuple[str, ...] = DEFAULT_STATUSES
     definition_of_done: tuple[str, ...] = ()
+    problem: str | None = None
+    """Why the project's `config.yml` was refused (its tasks are errors that say so)."""
 
 
 def _like(status: str, words: Sequence[str]) -> bool:
@@ -168,11 +173,19 @@ def board_of(card_path: Path) -> Board | None:
 
 
 def read_board(config: Path) -> Board:
-    """A project's `config.yml` as a Board; what cannot be read falls back to the defaults."""
+    """A project's `config.yml` as a Board; a file that cannot be read falls back to the
+    defaults, one that is too large, not YAML, or over the YAML bounds is a problem."""
     try:
-        data = yaml.safe_load(read_regular(config, MAX_CONFIG_BYTES).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return Board()
+        raw = read_regular(config, MAX_CONFIG_BYTES)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError):
+            return Board()
+        return Board(problem=f"{config}: cannot be read ({error}); its tasks are refused")
+    try:
+        data = load_yaml(raw.decode("utf-8"), str(config))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        why = " ".join(str(error).split())
+        return Board(problem=f"{config}: {why}; its tasks are refused")
     if not isinstance(data, dict):
         return Board()
     statuses = _texts(data.get("statuses")) or DEFAULT_STATUSES
@@ -180,9 +193,11 @@ def read_board(config: Path) -> Board:
 
 
 def _texts(value: object) -> tuple[str, ...]:
+    """The strings of a list (a status is a name, never a nested structure to print)."""
     if not isinstance(value, list):
         return ()
-    return tuple(str(item).strip() for item in value if str(item).strip())
+    items = (str(item).strip() for item in value if isinstance(item, str | int | float))
+    return tuple(item for item in items if item)
 
 
 _AC_END = re.compile(r" {0,3}<!--[ \t]*AC:END[ \t]*-->[ \t]*")

@@ -34,6 +34,7 @@ from cardrunner.card.fields import CardChoices
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
 from cardrunner.card.writeback import update_card_text
+from cardrunner.config.paths import escapes, find_root
 from cardrunner.config.readfile import read_regular
 
 __all__ = [
@@ -169,16 +170,23 @@ def parse_card(text: str, path: Path) -> tuple[Card | None, list[CardProblem]]:
     """Parse a card; never raises. With any error the card is None; warnings come with a card.
 
     A task of a Backlog.md project (`backlog/tasks/…`) is read through its board (statuses,
-    Definition of Done)."""
+    Definition of Done); a board whose `config.yml` is refused (an alias bomb, a syntax error)
+    makes its tasks errors that name the file, rather than cards read with the wrong statuses."""
     try:
-        fields, problems = read_card(text, board_of(path))
+        board = board_of(path)
+        fields, problems = read_card(text, board)
     except Exception as error:  # a parser bug must not take the language server down
         return None, [CardProblem(0, f"cannot read this card ({type(error).__name__}: {error})")]
+    if board is not None and board.problem is not None:  # the board's config.yml is refused
+        return None, [CardProblem(0, board.problem), *problems]
     return (Card(path=path, text=text, **fields) if fields is not None else None), problems
 
 
 def load_card(path: Path) -> Card:
-    """Read and parse a card; raises CardError (with every problem) if it cannot be used."""
+    """Read and parse a card; raises CardError (with every problem) if it cannot be used.
+
+    A card that leads outside its repository (a link, `..`) is refused before it is read."""
+    _refuse_escape(path)
     try:
         text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -195,7 +203,9 @@ def write_card(path: Path, change: CardUpdate) -> Card:
     The file is replaced with a temporary file from the same folder (same mode), so a reader or
     a file watcher never sees half a card. Raises CardError without writing if the front matter
     cannot be updated, and after writing if the card has other errors (say, no criteria).
+    A card that leads outside its repository is refused, never written through.
     """
+    _refuse_escape(path)
     try:
         old = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
         new = update_card_text(old, board=board_of(path), **change.text_arguments())
@@ -226,16 +236,30 @@ def _replace_atomically(path: Path, data: bytes) -> None:
 
 
 def find_cards(root: Path, folder: str = "cards") -> list[Path]:
-    """The Markdown files under `root/folder`, sorted; hidden files and editor droppings skipped."""
+    """The Markdown files under `root/folder`, sorted; hidden files and editor droppings skipped.
+
+    Only files that stay inside `root`: a cards folder, or a card, linked to another repository
+    or the home (`escapes`) is not a card of this one (linked folders are not entered)."""
     base = root / folder
+    if escapes(base, root):
+        return []
     found: list[Path] = []
     for directory, subdirs, files in os.walk(base):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         for name in files:
             hidden = name.startswith((".", "#", "~")) or name.endswith(("~", "#"))
-            if not hidden and name.lower().endswith((".md", ".markdown")):
-                found.append(Path(directory) / name)
+            path = Path(directory) / name
+            card = not hidden and name.lower().endswith((".md", ".markdown"))
+            if card and not escapes(path, root):
+                found.append(path)
     return sorted(found)
+
+
+def _refuse_escape(path: Path) -> None:
+    """CardError when `path` leads outside the repository its name is in (`find_root`)."""
+    why = escapes(path, find_root(path))
+    if why is not None:
+        raise CardError(path, [CardProblem(0, why)])
 
 
 class CardStore(Protocol):

@@ -7,6 +7,9 @@ mapped through PyYAML node marks, and a renderer for YAML scalars that always re
 value it was given. YAML is scanned by libyaml where PyYAML has it (six times faster on a card's
 front matter) and composed in Python, where the bounds against hostile YAML are enforced.
 
+Any other YAML (a Backlog.md `config.yml`, an imported card's `source:`) is a repository's too:
+it goes through the same bounded composer (`load_yaml`), and nothing calls `yaml.safe_load`.
+
 Parses are asked for again and again, so they are kept in a small bounded cache keyed by the
 exact text (`TextCache`). The language server parses a card for every code lens, hover,
 diagnostic pass, board refresh and file-watcher event, and a write-back parses the text it
@@ -122,7 +125,7 @@ expands to millions of nodes) long before it costs time or memory, in every path
 
 
 class CardLimitError(yaml.MarkedYAMLError):
-    """The front matter exceeds a bound; the mark says where."""
+    """The front matter (or other YAML: `load_yaml`) exceeds a bound; the mark says where."""
 
 
 class _Bounds:
@@ -289,6 +292,22 @@ def compose(yaml_text: str) -> tuple[Node | None, Any]:
             problem=f"longer than {MAX_FRONT_MATTER_CHARS:,} characters", problem_mark=mark
         )
     return _COMPOSED.get(yaml_text, _compose_uncached)
+
+
+def load_yaml(text: str, name: str, max_chars: int = MAX_FRONT_MATTER_CHARS) -> Any:
+    """The data of a YAML document from a repository (`name`: its file, for the problem), under
+    the front matter's bounds; raises YAMLError (`CardLimitError` when a bound is hit). Not
+    cached: such files are read once per change of their stat, not on every keystroke."""
+    if len(text) > max_chars:
+        raise CardLimitError(problem=f"{name} is longer than {max_chars:,} characters")
+    try:
+        return _compose_uncached(text)[1]
+    except CardLimitError as error:  # said again of the file (the C parser's marks are frozen)
+        at, problem = error.problem_mark, (error.problem or "").replace("the front matter", name)
+        where = yaml.Mark(name, at.index, at.line, at.column, "", 0) if at is not None else None
+        raise CardLimitError(problem=problem, problem_mark=where) from error
+    except RecursionError as error:
+        raise CardLimitError(problem="nested too deeply", problem_mark=None) from error
 
 
 def pairs(node: MappingNode, key: str) -> list[tuple[ScalarNode, Node]]:

@@ -32,7 +32,7 @@ from cardrunner.board.order import load_board, resolve
 from cardrunner.card.card import MAX_CARD_BYTES, Card, card_key, find_cards, parse_card
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
-from cardrunner.config.paths import StatePaths, find_root
+from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings, secret_refusal
 from cardrunner.processes.bwrapprobe import probe
@@ -175,6 +175,8 @@ def _choices(
 def _card_problems(
     path: Path, shown: str, root: Path, settings: Settings, board: list[Card]
 ) -> list[str]:
+    if (why := escapes(path, root)) is not None:  # a link to another repository: never read
+        return [f"{shown}:1: error: {why}"]
     try:
         text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -27,7 +27,7 @@ from cardrunner.cli.exiting import (
     err,
     run_bounded,
 )
-from cardrunner.config.paths import find_root
+from cardrunner.config.paths import escapes, find_root
 
 if TYPE_CHECKING:
     from cardrunner.agent.events import RunFinished
@@ -168,6 +168,9 @@ def _run_options(args: argparse.Namespace) -> RunOptions | int:
 
     if (wrong := ci_usage_error(args)) is not None:
         err(f"cardrunner: {wrong}")
+        return EXIT_USAGE
+    if (why := escapes(args.card, find_root(args.card))) is not None:  # a link away: refused
+        err(f"cardrunner: {why}")
         return EXIT_USAGE
     card = args.card.resolve()
     if not card.is_file():

@@ -98,12 +98,34 @@ def default_cards(root: Path) -> str:
 
 
 def find_root(start: Path) -> Path:
-    """The workspace root: the nearest folder upwards with cardrunner.toml or .git."""
-    start = start.resolve()
-    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+    """The workspace root: the nearest folder upwards with cardrunner.toml or .git (resolved).
+
+    Found from `start` as it is spelled, not from where a link in it leads: `cards/x.md`
+    linked to a file of another repository belongs to this one (where it is then refused:
+    `escapes`), and must not make a run keep its state and log in the other. A folder that is
+    itself a link is never a root (unless it is the folder asked about)."""
+    spelled = Path(os.path.abspath(start))
+    is_dir = spelled.is_dir()
+    for folder in [spelled, *spelled.parents] if is_dir else list(spelled.parents):
+        if folder.is_symlink() and folder != spelled:  # the folder asked for may be a link
+            continue
         if (folder / "cardrunner.toml").is_file() or (folder / ".git").exists():
-            return folder
-    return start if start.is_dir() else start.parent
+            return folder.resolve()
+    resolved = start.resolve()
+    return resolved if resolved.is_dir() else resolved.parent
+
+
+def escapes(path: Path, root: Path) -> str | None:
+    """Why the card or task file `path` may not be used in the repository `root`, or None.
+
+    A repository is a stranger's text: its `cards/x.md` (or a whole `backlog/tasks`, or a
+    `../`) may lead to a file of another repository or the user's home. Such a file is never
+    read, rewritten or sent to the model, and no run keeps state for it."""
+    real = Path(os.path.realpath(path))  # a link loop stays as it is (and fails to read)
+    base = Path(os.path.realpath(root))
+    if real.is_relative_to(base):
+        return None
+    return f"{path} leads outside the repository {base} (to {real}); it is refused"
 
 
 # The toolchain folders in the home a sandbox shows by default (`[sandbox]`'s defaults): plain

@@ -9,6 +9,13 @@ short and a long run, priced by the model table for the model the card will run 
 basis is always said, so nobody mistakes a guess for a record, and the high end never exceeds
 the cost limit the run would stop at.
 
+Past runs are history anyone who can push a commit writes: a `Cost-USD: 0.0001` trailer is one
+line of a commit message. So a recorded cost counts only when it can be checked (`checked_costs`):
+a finite, non-negative number that agrees with the run log it names when that log is here (the
+log's `result` line is what the run itself counted), and otherwise with the run's `Tokens:`,
+which must be at least what every request carries and priced at no less than the table's
+cheapest rate. What was left out is said in the basis, next to what the range rests on.
+
 The estimate's figures are round numbers, not a fit: a short run of 6 rounds and a long one of
 25, each round adding 1,500 tokens to the conversation and writing 800 (thinking included);
 an image is counted at 1,600 tokens, what the API charges for one at its largest size.
@@ -16,13 +23,17 @@ an image is counted at 1,600 tokens, what the API charges for one at its largest
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
+from pathlib import Path
 
 from cardrunner.card.card import Card
 from cardrunner.card.images import image_count
-from cardrunner.config.model_table import Price
+from cardrunner.card.record import RunRecord
+from cardrunner.config.model_table import MODELS, Price
 from cardrunner.config.plainsettings import SettingsView
 
 SHORT_ROUNDS, LONG_ROUNDS = 6, 25
@@ -35,6 +46,92 @@ TOOLS_TOKENS = 3_000
 """The tool definitions every request carries (the built-in tools; MCP servers add more)."""
 MIN_REPOSITORY_RUNS = 2
 """Other cards' runs are a guide only when there are a few of them."""
+LOG_TAIL_BYTES = 256_000
+"""How much of a run log's end is read for its `result` line (the last line it writes)."""
+COST_TOLERANCE_USD = 0.0001
+"""A trailer's cost is the log's rounded to four places (`run/session.py`)."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The past runs' costs that could be checked, and how many records were left out."""
+
+    costs: tuple[float, ...] = ()
+    ignored: int = 0
+
+
+def cheapest_rate() -> float:
+    """The lowest USD per token the model table charges for anything (a cache read)."""
+    rates = [
+        rate
+        for spec in MODELS.values()
+        if spec.price is not None
+        for rate in (spec.price.cache_read, spec.price.input, spec.price.cache_write)
+        if rate > 0
+    ]
+    return min(rates, default=0.0) / 1e6
+
+
+def checked_costs(records: Sequence[RunRecord], root: Path, floor_tokens: int) -> Checked:
+    """The costs of `records` that can be trusted; the others are counted as ignored.
+
+    A cost must be a finite, non-negative number. When the record names a run log that is
+    here, the log's own total decides; without one, the record's tokens must be at least
+    `floor_tokens` (what the first request alone carries) and the cost at least those tokens
+    at the table's cheapest rate: a forged `Cost-USD: 0.0001` with no run behind it says
+    nothing about what a run costs, and must not make the lens promise "<$0.01"."""
+    rate = cheapest_rate()
+    costs: list[float] = []
+    ignored = 0
+    for record in records:
+        cost = record.cost_usd
+        if cost is None:
+            continue
+        if _trusted(record, cost, root, floor_tokens, rate):
+            costs.append(cost)
+        else:
+            ignored += 1
+    return Checked(tuple(costs), ignored)
+
+
+def _trusted(record: RunRecord, cost: float, root: Path, floor: int, rate: float) -> bool:
+    if not math.isfinite(cost) or cost < 0:
+        return False
+    logged = log_cost(root, record.log) if record.log else None
+    if logged is not None:
+        return abs(round(logged, 4) - cost) <= COST_TOLERANCE_USD
+    tokens = record.tokens
+    return tokens is not None and tokens >= floor and cost >= tokens * rate - COST_TOLERANCE_USD
+
+
+def log_cost(root: Path, name: str) -> float | None:
+    """The cost the run log `name` (relative to `root`, as the `Log:` trailer has it) counted
+    in its `result` line; None when there is no such log inside `root`, or no result in it.
+
+    A name leading outside the repository (`..`, an absolute path, a symlink) is not read."""
+    base = root.resolve()
+    try:
+        path = (base / name).resolve()
+        if not path.is_relative_to(base) or not path.is_file():
+            return None
+        with path.open("rb") as file:
+            size = file.seek(0, 2)
+            file.seek(max(0, size - LOG_TAIL_BYTES))
+            tail = file.read(LOG_TAIL_BYTES)
+    except (OSError, ValueError):
+        return None
+    for line in reversed(tail.splitlines()):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == "result":
+            data = record.get("data")
+            value = data.get("cost_usd") if isinstance(data, dict) else None
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value) if math.isfinite(value) and value >= 0 else None
+            return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -86,9 +183,13 @@ def forecast(
     start: int,
     card_costs: Sequence[float],
     repository_costs: Sequence[float],
+    ignored: int = 0,
 ) -> Forecast:
     """The range for a card whose run has `settings` (the card's choices applied), starts at
-    `start` tokens, and whose past runs cost `card_costs` (the repository's: `repository_costs`)."""
+    `start` tokens, and whose past runs cost `card_costs` (the repository's: `repository_costs`).
+    `ignored`: past records left out as unverifiable (`checked_costs`), said in the basis."""
+    card_costs = [c for c in card_costs if math.isfinite(c) and c >= 0]
+    repository_costs = [c for c in repository_costs if math.isfinite(c) and c >= 0]
     limit = settings.limits.max_cost_usd or None
     if card_costs:
         low, high, basis = *_spread(card_costs), _runs(len(card_costs), "of this card")
@@ -106,6 +207,8 @@ def forecast(
     if limit is not None and high > limit:
         low, high = min(low, limit), limit
         basis += f"; the run stops at ${limit:.2f}"
+    if ignored:
+        basis += f"; {ignored} unverifiable past cost{'s' * (ignored != 1)} ignored"
     return Forecast(round(low, 4), round(high, 4), basis)
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from cardrunner.card.body import parse_body
 from cardrunner.card.card import find_cards, readable_words
-from cardrunner.card.text import find_front_matter, scalar
+from cardrunner.card.text import find_front_matter, load_yaml, scalar
 
 _TASK = re.compile(r"[ \t]{0,3}[-*+][ \t]+\[[ xX]\][ \t]+(\S.*)")
 _ISSUE_LINK = re.compile(r"https?://[^/\s]+/([^/\s]+)/([^/\s]+)/issues/(\d+)")
@@ -90,7 +90,7 @@ def imported_sources(folder: Path) -> set[str]:
         if isinstance(front, str):
             continue
         try:
-            data = yaml.safe_load(front.yaml_text(text))
+            data = load_yaml(front.yaml_text(text), str(path))  # bounded: a repository's
         except yaml.YAMLError:
             continue
         if isinstance(data, dict) and isinstance(data.get("source"), str):

@@ -7,6 +7,13 @@ macOS); when it shut down, that file was all its users had. Its `projects` and `
 shape through its migrations, so they are read directly with the standard library, opened
 read-only (`mode=ro`): an import never writes to the file it rescues work from.
 
+The file may come from anywhere (a download, a repository), and SQLite runs what its schema says:
+a `tasks` that is a view over an endless recursive query would hang the import. So only real
+tables are read (`sqlite_master` says `table`, and views are refused by name), under a time bound
+(a progress handler interrupts the query after `MAX_SECONDS`) and a row bound (`MAX_TASKS`, far
+above any board), and triggers and the file's own defensive settings cannot run anything: the
+connection is read-only and `trusted_schema` is off.
+
 Each task becomes a card with `source: vibe-kanban:task/<uuid>`, how a task already imported is
 recognised on the next import (`sources/issues.py` does the same for issues). A description's
 task list or "Acceptance criteria" section becomes the criteria; a task without either is
@@ -16,6 +23,7 @@ still imported (it is the user's work), and the import says which cards need cri
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +39,15 @@ STATES = {
     "cancelled": ("Failed", "cancelled in Vibe Kanban"),
 }
 """Vibe Kanban's task status → the card's state (and its reason)."""
+
+
+MAX_TASKS = 20_000
+"""More tasks than any board a person kept: a file with more is refused, not imported."""
+MAX_SECONDS = 10.0
+"""How long reading the tasks may take before the import is refused."""
+_PROGRESS_STEPS = 10_000
+"""SQLite virtual-machine steps between two looks at the clock."""
+_TABLES = ("tasks", "projects")
 
 
 class VibeKanbanError(Exception):
@@ -73,16 +90,48 @@ def read_tasks(path: Path) -> list[Task]:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise VibeKanbanError(f"cannot open {path}: {error}") from error
+    deadline = time.monotonic() + MAX_SECONDS
+    db.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
     try:
+        db.execute("PRAGMA trusted_schema = OFF")
+        _only_tables(db, path)
         rows = db.execute(
-            "SELECT t.id, t.title, t.description, t.status, p.name FROM tasks t "
-            "JOIN projects p ON p.id = t.project_id ORDER BY t.created_at, t.rowid"
+            "SELECT t.id, t.title, t.description, t.status, p.name FROM main.tasks t "
+            "JOIN main.projects p ON p.id = t.project_id ORDER BY t.created_at, t.rowid "
+            f"LIMIT {MAX_TASKS + 1}"
         ).fetchall()
+    except sqlite3.OperationalError as error:
+        if time.monotonic() > deadline:
+            raise VibeKanbanError(
+                f"{path}: reading its tasks took longer than {MAX_SECONDS:.0f} s; refused"
+            ) from error
+        raise VibeKanbanError(f"{path} is not a Vibe Kanban database: {error}") from error
     except sqlite3.Error as error:
         raise VibeKanbanError(f"{path} is not a Vibe Kanban database: {error}") from error
     finally:
         db.close()
+    if len(rows) > MAX_TASKS:
+        raise VibeKanbanError(f"{path} has more than {MAX_TASKS:,} tasks; refused")
     return [Task(_uuid(i), str(t), str(d or ""), str(s), str(p)) for i, t, d, s, p in rows]
+
+
+def _only_tables(db: sqlite3.Connection, path: Path) -> None:
+    """VibeKanbanError unless `tasks` and `projects` are real tables: a view runs whatever
+    query the file's author wrote (an endless recursive one hangs the import)."""
+    kinds = dict(
+        db.execute(
+            "SELECT name, type FROM main.sqlite_master WHERE name IN (?, ?)", _TABLES
+        ).fetchall()
+    )
+    for name in _TABLES:
+        kind = kinds.get(name)
+        if kind is None:
+            raise VibeKanbanError(f"{path} is not a Vibe Kanban database: no `{name}` table")
+        if kind != "table":
+            raise VibeKanbanError(
+                f"{path}: `{name}` is a {kind}, not a table; a Vibe Kanban database is refused"
+                " when reading it would run a query its author wrote"
+            )
 
 
 def card_text(task: Task) -> tuple[str, bool]:

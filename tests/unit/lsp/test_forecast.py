@@ -26,7 +26,7 @@ from tests.support.lsp import Project, git, make_project
 def recorded_run(project: Project, card: Path, cost: str) -> None:
     """A card commit as a run leaves it (run/cardcommit.py): the record in its trailers."""
     slug = card_slug(card, project.root)
-    message = f"card: {card.stem} → Done\n\nCard: {slug}\nResult: done\nCost-USD: {cost}\n"
+    message = f"card: {card.stem} → Done\n\nCard: {slug}\nResult: done\nTokens: 120000\nCost-USD: {cost}\n"
     git(project.root, "commit", "-q", "--allow-empty", "-m", message)
 
 

@@ -133,10 +133,16 @@ class CardIndex:
         self._followers.append(on_change)
 
     def cards_dir(self) -> Path:
-        """The resolved cards folder (cached: it is asked on every request and event)."""
+        """The resolved cards folder (cached: it is asked on every request and event).
+
+        One leading outside the workspace (a linked `backlog/tasks`) is replaced by a folder
+        that never exists: nothing there is read, shown, run or written (`paths.escapes`)."""
         key = (self._root(), self._folder())
         if self._cards_dir is None or self._cards_dir[0] != key:
-            self._cards_dir = (key, (key[0] / key[1]).resolve())
+            folder = (key[0] / key[1]).resolve()
+            if not folder.is_relative_to(key[0].resolve()):
+                folder = key[0].resolve() / ".cardrunner" / "no cards outside the workspace"
+            self._cards_dir = (key, folder)
         return self._cards_dir[1]
 
     def is_card(self, path: Path) -> bool:
@@ -313,7 +319,8 @@ class CardIndex:
 
     async def _list(self) -> list[Path]:
         self.forget_resolved()  # a pass over the folder: a link in it may point elsewhere now
-        return await asyncio.to_thread(list_card_files, self._root() / self._folder())
+        found = await asyncio.to_thread(list_card_files, folder := self.cards_dir())
+        return [p for p in found if p.is_relative_to(folder)]  # not a linked card leading away
 
     def _forget_missing(self, found: list[Path], loaded: OnBatch) -> list[Path]:
         """Forget the cards that are no longer in the folder (unless a buffer holds them)."""

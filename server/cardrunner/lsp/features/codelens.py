@@ -12,7 +12,8 @@ card commits' trailers) and the size of the project's instruction files. Both ar
 when a run ends, which is when either can have changed for a run that follows (the costs only
 when HEAD moved: they are its history; one read for runs that end together); the card's own text
 is read from the index on every lens, since it changes as the user types, and its estimate is a
-few additions.
+few additions. A past run's cost counts only when it can be checked (`checked_costs`: against
+its run log when the log is here): the trailers are commit text anyone with push access writes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,15 @@ from cardrunner.lsp.core.protocolnames import (
     SHOW_DIFF,
     SHOW_LOG,
 )
-from cardrunner.record.forecast import Forecast, forecast, rules_tokens, start_tokens
+from cardrunner.record.forecast import (
+    TOOLS_TOKENS,
+    Checked,
+    Forecast,
+    checked_costs,
+    forecast,
+    rules_tokens,
+    start_tokens,
+)
 from cardrunner.record.state import RunState
 from cardrunner.run.choices import card_view
 
@@ -183,8 +192,8 @@ class Forecasts:
     def __init__(self, root: Path, settings: Callable[[], SettingsView]) -> None:
         self._root = root
         self._settings = settings
-        self._costs: dict[str, list[float]] = {}
-        """Card slug → what its past runs cost, newest first."""
+        self._costs: dict[str, Checked] = {}
+        """Card slug → what its past runs cost (the checked ones, newest first)."""
         self._instruction_bytes = 0
         self._rules = rules_tokens()
         self._head: str | None = None
@@ -216,10 +225,10 @@ class Forecasts:
             head = await repo.head()  # None outside a repository, or before its first commit
             if head != self._head:
                 runs = await repo.card_runs_at(head) if head else {}
-                self._costs = {
-                    slug: [r.cost_usd for r in records if r.cost_usd is not None]
-                    for slug, records in runs.items()
-                }
+                floor, root = self._rules + TOOLS_TOKENS, self._root
+                self._costs = await asyncio.to_thread(
+                    lambda: {s: checked_costs(r, root, floor) for s, r in runs.items()}
+                )
                 self._head = head
         except GitError:
             self._costs, self._head = {}, None
@@ -245,6 +254,8 @@ class Forecasts:
         mine = self._slugs.get(path)
         if mine is None:  # two `realpath`s: a fifth of a lens answer's time, asked every lens
             mine = self._slugs[path] = card_slug(path, self._root)
-        others = [c for slug, costs in self._costs.items() if slug != mine for c in costs]
+        others = [c for slug, k in self._costs.items() if slug != mine for c in k.costs]
+        own = self._costs.get(mine, Checked())
+        ignored = own.ignored if own.costs else sum(k.ignored for k in self._costs.values())
         start = start_tokens(card, self._instruction_bytes, self._rules)
-        return forecast(settings, start, self._costs.get(mine, []), others)
+        return forecast(settings, start, own.costs, others, ignored)

@@ -11,11 +11,19 @@ title: the card's state and its current or last run (rounds, tokens, cost, commi
 decisive lines of its last failed build or test). On an acceptance criterion: pending, verified
 with the evidence, or failed with why. Elsewhere nothing, so the editor's own Markdown hover is
 not crowded out.
+
+A hover is Markdown the editor renders, and everything in it but its labels is a stranger's text:
+the card's title (an imported issue's), the model's evidence and quotes, a failing test's output.
+So each such piece is made inert (`inert`, `code`, `fenced`): Markdown and HTML are escaped, not
+dropped (`<img onerror>` reads as itself), a link or image cannot form (`![x](https://…?data)`
+is shown, not fetched), and anything with a scheme (`https://`, `command:`, `javascript:`,
+`file:`) is a code span, which no editor turns into a link.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,21 +54,19 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
         return None
     view = situation.view
     if line == card.title_line:
-        text = f"**{card.title}** — {card.state}"
+        text = f"**{inert(card.title)}** — {inert(card.state)}"
         if view is not None:
-            text += f"\n\nrun `{view.run_id}`: {view.state} · {view.summary()}"
+            text += f"\n\nrun {code(view.run_id)}: {inert(view.state)} · {inert(view.summary())}"
             if view.reason:
-                text += f"\n\nreason: `{view.reason}` {view.detail}"
+                text += f"\n\nreason: {code(view.reason)} {inert(view.detail)}"
             if view.why:
-                text += "\n\nlast failure:\n\n```text\n" + "\n".join(view.why) + "\n```"
+                text += "\n\nlast failure:\n\n" + fenced("\n".join(view.why))
             if view.commit:
-                text += f"\n\ncommit `{view.commit[:10]}`"
+                text += f"\n\ncommit {code(view.commit[:10])}"
         elif (last := card.last_run) is not None:
-            text += (
-                f"\n\nlast run `{last.id}`: {last.result}"
-                f"{' (' + last.reason + ')' if last.reason else ''} · "
-                f"{last.rounds} rounds · {last.tokens} tok · ${last.cost_usd}"
-            )
+            reason = f" ({last.reason})" if last.reason else ""
+            said = f"{last.result}{reason} · {last.rounds} rounds · {last.tokens} tok"
+            text += f"\n\nlast run {code(str(last.id))}: {inert(said)} · ${last.cost_usd}"
         return _markdown(text)
     if line in card.criteria_lines:
         index = card.criteria_lines.index(line)
@@ -72,16 +78,55 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
 
 def _criterion(number: int, c: Criterion) -> str:
     """The evidence ledger's entry: claim, cited calls with their quotes and saved results."""
-    detail = f": {c.evidence}" if c.evidence else ""
-    text = f"criterion {number}: **{c.status}**{detail}"
+    detail = f": {inert(c.evidence)}" if c.evidence else ""
+    text = f"criterion {number}: **{inert(c.status)}**{detail}"
     if c.stale:
-        text += f"\n\nstale: {c.stale}"
+        text += f"\n\nstale: {inert(c.stale)}"
     for cite in c.cites:
-        saved = f" — [saved result]({cite.artifact})" if cite.artifact else ""
-        text += f"\n\n- `{cite.tool}` `{cite.call}` (round {cite.round}): “{cite.quote}”{saved}"
+        saved = f" — saved result {code(cite.artifact)}" if cite.artifact else ""
+        quote = inert(cite.quote)
+        text += f"\n\n- {code(cite.tool)} {code(cite.call)} (round {cite.round}): “{quote}”{saved}"
     if c.commit:
-        text += f"\n\nchecked on commit `{c.commit[:10]}`"
+        text += f"\n\nchecked on commit {code(c.commit[:10])}"
     return text
+
+
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>&!~|])")
+"""What can start something live inline: emphasis, code, a link or image (`[`, `]`, `!`), raw
+HTML and entities (`<`, `>`, `&`), strikethrough, tables. Each is backslash-escaped, which
+CommonMark allows for any ASCII punctuation. Block syntax (`#`, `-`, `1.`) needs a line start,
+and an inert piece never has one: it is one line, after a label."""
+_SCHEMED = re.compile(
+    r"(?i)\b(?:[a-z][a-z0-9+.-]*://|(?:command|javascript|vbscript|file|data|mailto|vscode):)\S*"
+    r"|\bwww\.\S+"
+)
+"""What an editor could link (GFM autolinks, markdown-it's linkify) or run: shown as code."""
+
+
+def inert(text: object) -> str:
+    """`text` as Markdown that renders as exactly its characters, with nothing live in it."""
+    value = " ".join(str(text).split())  # one paragraph: no block can start inside it
+    out, at = [], 0
+    for found in _SCHEMED.finditer(value):
+        out += [_PUNCTUATION.sub(r"\\\1", value[at : found.start()]), code(found.group())]
+        at = found.end()
+    out.append(_PUNCTUATION.sub(r"\\\1", value[at:]))
+    return "".join(out)
+
+
+def code(text: object) -> str:
+    """An inline code span holding `text` (one line); its fence is longer than any run of
+    backticks inside, so nothing in it can close it early."""
+    value = " ".join(str(text).split()) or " "
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", value)), default=0) + 1)
+    return f"{ticks} {value} {ticks}"
+
+
+def fenced(text: str) -> str:
+    """A fenced `text` block around `text`, its fence longer than any in it."""
+    longest = max((len(r) for r in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
 
 
 def _markdown(text: str) -> types.Hover:
