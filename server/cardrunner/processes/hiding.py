@@ -34,6 +34,7 @@ SECRET_STORES = (
     ".local/share/keyrings", ".password-store", ".mozilla", ".config/google-chrome",
     ".config/chromium", ".config/BraveSoftware", ".cargo/credentials", ".cargo/credentials.toml",
     ".terraform.d/credentials.tfrc.json", ".vault-token", ".config/git/credentials",
+    ".oci", ".config/doctl", ".terraformrc", ".config/op", ".gem/credentials",
 )  # fmt: skip
 """Home-relative paths that hold credentials, keys or browser profiles: never visible inside."""
 

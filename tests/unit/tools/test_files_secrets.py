@@ -72,9 +72,16 @@ async def test_no_home_secret_store_is_read_or_written(
 
 @pytest.mark.parametrize(
     "path",
-    ["/proc/self/environ", f"/proc/{os.getpid()}/environ", "/proc/self/cmdline", "/proc/1/environ"],
+    [
+        "/proc/self/environ",
+        "/proc/thread-self/environ",
+        "/proc/self/cmdline",
+        "/proc/1/environ",
+        "PID",
+    ],
 )
 async def test_no_process_environment_is_read(pool: ToolPool, path: str) -> None:
+    path = f"/proc/{os.getpid()}/environ" if path == "PID" else path
     text, error = await call(pool, "read_file", path=path)
     assert error and "secret store" in text, text
 
