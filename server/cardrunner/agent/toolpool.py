@@ -166,7 +166,12 @@ class ToolPool:
 
     async def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
         """Run one call. Never raises (except cancellation): every failure becomes `is_error`."""
-        result = await self._execute(name, arguments, ctx)
+        raw = await self._execute(name, arguments, ctx)
+        # redacted here, not only in the log: the log must hold exactly what was sent, or a
+        # resume would send other text and the thinking after it would fail the prefix check.
+        # Every result: an error can quote a file or a command's output just as well.
+        text = truncate(redact(raw.text))
+        result = ToolResult(text, raw.is_error, raw.images, redact(raw.announce))
         for observer in self.observers:
             await observer.observe(name, arguments, ctx, result)
         return result
@@ -196,7 +201,4 @@ class ToolPool:
             raise
         except Exception as exc:  # a crashing tool must not end the run
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        # redacted here, not only in the log: the log must hold exactly what was sent, or a
-        # resume would send other text and the thinking after it would fail the prefix check
-        text = truncate(redact(result.text))
-        return ToolResult(text, result.is_error, result.images, result.announce)
+        return result

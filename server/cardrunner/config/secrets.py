@@ -48,13 +48,38 @@ _CREDENTIAL_NAMES = re.compile(
 
 KEY_SHAPES = re.compile(
     r"sk-ant-[A-Za-z0-9_\-]+"
+    r"|sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{32,}|[A-Za-z0-9]{40,})"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|glpat-[A-Za-z0-9_\-]{20,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r"|eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]*={0,2}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)?"
 )
-"""Strings that are secrets whatever variable they came from (API keys, tokens, private keys)."""
+"""Strings that are secrets whatever variable they came from: Anthropic, OpenAI, GitHub, AWS key
+ids, Google, Slack and GitLab keys, a private key block, and `x-access-token:…` in base64 — the
+Basic credential `actions/checkout` writes into `.git/config` always begins with those 20
+characters."""
+
+SECRET_AFTER = re.compile(
+    r"(?P<lead>(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic|bearer|token)\s+)"
+    r"(?P<secret>[A-Za-z0-9+/=._~\-]{8,})"
+    r"|(?P<aws>(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<awskey>[A-Za-z0-9/+]{40})"
+    r"|(?P<url>[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:)(?P<password>[^/\s@]+)(?=@)"
+)
+"""Secrets known by what stands before them: an `Authorization:` header's credential, an AWS
+secret key after its name, the password of a URL's userinfo. The lead-in is kept, so a reader
+still sees what was there."""
+
+_remembered: set[str] = set()
+"""Secret values cardrunner met outside the environment (a token in `.git/config`)."""
+
+
+def remember(*values: str) -> None:
+    """Redact these values from now on, wherever they appear (too short ones are ignored)."""
+    _remembered.update(v for v in (s.strip() for s in values) if len(v) >= MIN_SECRET_LEN)
 
 
 def is_secret_name(name: str) -> bool:
@@ -63,21 +88,29 @@ def is_secret_name(name: str) -> bool:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of secret-named variables in `environ` (default: ours), longest first."""
+    """The values of secret-named variables in `environ` (default: ours) and those `remember`
+    was given, longest first."""
     env = os.environ if environ is None else environ
     values = {
         v.strip()
         for k, v in env.items()
         if (k in SECRET_ENV_VARS or _SECRET_WORD.search(k)) and len(v.strip()) >= MIN_SECRET_LEN
     }
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _remembered, key=len, reverse=True)
+
+
+def _keep_lead(match: re.Match[str]) -> str:
+    lead = match.group("lead") or match.group("aws") or match.group("url")
+    return f"{lead}{REDACTED}"
 
 
 def redact(text: str) -> str:
-    """`text` with every secret value of our environment and every key-shaped string replaced."""
+    """`text` with every known secret value, every key-shaped string and every credential after
+    its lead-in replaced: the one function for whatever cardrunner writes down or publishes
+    (tool results, the run log, commit messages, pull-request bodies, job summaries)."""
     for value in secret_values():
         text = text.replace(value, REDACTED)
-    return KEY_SHAPES.sub(REDACTED, text)
+    return SECRET_AFTER.sub(_keep_lead, KEY_SHAPES.sub(REDACTED, text))
 
 
 @dataclass(frozen=True)

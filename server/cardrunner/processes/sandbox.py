@@ -11,7 +11,9 @@ every process it started (a `setsid` daemon included) is gone. An isolated run's
 worktree is mounted at the checkout's own path, so an editable install, a `.pth` file or a
 `node_modules` link that names the checkout leads to the code being committed. The environment
 comes from an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to
-have set must not reach a test the model wrote.
+have set must not reach a test the model wrote. Nor may the token `actions/checkout` leaves in
+`.git/config`: the repository's (and the system's) git config is shown as a copy without
+credentials (`hiding.GitConfig`), in `--ci` as anywhere, so git itself still works inside.
 
 The absolute paths in the interpreter's environment that lead into the user's checkout are
 found here too. An isolated run works in a worktree, but `pip install -e .` wrote the checkout's
@@ -32,14 +34,14 @@ import shutil
 import site
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from cardrunner.config.paths import BUILD_READ, BUILD_WRITE, STATE_DIR
 from cardrunner.config.secrets import is_secret_name
 from cardrunner.processes.bwrapprobe import probe
-from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden
+from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden, clean_git_configs
 
 BASE_ENV = frozenset(
     {
@@ -92,7 +94,7 @@ def describe(mode: Mode, network: bool) -> str:
     net = "network allowed" if network else "no network"
     return (
         f"sandbox: {found.detail} ({net}; builds write the work tree, toolchain caches and a "
-        "private /tmp; your home's secrets and the host's sockets are hidden)"
+        "private /tmp; your home's secrets, git's credentials and the host's sockets are hidden)"
     )
 
 
@@ -165,6 +167,8 @@ class Sandbox:
     hidden: Hidden | None = None
     """The home and what comes back into it; None: the home stays visible read-only (a
     sandbox built by `start` always has one)."""
+    git_configs: tuple[tuple[Path, Path], ...] = ()
+    """(copy without credentials, the repository config file it is shown over), host paths."""
 
     @classmethod
     def start(
@@ -197,9 +201,12 @@ class Sandbox:
         same = checkout is None or checkout.resolve() == root.resolve()
         hidden = Hidden.find(home or Path.home(), build_read, build_write, os.environ)
         root = Path(os.path.abspath(root))
+        configs = clean_git_configs(root, run_dir) if mode == "bwrap" else ((), ())
+        if configs[1]:
+            hidden = replace(hidden, covered=(*hidden.covered, *configs[1]))
         return cls(
             mode, root, run_dir, network, tuple(env_names), tuple(read), binary,
-            None if same else checkout, tuple(protect), hidden,
+            None if same else checkout, tuple(protect), hidden, configs[0],
         )  # fmt: skip
 
     @property
@@ -280,7 +287,20 @@ class Sandbox:
         add("--bind", self.run_dir, self.inside(self.run_dir))
         for secret in self.hidden.covered if self.hidden else ():
             add("--tmpfs" if secret.is_dir() else "--ro-bind", "/dev/null", secret, 1)
+        for copy, real in self.git_configs:
+            shown_at = self._visible_at(real)
+            if shown_at is not None:
+                add("--ro-bind", copy, shown_at, 1)
         return mounts
+
+    def _visible_at(self, path: Path) -> Path | None:
+        """Where a host file appears inside; None where the worktree's mount hides it."""
+        absolute = Path(os.path.abspath(path))
+        if absolute.is_relative_to(self.root):
+            return self.inside(absolute)
+        if self.checkout is not None and absolute.is_relative_to(self.checkout):
+            return None
+        return absolute
 
     def _carried(self) -> list[str]:
         """What a fresh worktree lacks and the commands need from the checkout, as paths

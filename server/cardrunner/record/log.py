@@ -78,6 +78,19 @@ def log_record(event: ev.Event) -> dict[str, Any] | None:
     return {"time": event.time.isoformat().replace("+00:00", "Z"), "type": event.type, "data": data}
 
 
+def _redacted(value: Any) -> Any:
+    """`value` with every string in it redacted. Each string is redacted before JSON escapes
+    it (a secret holding `"` or `\\` would not match once escaped), and never the line as a
+    whole, where a pattern could run across a quote and leave a line no resume can read."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
+
+
 class RunLog:
     """Appends events to one run's JSONL file. Write errors propagate (the run must stop)."""
 
@@ -90,7 +103,7 @@ class RunLog:
         record = log_record(event)
         if record is None or self._file is None:
             return
-        line = redact(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        line = json.dumps(_redacted(record), ensure_ascii=False, separators=(",", ":"))
         self._file.write(line + "\n")
         self._file.flush()
 

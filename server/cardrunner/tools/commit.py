@@ -23,7 +23,7 @@ from typing import Any
 from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
 from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult, truncate
-from cardrunner.config.secrets import shown
+from cardrunner.config.secrets import redact, shown
 from cardrunner.git.choice import Choice, ChoiceError, Reviewed, choose, committed_files, settle
 from cardrunner.git.hunks import quote
 from cardrunner.git.repo import GitRepo
@@ -268,7 +268,7 @@ class CommitTool:
             return stale
         if refused := self._unacknowledged_drop(choice.final, decision):
             return self._refused(refused, reviewed.files, ctx)
-        body = message + _commit_note(choice, decision.reason)
+        body = redact(message + _commit_note(choice, decision.reason))  # a hook may add one
         trailers = self._trailer_block()  # control bytes in it: written out by the commit
         sha = await self.git.commit_tree(choice.final, self.write_paths, f"{body}\n\n{trailers}\n")
         await settle(self.git, choice)

@@ -148,6 +148,11 @@ _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
 MAX_LIST_ENTRIES = 500
 
 
+def _listed(guard: PathGuard, folder: Path, name: str) -> bool:
+    """False for `.git`, `.cardrunner` and secret stores: a listing does not even name them."""
+    return not is_forbidden_name(name) and not guard.is_secret(folder / name)
+
+
 def _list(guard: PathGuard, base: Path, shown: str, recursive: bool) -> str:
     if base.is_file():
         return guard.display(base)
@@ -156,8 +161,8 @@ def _list(guard: PathGuard, base: Path, shown: str, recursive: bool) -> str:
     entries: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):
         here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if d not in _SKIPPED_DIRS and not is_forbidden_name(d)]
-        names = [f for f in filenames if not is_forbidden_name(f)]
+        dirnames[:] = [d for d in dirnames if _listed(guard, here, d) and d not in _SKIPPED_DIRS]
+        names = [f for f in filenames if _listed(guard, here, f)]
         entries += [guard.display(here / f) for f in names]
         if not recursive:
             entries += [guard.display(here / d) + "/" for d in dirnames]

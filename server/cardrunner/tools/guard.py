@@ -2,7 +2,10 @@
 
 A prompt that says "only write under src" is a wish; `PathGuard` is the fence. Every path the
 model passes is resolved (symlinks included) and must land inside an allowed folder, and never in
-`.git/` or `.cardrunner/`. `ConflictGuard` keeps a file the user edited after the run last saw
+`.git/` or `.cardrunner/`, nor in a secret store. `paths.read = ["/"]` reaches the home, and the
+sandbox hides `~/.aws` or `~/.ssh` from commands, not from the model's own file tools; so the
+same list (`processes/hiding.py`), with `/proc` (`/proc/self/environ` holds the job's token) and
+credential files by name, is refused here whatever the settings say. `ConflictGuard` keeps a file the user edited after the run last saw
 it: the write is refused and the model is told to read it again and merge. The file tools
 (`files.py`, `edit_file` among them) stand on this module.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 from cardrunner.agent.toolpool import ToolError
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.readfile import NotRegularFile, read_regular
+from cardrunner.processes.hiding import is_secret_store
 
 _HIDDEN_BY_HFS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 """Code points some file systems ignore in names, so `.g\u200cit` would be `.git` there."""
@@ -40,8 +44,12 @@ def _clean_folder(name: str) -> str:
 class PathGuard:
     """Resolves model-given paths and refuses any outside the allowed read or write folders."""
 
-    def __init__(self, root: Path, read: list[str], write: list[str]) -> None:
+    def __init__(
+        self, root: Path, read: list[str], write: list[str], home: Path | None = None
+    ) -> None:
         self.root = Path(os.path.realpath(root))
+        self.home = Path(os.path.realpath(home or Path.home()))
+        """Whose secret stores are refused (ours; a test's own home)."""
         self._write = [(_clean_folder(n), Path(os.path.realpath(self.root / n))) for n in write]
         extra = [(_clean_folder(n), Path(os.path.realpath(self.root / n))) for n in read]
         self._read = self._write + [f for f in extra if f[1] not in {w[1] for w in self._write}]
@@ -72,6 +80,10 @@ class PathGuard:
             return False
         return True
 
+    def is_secret(self, real: Path) -> bool:
+        """True if the resolved path `real` is, or lies in, a secret store (listings skip it)."""
+        return is_secret_store(real, self.home)
+
     def display(self, real: Path) -> str:
         """A resolved path as the model should write it: relative to the workspace root."""
         if real.is_relative_to(self.root):
@@ -94,6 +106,11 @@ class PathGuard:
         except (OSError, ValueError) as exc:
             raise ToolError(f"{path} cannot be resolved ({exc}). Use another path.") from exc
         resolved = Path(real)
+        if self.is_secret(resolved):
+            raise ToolError(
+                f"{path} is a secret store (credentials, keys, a process's environment); no "
+                "tool may read or write it, whatever paths.read says."
+            )
         for _, folder in folders:
             if resolved.is_relative_to(folder):
                 base = self.root if resolved.is_relative_to(self.root) else folder

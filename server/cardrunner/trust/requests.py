@@ -98,14 +98,21 @@ def _confinement(root: Path, repo: Settings) -> list[Request]:
         out.append(Request("sandbox.env", box.env, f"commands get the variables {names}"))
     outside = [f for f in repo.paths.read if _outside(root, f)]
     if outside:
-        out.append(
-            Request(
-                "paths.read",
-                outside,
-                f"the model may read outside the repository: {', '.join(outside)}",
-            )
-        )
+        out.append(Request("paths.read", outside, _reads_outside(root, outside)))
     return out
+
+
+def _reads_outside(root: Path, outside: list[str]) -> str:
+    """What widening `paths.read` reaches: the folders, which of them reach the home, and what
+    stays unreadable whatever they say (tools/guard.py refuses it)."""
+    home = Path.home().resolve()
+    homely = [f for f in outside if home.is_relative_to((root / f).resolve())]
+    reach = f" ({', '.join(homely)} reaches your home folder)" if homely else ""
+    return (
+        f"the model may read outside the repository: {', '.join(outside)}{reach}; secret "
+        "stores (~/.ssh, ~/.aws, ~/.git-credentials, ~/.config/gh, ~/.netrc and the like), "
+        "/proc and .git stay unreadable"
+    )
 
 
 def _limit(value: float | None) -> str:
