@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path, PurePosixPath
 
+from cardrunner.card.record import unclosing
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import visible
 from cardrunner.git.process import GitOut, run_git
@@ -34,6 +35,23 @@ class GitError(Exception):
     Not a tool error: git is a layer below the tools, and a tool that lets one through is
     answered with this message as it is (`tools.base.FunctionTool`).
     """
+
+
+def not_option(value: str, what: str) -> str:
+    """`value` itself, or GitError when git would read it as an option.
+
+    A remote, a branch or a path can come from a flag, a card or a workflow's input, and git
+    takes `--upload-pack=<command>` in a remote's place as an option that runs the command.
+    Where git allows `--`, values go after it as well; this refusal is for the places it does
+    not (a remote before its refspec) and says why instead of running anything.
+    """
+    if value.startswith("-"):
+        raise GitError(
+            f"refused the {what} {value!r}: it starts with '-', which git reads as an option"
+        )
+    if "\0" in value or "\n" in value:
+        raise GitError(f"refused the {what} {value!r}: it holds a NUL or a line break")
+    return value
 
 
 def _specs(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -286,7 +304,7 @@ class GitRepo:
         out (`config.secrets.visible`): quoted evidence may hold a NUL, which can be neither an
         argument nor part of a commit message a person reads safely.
         """
-        message = visible(message)
+        message = unclosing(visible(message), note=False)  # no commit of ours closes an issue
         parents = ["-p", head] if head else []
         ident = await self._identity()
         data = message.encode("utf-8", errors="surrogateescape")
