@@ -235,16 +235,20 @@ def test_an_issue_reaches_the_card_and_the_model_only_as_a_reader_sees_it(
 
 @pytest.mark.parametrize("form", ["joined", "separate"])
 def test_a_remote_that_is_an_option_runs_nothing(tmp_path: Path, marker: Path, form: str) -> None:
-    make_project(tmp_path)
+    seed = tmp_path / "seed"
+    make_project(seed)
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(tmp_path / "origin.git"))
+    job = tmp_path / "job"  # with an origin, git would run `touch MARKER …/origin.git`
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(job))
     hostile = f"--upload-pack=touch {marker}"
     flag = [f"--remote={hostile}"] if form == "joined" else ["--remote", hostile]
     with FakeMessagesAPI([]) as api:
-        proc = cli(tmp_path, "run", "cards/fix-add.md", "--ci", *flag, env=api_env(api))
+        proc = cli(job, "run", "cards/fix-add.md", "--ci", *flag, env=api_env(api))
         assert api.requests == []
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     # argparse takes either form as the value (one with a space is never an option to it);
     # cardrunner refuses it before git could read it
     assert "refused the remote '--upload-pack=touch" in proc.stderr, proc.stderr
     assert "which git reads as an option" in proc.stderr
-    assert git(tmp_path, "symbolic-ref", "--short", "HEAD").strip() == "main"
-    assert git(tmp_path, "branch", "--list", "cards/*") == ""
+    assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert git(job, "branch", "--list", "cards/*") == ""

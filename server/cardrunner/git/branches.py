@@ -90,7 +90,8 @@ class BranchRepo(GitRepo):
         if await self.head() is None or await self._cherry_picking():
             return False
         ident = await self._identity()
-        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", sha, check=False)
+        picked = not_option(sha, "commit")
+        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", picked, check=False)
         if out.code == 0:
             return True
         if await self._cherry_picking():

@@ -130,7 +130,8 @@ class GitRepo:
     async def show_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
         stored; None when it is not there. The review's before-copies are read this way."""
-        out = await self._git("cat-file", "blob", f"{rev}:./{path}", check=False)  # no filter
+        spec = f"{not_option(rev, 'revision')}:./{path}"
+        out = await self._git("cat-file", "blob", spec, check=False)  # no filter
         return out.stdout if out.code == 0 else None
 
     async def _prefix(self) -> str:
