@@ -11,6 +11,8 @@ carries a payload that would touch a marker file if anything ever ran it.
 from __future__ import annotations
 
 import json
+import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from tests.e2e.test_ci_from_review import (
     pull_request,
     review_transcript,
 )
+from tests.e2e.test_import_vibe_kanban import MIGRATIONS, add_project, add_task
 from tests.support.fakegithub import FakeGitHub, serving
 from tests.support.project import (
     FIXED,
@@ -183,6 +186,7 @@ def test_an_issue_reaches_the_card_and_the_model_only_as_a_reader_sees_it(
     with serving(FakeGitHub({"/repos/o/r/issues/5": issue})) as github:
         imported = cli(job, "import", "github", "o/r", "--number", "5", env=github.env())
     assert imported.returncode == 0, imported.stderr
+    assert "issue #5: cardrunner removed 1 HTML comment(s) and 11 invisible" in imported.stderr
     path = next((job / "cards").glob("5-*.md"))
     text = path.read_text(encoding="utf-8")
     for leak in (*LEAKS, "HIDDEN-TARGET]", "Fixes #9", "IGNORE"):  # tag characters: removed
@@ -252,3 +256,30 @@ def test_a_remote_that_is_an_option_runs_nothing(tmp_path: Path, marker: Path, f
     assert "which git reads as an option" in proc.stderr
     assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(job, "branch", "--list", "cards/*") == ""
+
+
+def test_a_vibe_kanban_description_is_imported_as_a_reader_sees_it(
+    tmp_path: Path, marker: Path
+) -> None:
+    repo = tmp_path / "repo"
+    make_project(repo)
+    path = tmp_path / "db.v2.sqlite"
+    db = sqlite3.connect(path)
+    for sql in MIGRATIONS:
+        db.executescript(sql)
+    project = uuid.uuid4()
+    add_project(db, project, "app")
+    add_task(db, project, "Fixes #2\u2066 sub", ISSUE_BODY.format(marker=marker), "todo")
+    db.commit()
+    db.close()
+    proc = cli(repo, "import", "vibe-kanban", str(path))
+    assert proc.returncode == 0, proc.stderr
+    card_path = next((repo / "cards").glob("vk-*.md"))
+    text = card_path.read_text(encoding="utf-8")
+    for leak in (*LEAKS, "Fixes #2", "IGNORE"):
+        assert leak not in text, (leak, text)
+    assert "the docs (https://docs.example/add)" in text
+    assert "cardrunner removed 1 HTML comment(s) and 11 invisible character(s)" in text
+    card = load_card(card_path)
+    assert card.title == "Fixes issue 2 sub"
+    assert card.criteria == ["`add(2, 3)` returns 5.", "The tests pass."]

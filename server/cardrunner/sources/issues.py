@@ -23,7 +23,7 @@ import html
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,8 @@ class Imported:
     written: list[Path]
     known: list[int]
     skipped: list[tuple[int, str]]
+    cleaned: list[tuple[int, str]] = field(default_factory=list)
+    """Issues whose text had hidden content, and what was removed (`Visible.notes`)."""
 
 
 def issue_number(source: str | None) -> int | None:
@@ -220,6 +222,8 @@ def import_issues(issues: list[dict[str, Any]], folder: Path) -> Imported:
             file.write(text)
         known_sources.add(str(issue["html_url"]))
         result.written.append(path)
+        if notes := visible_text(str(issue.get("body") or "")).notes():
+            result.cleaned.append((number, notes))
     return result
 
 

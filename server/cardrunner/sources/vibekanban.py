@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.card.card import readable_words
+from cardrunner.card.record import unclosing
 from cardrunner.sources.issues import (
     card_head,
     free_path,
@@ -97,7 +98,7 @@ def card_text(task: Task) -> tuple[str, bool]:
     seen = visible_text(task.description)  # what the board showed, without hidden content
     description = f"{seen.text}\n\n({seen.notes()})" if seen.notes() else seen.text
     body = with_criteria(description)
-    title = " ".join(visible_text(task.title, 300).text.split())
+    title = unclosing(" ".join(visible_text(task.title, 300).text.split()), note=False)
     text = card_head(title, task.source, state, reason)
     return text + (body or (description.strip() + "\n").lstrip("\n")), body is not None
 
