@@ -46,7 +46,8 @@ _IMAGE = re.compile(r"!\[([^\[\]\n]*)\]" + _TARGET)
 _LINK = re.compile(r"\[([^\[\]\n]*)\]" + _TARGET)
 _DEFINITION = re.compile(r"(?m)^ {0,3}\[([^\[\]\n]+)\]:[ \t]*<?(\S*?)>?(?:[ \t]+.*)?$")
 _FOLD = re.compile(r"</?(?:details|summary)(?:\s[^<>]*)?>", re.IGNORECASE)
-_TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?)>")
+_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")
+"""Where raw HTML (a tag, a declaration, CDATA, an autolink) would start: escaped, so shown."""
 
 
 @dataclass(frozen=True)
@@ -79,17 +80,18 @@ def visible_text(text: str, limit: int = MAX_TEXT) -> Visible:
     invisible character (also none written as an entity), every link's and image's target
     shown next to its text, raw HTML escaped (`<details>` unfolded), at most `limit` chars."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    comments = len(_COMMENT.findall(text))
-    text = _COMMENT.sub("", text)
-    hidden = sum(map(_invisible, text))
+    hidden = sum(map(_invisible, text))  # first: `<!\u200b--` is a comment once they go
     text = "".join(c for c in text if not _invisible(c))
     entities = [m for m in _ENTITY.findall(text) if all(map(_invisible, html.unescape(m)))]
     for entity in set(entities):
         text = text.replace(entity, "")
+    comments = len(_COMMENT.findall(text))
+    text = _COMMENT.sub("", text)
     text = _IMAGE.sub(lambda m: f"{m.group(1)} (image: {m.group(2)})".lstrip(), text)
     text = _LINK.sub(lambda m: _shown_link(m.group(1), m.group(2)), text)
     text = _DEFINITION.sub(lambda m: f"{m.group(1)}: {m.group(2)}", text)
-    text = _TAG.sub(r"\\<\1>", _FOLD.sub("\n", text))
+    text = text.replace("](", "]\\(")  # a link the patterns missed shows, it does not link
+    text = _RAW_HTML.sub(r"\\<", _FOLD.sub("\n", text))
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     cut = max(len(text) - limit, 0)
     return Visible(text[:limit], comments, hidden + len(entities), cut)
