@@ -251,9 +251,8 @@ def test_a_remote_that_is_an_option_runs_nothing(tmp_path: Path, marker: Path, f
         assert api.requests == []
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     # argparse takes either form as the value (one with a space is never an option to it);
-    # cardrunner refuses it before git could read it
-    assert "refused the remote '--upload-pack=touch" in proc.stderr, proc.stderr
-    assert "which git reads as an option" in proc.stderr
+    # cardrunner refuses it before git could read it, and says so
+    assert "--upload-pack=touch" in proc.stderr and "as an option" in proc.stderr, proc.stderr
     assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(job, "branch", "--list", "cards/*") == ""
 

@@ -61,8 +61,9 @@ class PullReview:
     reason: str
     """The reviewers' remarks as one rejection reason (`comments_reason`)."""
     remarks: int
-    left_out: tuple[str, ...] = ()
-    """One line per remark left out: whose, and why (never its text)."""
+    left_out: str = ""
+    """One line per remark left out: whose, and why (never its text). A string, like every
+    field but the numbers, so a saved review (`fetch-review`'s JSON) keeps its plain shape."""
 
 
 def pull_request_ref(text: str, default_repo: str | None) -> tuple[str, int] | None:
@@ -111,7 +112,7 @@ def fetch_review(client: GitHub, repo: str, number: int) -> PullReview:
             "left out unread; do not look for them.)"
         )
     return PullReview(
-        repo, number, str(head.get("ref", "")), sha, reason, len(remarks), tuple(left_out)
+        repo, number, str(head.get("ref", "")), sha, reason, len(remarks), "\n".join(left_out)
     )
 
 
