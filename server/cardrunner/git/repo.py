@@ -38,19 +38,14 @@ class GitError(Exception):
 
 
 def not_option(value: str, what: str) -> str:
-    """`value` itself, or GitError when git would read it as an option.
-
-    A remote, a branch or a path can come from a flag, a card or a workflow's input, and git
-    takes `--upload-pack=<command>` in a remote's place as an option that runs the command.
-    Where git allows `--`, values go after it as well; this refusal is for the places it does
-    not (a remote before its refspec) and says why instead of running anything.
-    """
-    if value.startswith("-"):
-        raise GitError(
-            f"refused the {what} {value!r}: it starts with '-', which git reads as an option"
+    """`value`, or GitError when git would read it as an option: a remote, branch or commit can
+    come from a flag, a card or a workflow input, and `--upload-pack=<cmd>` as a remote runs
+    <cmd>. Values also go after `--` where git allows it; this refuses, saying why, elsewhere."""
+    if value.startswith("-") or "\0" in value or "\n" in value:
+        why = (
+            "starts with '-', which git reads as an option" if value[:1] == "-" else "has a NUL/LF"
         )
-    if "\0" in value or "\n" in value:
-        raise GitError(f"refused the {what} {value!r}: it holds a NUL or a line break")
+        raise GitError(f"refused the {what} {value!r}: it {why}")
     return value
 
 
