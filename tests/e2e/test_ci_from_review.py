@@ -80,6 +80,13 @@ def pushed(pushed_once: Path, tmp_path: Path) -> tuple[Path, str]:
     return origin, git(origin, "rev-parse", BRANCH).strip()
 
 
+WRITERS = {
+    f"/repos/o/r/collaborators/{login}/permission": {"permission": "write", "role_name": "write"}
+    for login in ("alice", "bob", "carol", "dave")
+}
+"""The permission API's answer for the reviewers who may write (`board/pullreview.py`)."""
+
+
 def remark(number: int, sha: str, body: str, **extra: Any) -> dict[str, Any]:
     """A review comment on a line, as GitHub lists it."""
     return {
@@ -88,6 +95,7 @@ def remark(number: int, sha: str, body: str, **extra: Any) -> dict[str, Any]:
         "original_commit_id": sha,
         "commit_id": sha,
         "user": {"login": "bob"},
+        "author_association": "COLLABORATOR",
         "body": body,
         **extra,
     }
@@ -107,10 +115,11 @@ def pull_request(sha: str, marker: Path, **changes: Any) -> FakeGitHub:
     }
     reviews = [
         {"user": {"login": "alice"}, "state": "CHANGES_REQUESTED", "commit_id": head,
-         "body": "Document `add`, please."},
-        {"user": {"login": "carol"}, "state": "APPROVED", "commit_id": head, "body": ""},
+         "author_association": "OWNER", "body": "Document `add`, please."},
+        {"user": {"login": "carol"}, "state": "APPROVED", "commit_id": head, "body": "",
+         "author_association": "MEMBER"},
         {"user": {"login": "dave"}, "state": "COMMENTED", "commit_id": "0" * 40,
-         "body": "An old remark on an earlier commit."},
+         "author_association": "OWNER", "body": "An old remark on an earlier commit."},
     ]  # fmt: skip
     comments = [
         remark(7, head, HOSTILE.format(marker=marker), diff_hunk=hunk, **on_line),
@@ -119,7 +128,7 @@ def pull_request(sha: str, marker: Path, **changes: Any) -> FakeGitHub:
     ]
     return FakeGitHub(
         {"/repos/o/r/pulls/7": pull, "/repos/o/r/pulls/7/reviews": reviews,
-         "/repos/o/r/pulls/7/comments": comments},
+         "/repos/o/r/pulls/7/comments": comments, **WRITERS},
         limit_once={"/repos/o/r/pulls/7/comments"},
     )  # fmt: skip
 
@@ -154,6 +163,7 @@ def test_a_review_continues_the_card_on_its_branch_with_one_more_commit(
     assert "waited 1 s for GitHub's rate limit" in proc.stderr
     assert f"continuing {BRANCH} from {head[:10]} with 2 remark(s) of o/r#7" in proc.stderr
     assert {auth for _, auth in github.seen} == {"Bearer ghp-test"}
+    assert "left out" not in proc.stderr and "left out" not in prompt
     expected = [
         '- @alice (changes requested) wrote \\"Document `add`, please.\\"',
         "- src/calc.py:2 (`+    return a + b`): @bob wrote "
@@ -183,7 +193,7 @@ def test_a_review_continues_the_card_on_its_branch_with_one_more_commit(
         ("fork", 1, "comes from another repository"),
         ("closed", 1, "is not an open pull request"),
         ("other branch", 2, "not this card's"),
-        ("unreviewed", 1, "has no review of its head"),
+        ("unreviewed", 1, "by anyone with write access"),
     ],
 )
 def test_a_review_that_cannot_be_continued_is_refused_before_any_model_call(

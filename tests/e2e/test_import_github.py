@@ -65,11 +65,15 @@ def test_open_issues_become_cards_once(tmp_path: Path, github: FakeGitHub) -> No
     greeting = load_card(tmp_path / "cards" / "1-greeting-say-hello.md")
     assert greeting.title == "Greeting: say hello" and greeting.state == "New"
     assert greeting.criteria == ["It says hello", "It names the user"]
-    assert greeting.description == "Greet the user."
+    assert greeting.description == (  # whose words, then the words as a quote
+        "Issue #1 by @unknown (author_association unknown), as it was on an unknown time: "
+        "the author's words, quoted as data.\n\n> Greet the user."
+    )
     assert greeting.source == "https://github.example/o/r/issues/1"
     totals = load_card(tmp_path / "cards" / "3-totals.md")
     assert (
-        totals.criteria == ["The total includes tax."] and totals.description == "Totals are off."
+        totals.criteria == ["The total includes tax."]
+        and totals.description.splitlines()[-1] == "> Totals are off."
     )
     quoted = load_card(tmp_path / "cards" / "5-quote-this-and.md")
     assert quoted.title == 'Quote "this": and ---' and quoted.criteria == ["It works"]

@@ -8,7 +8,9 @@ may be public: it is redacted like every other tool output.
 
 Every text in the body that a model or a file wrote is data, never markup (`inert`), as
 Renovate and Dependabot treat the release notes they quote: a mention (`@octocat`) would
-notify someone, a closing keyword (`Fixes #1`) would close an issue on merge, HTML (`<img>`)
+notify someone, a closing keyword (`Fixes #1`) would close an issue on merge (it is rewritten
+visibly, `Fixes issue 1`, by `card.record.unclosing`: the one `Fixes #N` of a body is the line
+cardrunner writes for the issue the card was imported from), HTML (`<img>`)
 and Markdown links or images would render or load a remote image. A zero-width space breaks
 mentions and issue references; HTML and brackets are escaped; names go in code spans.
 """
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from cardrunner.card.card import Card
+from cardrunner.card.record import unclosing
 from cardrunner.config.secrets import redact
 from cardrunner.record.state import Criterion, RunState
 from cardrunner.sources.issues import issue_number
@@ -31,17 +34,13 @@ _MARK = {"verified": "✅", "failed": "❌", "pending": "⏳"}
 _ZWSP = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
-_CLOSING = re.compile(
-    r"\b(clos|fix|resolv)(e[sd]?)?(?=:?\s+(#|GH-|https?://|[\w.-]+/[\w.-]+#))", re.IGNORECASE
-)
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"})
 
 
 def inert(text: str) -> str:
     """`text` as Markdown that shows it and does nothing else: no mention, no issue closed or
     linked, no HTML, no link or image (the characters all stay visible)."""
-    text = text.translate(_HTML)
-    text = _CLOSING.sub(lambda m: m.group(1)[0] + _ZWSP + m.group(0)[1:], text)
+    text = unclosing(text.translate(_HTML), note=False)  # visibly: `Fixes issue 1`
     return _ISSUE_REF.sub(lambda m: m.group(1) + _ZWSP, _MENTION.sub("@" + _ZWSP, text))
 
 

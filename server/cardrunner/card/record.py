@@ -240,3 +240,39 @@ def record_from_trailers(trailers: list[tuple[str, str]]) -> RunRecord:
         elif name is not None:
             fields[name] = value.strip()
     return RunRecord.read(fields)
+
+
+_CLOSING = re.compile(
+    r"\b(?P<word>close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?P<colon>:?)(?P<space>\s*)"
+    r"(?P<ref>(?:(?P<repo>[\w.-]+/[\w.-]+)#|#|GH-)(?P<n>\d+)"
+    r"|https?://[^/\s]+/(?P<urlrepo>[^/\s]+/[^/\s]+)/(?:issues|pull)/(?P<urln>\d+))",
+    re.IGNORECASE,
+)
+NEUTRALISED_NOTE = (
+    "(cardrunner rewrote {n} closing keyword(s) in this text so that merging closes nothing: "
+    "only cardrunner names the issue a card's pull request fixes.)"
+)
+
+
+def unclosing(text: str, note: bool = True) -> str:
+    """`text` with GitHub's closing keywords made inert and visibly so: `Fixes #1` becomes
+    `Fixes issue 1`, `closes o/r#2` and `closes https://github.com/o/r/issues/2` become
+    `closes o/r issue 2` — what a model or an issue wrote can never close an issue when its
+    commit is merged. GitHub closes on close/closes/closed, fix/fixes/fixed and
+    resolve/resolves/resolved, any case, with or without a colon, before `#N`, `GH-N`,
+    `owner/repo#N` or an issue's URL; a word in between breaks the link. With `note`, a line
+    saying how many were rewritten ends the text."""
+    count = 0
+
+    def rewrite(found: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        repo = found.group("repo") or found.group("urlrepo")
+        number = found.group("n") or found.group("urln")
+        where = f"{repo} issue {number}" if repo else f"issue {number}"
+        return f"{found.group('word')}{found.group('colon')} {where}"
+
+    done = _CLOSING.sub(rewrite, text)
+    if not count or not note:
+        return done
+    return f"{done.rstrip()}\n\n{NEUTRALISED_NOTE.format(n=count)}"

@@ -122,6 +122,10 @@ def _review(text: str) -> PullReview | int:
     finally:
         for seconds in client.waited:
             err(f"waited {seconds:.0f} s for GitHub's rate limit")
+    for (
+        line
+    ) in review.left_out.splitlines():  # a stranger's remark is named, never read to the model
+        err(f"left out a remark by {line}: only users with write access are heard")
     return review
 
 

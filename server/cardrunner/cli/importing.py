@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     done = import_issues(issues, folder)
     for path in done.written:
         print(f"wrote {path.relative_to(root)}")
+    for number, notes in done.cleaned:  # what the maintainer did not see on GitHub
+        err(f"issue #{number}: {notes}")
     for number, why in done.skipped:
         err(f"issue #{number} not imported: {why}")
     print(

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardrunner.card.record import RunRecord, record_from_trailers
-from cardrunner.git.repo import GitError, GitRepo
+from cardrunner.card.record import RunRecord, record_from_trailers, unclosing
+from cardrunner.git.repo import GitError, GitRepo, not_option
 
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 
@@ -70,15 +70,16 @@ class BranchRepo(GitRepo):
 
     async def add_worktree(self, path: Path, branch: str) -> None:
         """Check `branch` out at `path`; a new branch starts at HEAD."""
+        not_option(branch, "branch")
         exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
         if exists.code == 0:
-            await self._git("worktree", "add", str(path), branch)
+            await self._git("worktree", "add", "--", str(path), branch)
         else:
-            await self._git("worktree", "add", "-b", branch, str(path), "HEAD")
+            await self._git("worktree", "add", "-b", branch, "--", str(path), "HEAD")
 
     async def remove_worktree(self, path: Path, force: bool = False) -> None:
         """Remove the worktree at `path` (`force`: even with changes in it)."""
-        await self._git("worktree", "remove", *(["--force"] if force else []), str(path))
+        await self._git("worktree", "remove", *(["--force"] if force else []), "--", str(path))
 
     async def cherry_pick_clean(self, sha: str) -> bool:
         """Apply commit `sha` on the current branch if it applies cleanly; else change nothing.
@@ -89,7 +90,8 @@ class BranchRepo(GitRepo):
         if await self.head() is None or await self._cherry_picking():
             return False
         ident = await self._identity()
-        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", sha, check=False)
+        picked = not_option(sha, "commit")
+        out = await self._git(*ident, "cherry-pick", "--no-rerere-autoupdate", picked, check=False)
         if out.code == 0:
             return True
         if await self._cherry_picking():
@@ -199,7 +201,11 @@ class BranchRepo(GitRepo):
 
     async def remote_has_branch(self, remote: str, branch: str) -> bool:
         """True if `remote` (a name, a URL or a path) already has `branch`."""
-        out = await self._git("ls-remote", "--heads", remote, f"refs/heads/{branch}", check=False)
+        where = not_option(remote, "remote")
+        out = await self._git(
+            "ls-remote", "--heads", "--", where, f"refs/heads/{not_option(branch, 'branch')}",
+            check=False,
+        )  # fmt: skip
         if out.code != 0:
             raise GitError(f"cannot reach the remote {remote!r}: {out.stderr or out.text}")
         return bool(out.text)
@@ -207,27 +213,31 @@ class BranchRepo(GitRepo):
     async def switch_new(self, branch: str, at: str | None = None) -> None:
         """Create `branch` at HEAD (or the commit `at`) and check it out; uncommitted changes
         come along (git refuses when they would be overwritten)."""
-        await self._git("switch", "-q", "-c", branch, *([at] if at else []))
+        await self._git(
+            "switch", "-q", "-c", not_option(branch, "branch"),
+            *([not_option(at, "start commit")] if at else []),
+        )  # fmt: skip
 
     async def fetch_branch(self, remote: str, branch: str) -> str:
         """Fetch `branch` of `remote` (a name, a URL or a path); the commit it is at."""
-        await self._git("fetch", "-q", "--no-tags", remote, f"refs/heads/{branch}")
+        where, ref = not_option(remote, "remote"), f"refs/heads/{not_option(branch, 'branch')}"
+        await self._git("fetch", "-q", "--no-tags", "--", where, ref)
         return (await self._git("rev-parse", "--verify", "FETCH_HEAD^{commit}")).text
 
     async def switch_back(self, start: StartPoint) -> None:
         """Check out where the run started; uncommitted changes (a card's state) come along."""
         if start.branch:
-            await self._git("switch", "-q", start.branch)
+            await self._git("switch", "-q", not_option(start.branch, "branch"))
         else:
-            await self._git("switch", "-q", "--detach", start.commit)
+            await self._git("switch", "-q", "--detach", not_option(start.commit, "commit"))
 
     async def delete_branch(self, branch: str) -> None:
-        await self._git("branch", "-q", "-D", branch)
+        await self._git("branch", "-q", "-D", "--", not_option(branch, "branch"))
 
     async def own_commits(self, branch: str) -> int:
         """How many commits of `branch` no other branch has: what deleting it would lose."""
         out = await self._git(
-            "rev-list", "--count", f"refs/heads/{branch}",
+            "rev-list", "--count", f"refs/heads/{not_option(branch, 'branch')}",
             "--not", f"--exclude={branch}", "--branches",  # (--branches matches short names)
         )  # fmt: skip
         return int(out.text or "0")
@@ -238,10 +248,13 @@ class BranchRepo(GitRepo):
 
     async def commits_since(self, base: str) -> list[str]:
         """Commits on HEAD after `base`, oldest first."""
-        return (await self._git("rev-list", "--reverse", f"{base}..HEAD")).text.split()
+        return (
+            await self._git("rev-list", "--reverse", f"{not_option(base, 'commit')}..HEAD")
+        ).text.split()
 
     async def message(self, sha: str) -> str:
-        return (await self._git("log", "-1", "--format=%B", sha)).stdout.decode("utf-8", "replace")
+        out = await self._git("log", "-1", "--format=%B", not_option(sha, "commit"), "--")
+        return out.stdout.decode("utf-8", "replace")
 
     async def fold_into_one(self, base: str, message: str, extra: list[str]) -> str:
         """Replace the commits after `base` by one commit that also holds the files `extra`.
@@ -255,7 +268,9 @@ class BranchRepo(GitRepo):
             await self._add_paths(extra, env)
             tree = (await self._git("write-tree", env=env)).text
         ident = await self._identity()
-        sha = (await self._git(*ident, "commit-tree", tree, "-p", base, "-m", message)).text
+        message = unclosing(message, note=False)  # no commit of ours closes an issue
+        parent = not_option(base, "commit")
+        sha = (await self._git(*ident, "commit-tree", tree, "-p", parent, "-m", message)).text
         subject = message.strip().splitlines()[0] if message.strip() else ""
         await self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head or "")
         await self._git("reset", "-q", sha, "--", *extra, check=False)
@@ -263,8 +278,7 @@ class BranchRepo(GitRepo):
 
     async def push(self, remote: str, branch: str) -> None:
         """Push HEAD to `branch` on `remote` as a new branch; never forced."""
-        out = await self._git(
-            "push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False
-        )
+        where, ref = not_option(remote, "remote"), f"HEAD:refs/heads/{not_option(branch, 'branch')}"
+        out = await self._git("push", "--porcelain", "--", where, ref, check=False)
         if out.code != 0:
             raise GitError(f"git push to {remote!r} failed: {out.stderr or out.text}")

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path, PurePosixPath
 
+from cardrunner.card.record import unclosing
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import visible
 from cardrunner.git.process import GitOut, run_git
@@ -34,6 +35,18 @@ class GitError(Exception):
     Not a tool error: git is a layer below the tools, and a tool that lets one through is
     answered with this message as it is (`tools.base.FunctionTool`).
     """
+
+
+def not_option(value: str, what: str) -> str:
+    """`value`, or GitError when git would read it as an option: a remote, branch or commit can
+    come from a flag, a card or a workflow input, and `--upload-pack=<cmd>` as a remote runs
+    <cmd>. Values also go after `--` where git allows it; this refuses, saying why, elsewhere."""
+    if value.startswith("-") or "\0" in value or "\n" in value:
+        why = (
+            "starts with '-', which git reads as an option" if value[:1] == "-" else "has a NUL/LF"
+        )
+        raise GitError(f"refused the {what} {value!r}: it {why}")
+    return value
 
 
 def _specs(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -123,7 +136,8 @@ class GitRepo:
     async def show_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of `path` (relative to the workspace) in `rev` (a commit or a tree), as
         stored; None when it is not there. The review's before-copies are read this way."""
-        out = await self._git("cat-file", "blob", f"{rev}:./{path}", check=False)  # no filter
+        spec = f"{not_option(rev, 'revision')}:./{path}"
+        out = await self._git("cat-file", "blob", spec, check=False)  # no filter
         return out.stdout if out.code == 0 else None
 
     async def _prefix(self) -> str:
@@ -297,7 +311,7 @@ class GitRepo:
         out (`config.secrets.visible`): quoted evidence may hold a NUL, which can be neither an
         argument nor part of a commit message a person reads safely.
         """
-        message = visible(message)
+        message = unclosing(visible(message), note=False)  # no commit of ours closes an issue
         parents = ["-p", head] if head else []
         ident = await self._identity()
         data = message.encode("utf-8", errors="surrogateescape")

@@ -29,7 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardrunner.card.card import readable_words
-from cardrunner.sources.issues import card_head, free_path, imported_sources, with_criteria
+from cardrunner.card.record import unclosing
+from cardrunner.sources.issues import (
+    card_head,
+    free_path,
+    imported_sources,
+    visible_text,
+    with_criteria,
+)
 
 STATES = {
     "todo": ("New", None),
@@ -137,9 +144,12 @@ def _only_tables(db: sqlite3.Connection, path: Path) -> None:
 def card_text(task: Task) -> tuple[str, bool]:
     """The card for a task, and whether it has criteria."""
     state, reason = STATES.get(task.status, ("New", None))
-    body = with_criteria(task.description)
-    text = card_head(task.title, task.source, state, reason)
-    return text + (body or (task.description.strip() + "\n").lstrip("\n")), body is not None
+    seen = visible_text(task.description)  # what the board showed, without hidden content
+    description = f"{seen.text}\n\n({seen.notes()})" if seen.notes() else seen.text
+    body = with_criteria(description)
+    title = unclosing(" ".join(visible_text(task.title, 300).text.split()), note=False)
+    text = card_head(title, task.source, state, reason)
+    return text + (body or (description.strip() + "\n").lstrip("\n")), body is not None
 
 
 def import_tasks(tasks: list[Task], folder: Path) -> Moved:

@@ -23,6 +23,7 @@ from typing import Any
 from cardrunner.agent.events import Notice, ReviewDecided, ReviewRequested
 from cardrunner.agent.review import Approver, ReviewDecision, ReviewRequest
 from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult, truncate
+from cardrunner.card.record import unclosing
 from cardrunner.config.secrets import redact, shown
 from cardrunner.git.choice import Choice, ChoiceError, Reviewed, choose, committed_files, settle
 from cardrunner.git.hunks import quote
@@ -104,7 +105,7 @@ class CommitTool:
             raise ToolError(
                 f"Already committed as {self.committed[:10]}. End with the RESULT line."
             )
-        message = shown(args["message"].strip())
+        message = unclosing(shown(args["message"].strip()))  # only cardrunner closes issues
         tree = await self._area()
         raw, files = await self.git.diff_trees(self.base_tree, tree, self.write_paths)
         if not files:
