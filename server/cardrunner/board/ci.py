@@ -140,9 +140,7 @@ class CardBranchRun:
         """The run's events, with notices on the branch and the push; ends with `RunFinished`."""
         o = self.options
         self._branched = None
-        self._notes = ci_confinement_notes(o)
-        for note in self._notes:
-            yield Notice(message=note)
+        self._notes = ci_confinement_notes(o)  # said after `start`, with the branch (preflight)
         options = replace(
             o,
             settings=o.settings.model_copy(update={"isolation": False}),
@@ -173,7 +171,12 @@ class CardBranchRun:
         yield result
 
     async def _branch_off(self) -> list[str]:
-        """The session's preflight: refuse (RunRefused), or make the card's branch and say so."""
+        """The session's preflight: refuse (RunRefused), or make the card's branch; what it says
+        follows the run's `start`, the confinement notes first."""
+        return [*self._notes, *await self._switch()]
+
+    async def _switch(self) -> list[str]:
+        """Refuse (RunRefused), or make the card's branch and say so."""
         repo = BranchRepo(self.options.root)
         try:
             card = await asyncio.to_thread(load_card, self.options.card_path)
