@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import tomllib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -234,3 +236,11 @@ def test_the_layer_order_is_stated_once() -> None:
     assert "import-linter" in (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(
         encoding="utf-8"
     )
+
+
+def test_the_language_servers_features_load_no_pydantic() -> None:
+    """A fold can pull a pydantic model into what the idle server imports (the ledger into the
+    review port did); caught here in a second, not only by the editor's start-up test."""
+    code = "import sys, cardrunner.lsp.app; print('pydantic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from cardrunner.agent.ledger import LedgerEntry
 from cardrunner.card.record import FailureReason
+
+if TYPE_CHECKING:  # the ledger's models are pydantic: the idle language server reads this module
+    from cardrunner.agent.ledger import LedgerEntry
 
 
 @dataclass(frozen=True)
