@@ -164,10 +164,9 @@ class CommitTool:
         failure the model reads instead of a review."""
         if not self.checks.configured:
             return []
-        # in a checkout of exactly `tree`: HEAD outside the write area, never what the model's
-        # code wrote there meanwhile (tests rewritten to assert nothing pass in the work tree)
-        ran = await self.checks.run_exact("commit", tree, self.git)
+        ran = await self.checks.run("commit", tree)  # outside the write area: as it was found
         ctx.emit(ran)
+        await self._put_back_outside(ctx)  # the code under review wrote there in the checks too
         if not self.checks.passed(ran):
             return ToolResult(
                 self.checks.report(ran) + "\nNothing was committed and the user was not asked. "
