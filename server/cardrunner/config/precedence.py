@@ -13,7 +13,7 @@ repository only with the user's trust: the trust question lists them (trust/requ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, fields, is_dataclass
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +119,7 @@ def _prices(
         floor = user.prices.get(name) or (MODELS[name].price if name in MODELS else None)
         if floor is None:
             continue
-        raised = Price(
-            **{f.name: max(getattr(theirs, f.name), getattr(floor, f.name)) for f in fields(Price)}
-        )
+        raised = _at_least(theirs, floor)
         if raised != theirs:
             problems.append(_ignored(f"prices.{name}", theirs, floor))
         out[name] = raised
@@ -142,4 +140,21 @@ def _ignored(key: str, theirs: Any, mine: Any) -> SettingsProblem:
         key=key,
         message=f"{shown!r} would widen what you set or the built-in value ({kept!r}); "
         "a repository can only tighten it, so the stricter value applies",
+    )
+
+
+_RATES = ("input", "output", "cache_read", "cache_write")
+
+
+def _at_least(theirs: Price, floor: Price) -> Price:
+    """`theirs`, no rate below `floor`'s, and the floor's long-prompt tier kept: its threshold
+    no higher, its rates no lower (a repository cannot price a long prompt as a short one)."""
+    tier_at = [t for t in (theirs.above_tokens, floor.above_tokens) if t is not None]
+    above = theirs.above if floor.above is None else floor.above
+    if theirs.above is not None and floor.above is not None:
+        above = _at_least(theirs.above, floor.above)
+    return Price(
+        **{name: max(getattr(theirs, name), getattr(floor, name)) for name in _RATES},
+        above_tokens=min(tier_at) if tier_at else None,
+        above=above,
     )
