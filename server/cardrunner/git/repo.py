@@ -143,13 +143,16 @@ class GitRepo:
     async def _prefix(self) -> str:
         return (await self._git("rev-parse", "--show-prefix")).text
 
-    async def dirty_files(self, paths: list[str], ignored: bool = False) -> list[str]:
-        """Modified, staged and untracked files under `paths` (`ignored`: ignored ones too),
-        build output left out."""
+    async def dirty_files(
+        self, paths: list[str], ignored: bool = False, untracked: bool = True
+    ) -> list[str]:
+        """Modified, staged and (`untracked`) untracked files under `paths` (`ignored`: ignored
+        ones too), build output left out."""
         if not paths:
             return []
+        shown = "all" if untracked else "no"
         out = await self._git(
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "status", "--porcelain=v1", "-z", f"--untracked-files={shown}", "--no-renames",
             "--", *self._specs(paths),
         )  # fmt: skip
         prefix = await self._prefix()

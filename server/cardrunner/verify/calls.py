@@ -131,8 +131,8 @@ class CallLog:
     def fresh(self, call: ObservedCall) -> bool:
         """Did the call see the write area exactly as it is now (and leave it so), after the
         last time files outside it were put back?"""
-        restored = self.last_change is not None and self.last_change.name == RESTORED
-        if restored and self.last_change is not None and call.seq < self.last_change.seq:
+        change = self.last_change
+        if change is not None and change.name == RESTORED and call.seq < change.seq:
             return False
         return call.before == call.after == self.current
 
@@ -189,11 +189,7 @@ class OutsideWatch:
         )
 
     async def _dirty(self) -> list[str]:
-        tracked = []
-        for path in await self.git.dirty_files(["."]):
-            if self._outside(path) and await self.git.show_file("HEAD", path) is not None:
-                tracked.append(path)
-        return tracked
+        return [p for p in await self.git.dirty_files(["."], untracked=False) if self._outside(p)]
 
     async def changed(self) -> list[str]:
         """Tracked files outside the write area that differ from how the run found them."""
