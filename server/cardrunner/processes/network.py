@@ -40,8 +40,9 @@ HOLDER_SECONDS = 10.0
 """How long the holder may take to name its child (it takes ~10 ms)."""
 
 
-class NetworkUnavailable(Exception):
-    """The private network cannot be made here; str() says why."""
+class NetworkUnavailable(OSError):
+    """The private network cannot be made here, or is closed; str() says why (an OSError: a
+    spawn into a closed network fails as a command that cannot start)."""
 
 
 @dataclass
