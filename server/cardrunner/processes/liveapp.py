@@ -120,6 +120,8 @@ class AppProcess:
     """Started by the model and not stopped since: a change of files restarts it."""
     _reader: asyncio.Task[None] | None = field(default=None, init=False)
     _lines: deque[str] = field(init=False)
+    _turn: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    """One start or stop at a time: a restart after a write must not race another."""
 
     def __post_init__(self) -> None:
         self._lines = deque(maxlen=self.max_lines)
@@ -171,6 +173,18 @@ class AppProcess:
     ) -> str:
         """Start the app (restart it if it runs); report its first output, or that `url`
         answers; raise `CommandError` if it fails at once or `url` never answers."""
+        async with self._turn:
+            return await self._start(argv, cwd, env, sandbox, url, wait_seconds)
+
+    async def _start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str] | None,
+        sandbox: Sandbox | None,
+        url: str | None,
+        wait_seconds: float,
+    ) -> str:
         was = self._proc.pid if self.running and self._proc is not None else None
         await self._finish()
         self._lines.clear()
@@ -265,6 +279,10 @@ class AppProcess:
 
     async def stop(self) -> str:
         """Stop the app's whole process group; report how it ended and its last output."""
+        async with self._turn:
+            return await self._stop()
+
+    async def _stop(self) -> str:
         self._wanted = False
         proc = self._proc
         if proc is None:
