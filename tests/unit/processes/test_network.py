@@ -24,8 +24,8 @@ from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import CommandError, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.liveapp import AppProcess
-from cardrunner.processes.network import PrivateNetwork
-from cardrunner.processes.sandbox import Sandbox
+from cardrunner.processes.network import NetworkUnavailable, PrivateNetwork
+from cardrunner.processes.sandbox import Sandbox, describe
 from tests.support.mcp_harness import free_port
 
 PY = sys.executable
@@ -189,3 +189,29 @@ async def test_a_forwarded_port_reaches_the_app_from_the_host_only_while_it_runs
         with pytest.raises(urllib.error.URLError, match="refused"):
             await asyncio.to_thread(host_get, found[1])
     assert groups.live() == set()
+
+
+async def test_two_runs_never_share_a_network(tmp_path: Path) -> None:
+    groups = ProcessGroups()
+    argv = site(tmp_path)
+    url = f"http://127.0.0.1:{argv[3]}/"
+    app = AppProcess(groups)
+    with private(tmp_path, groups) as one, private(tmp_path, groups) as other:
+        await app.start(argv, tmp_path, sandbox=one, url=url, wait_seconds=30)
+        assert "private page 7f3a" in await fetch(one, tmp_path, url, groups)
+        assert "failed:" in await fetch(other, tmp_path, url, groups)
+        await app.aclose()
+    assert groups.live() == set()
+
+
+def test_without_nsenter_there_is_no_shared_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = probe()
+    assert found.binary is not None
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nsenter there
+    with pytest.raises(NetworkUnavailable, match="nsenter"):
+        PrivateNetwork.open(found.binary, ProcessGroups())
+    assert "no nsenter (util-linux): each command has a network of its own" in describe(
+        "bwrap", False
+    )
