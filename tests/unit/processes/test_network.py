@@ -215,3 +215,15 @@ def test_without_nsenter_there_is_no_shared_network(
     assert "no nsenter (util-linux): each command has a network of its own" in describe(
         "bwrap", False
     )
+
+
+def test_a_holder_that_names_no_namespace_is_reported_and_gone(tmp_path: Path) -> None:
+    failing = tmp_path / "bwrap"
+    failing.write_text(
+        "#!/bin/sh\necho 'bwrap: No permission to create new namespace' >&2\nexit 1\n"
+    )
+    failing.chmod(0o755)
+    groups = ProcessGroups()
+    with pytest.raises(NetworkUnavailable, match="named no child: bwrap: No permission"):
+        PrivateNetwork.open(str(failing), groups)
+    assert groups.live() == set()
