@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -233,6 +234,13 @@ def fail() -> str:
 
 
 @server.tool()
+def browser_error() -> types.CallToolResult:
+    """Fail the way Playwright MCP does: a `### Error` heading, the reason on the next line."""
+    text = "### Error\nError: page.goto: net::ERR_CONNECTION_REFUSED at http://localhost:5000/"
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+@server.tool()
 def crash() -> str:
     """Die in the middle of the call."""
     sys.stderr.write("crashing on purpose\n")
@@ -309,6 +317,17 @@ def touch(path: str) -> str:
 def extra(text: str) -> str:
     """A tool only a restarted server offers."""
     return f"extra: {text}"
+
+
+@server.tool()
+def fetch(url: str) -> str:
+    """GET `url` from where the server runs (a browser's view of the app): status and page."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=10) as answer:
+            return f"HTTP {answer.status}\n{answer.read().decode('utf-8', 'replace')}"
+    except OSError as exc:
+        return f"failed: {exc}"
 
 
 def main() -> None:

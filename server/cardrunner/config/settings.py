@@ -24,7 +24,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from annotated_types import Gt
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.model_table import Effort, ModelSpec, Price, ThinkingKind, model_spec
@@ -53,7 +53,13 @@ class McpServer(BaseModel):
         default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
     )
     required: bool = False
-    timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
+    timeout: float = Field(30, gt=0, description="Seconds for each call (and start-up).")
+    start_timeout: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds to start and list tools; None: `timeout`, but at least 120 for a "
+        "server a package runner starts (npx, uvx, bunx, pnpm dlx), which may download first.",
+    )
     source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
 
     @model_validator(mode="after")
@@ -63,6 +69,23 @@ class McpServer(BaseModel):
         if self.headers and not self.url:
             raise ValueError("'headers' only applies to a 'url' server")
         return self
+
+    @property
+    def package_runner(self) -> str | None:
+        """The package runner that starts this server (`npx`, `pnpm dlx` …), or None."""
+        program = (self.command or "").replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".cmd")
+        if program in ("npx", "pnpx", "bunx", "uvx"):
+            return program
+        verb = self.args[0] if self.args else ""
+        runs = program in ("pnpm", "yarn", "bun", "npm") and verb in ("dlx", "x", "exec")
+        return f"{program} {verb}" if runs else None
+
+    @property
+    def start_seconds(self) -> float:
+        """How long the server may take to start and list its tools."""
+        if self.start_timeout is not None:
+            return self.start_timeout
+        return max(self.timeout, 120.0) if self.package_runner else self.timeout
 
     @property
     def users_own(self) -> bool:
@@ -180,6 +203,15 @@ class Commands(_Strict):
     build: list[str] | None = None
     test: list[str] | None = None
     app: list[str] | None = None
+    app_url: str | None = Field(
+        None,
+        description="The URL the app serves, e.g. http://localhost:5000/ (a port number means "
+        "http://localhost:PORT/): start_app waits until it answers, the model is told where "
+        "the app is, and a change of files restarts the running app.",
+    )
+    app_wait_seconds: float = Field(
+        60, gt=0, description="How long start_app waits for app_url to answer."
+    )
     test_args: TestArgs = Field(default_factory=TestArgs)
     test_report: str | None = Field(
         None,
@@ -189,6 +221,21 @@ class Commands(_Strict):
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )
+
+    @field_validator("app_url", mode="before")
+    @classmethod
+    def _port_or_url(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = f"http://localhost:{value}/"
+        if isinstance(value, str) and not value.startswith(("http://", "https://")):
+            raise ValueError("app_url must be an http:// or https:// URL, or a port number")
+        return value
+
+    @model_validator(mode="after")
+    def _url_of_an_app(self) -> Commands:
+        if self.app_url and not self.app:
+            raise ValueError("app_url needs app: the command that starts the app")
+        return self
 
 
 class ModelOptions(_Strict):
