@@ -284,7 +284,7 @@ export class ServerClient implements vscode.Disposable {
     const message = startFailureMessage(resolution, error);
     this.log.error(`${message}\n  tried: ${resolution.tried.join("\n  tried: ")}`);
     this.emit("failed", message);
-    const offer = resolution.offers[0];
+    const offer = resolution.offers[0] ?? resolution.declined?.[0];
     const folder = api.workspaceFolderPath();
     const buttons = [...(offer && folder ? ["Use it"] : []), "Pick program…", "Open Settings", "Show output"];
     void api.showError(message, ...buttons).then(async (pick) => {

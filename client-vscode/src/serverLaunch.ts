@@ -64,6 +64,8 @@ export interface Resolution {
   tried: string[];
   /** Found but not chosen by the user: each is asked about (in order) before it may run. */
   offers: ServerLaunch[];
+  /** Found, and the user said not to run it (the error still names it: "Use it" undoes the no). */
+  declined?: ServerLaunch[];
 }
 
 /** The argv of a launch, as one list. */
@@ -119,7 +121,13 @@ function withLsp(argv: readonly string[]): string[] {
  * A candidate the user has not chosen: used on their recorded yes (or, for `.venv` and `uv`,
  * `workspaceEnvironments`), skipped on their no, else offered. Returns the launch to use.
  */
-function consider(p: Probe, launch: ServerLaunch, tried: string[], offers: ServerLaunch[]): ServerLaunch | undefined {
+/** What the workspace offers: asked about, or already refused. */
+interface Seen {
+  offers: ServerLaunch[];
+  declined: ServerLaunch[];
+}
+
+function consider(p: Probe, launch: ServerLaunch, tried: string[], seen: Seen): ServerLaunch | undefined {
   const answer = p.answer?.(launchArgv(launch));
   const shown = formatArgv(launchArgv(launch));
   if (answer === "yes") {
@@ -127,19 +135,15 @@ function consider(p: Probe, launch: ServerLaunch, tried: string[], offers: Serve
   }
   if (answer === "no") {
     tried.push(`${shown} (${launch.source}): you said not to run it`);
+    seen.declined.push(launch);
   } else {
     tried.push(`${shown} (${launch.source}): ${ASK_FIRST}`);
-    offers.push(launch);
+    seen.offers.push(launch);
   }
   return undefined;
 }
 
-async function fromUv(
-  p: Probe,
-  folder: string,
-  tried: string[],
-  offers: ServerLaunch[],
-): Promise<ServerLaunch | undefined> {
+async function fromUv(p: Probe, folder: string, tried: string[], seen: Seen): Promise<ServerLaunch | undefined> {
   const lock = joinPath(p.platform, folder, "uv.lock");
   const locked = await p.exists(lock);
   const uv = locked ? await p.which("uv") : undefined;
@@ -157,15 +161,10 @@ async function fromUv(
     tried.push("uv run cardrunner lsp: the workspace's uv.lock has no cardrunner");
     return undefined;
   }
-  return consider(p, launch, tried, offers);
+  return consider(p, launch, tried, seen);
 }
 
-async function fromVenv(
-  p: Probe,
-  folder: string,
-  tried: string[],
-  offers: ServerLaunch[],
-): Promise<ServerLaunch | undefined> {
+async function fromVenv(p: Probe, folder: string, tried: string[], seen: Seen): Promise<ServerLaunch | undefined> {
   const python = venvPython(folder, p.platform);
   if (!(await p.exists(python))) {
     tried.push(`${python} -m cardrunner lsp: no such file`);
@@ -179,7 +178,7 @@ async function fromVenv(
       tried.push(`${python}: cardrunner is not installed in the workspace's .venv`);
       return undefined;
     }
-    return consider(p, launch, tried, offers);
+    return consider(p, launch, tried, seen);
   }
   if (await p.hasCardrunner(python)) {
     return launch;
@@ -209,43 +208,49 @@ async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerLau
 /** Find the command that starts the server; `found` is undefined when nothing fits. */
 export async function resolveServerLaunch(p: Probe): Promise<Resolution> {
   const tried: string[] = [];
-  const offers: ServerLaunch[] = [];
+  const seen: Seen = { offers: [], declined: [] };
+  const { offers } = seen;
   const setting = p.setting.filter((part) => part !== "");
   if (setting.length > 0) {
     const source = setting.length === withLsp(setting).length ? "" : ", + lsp";
-    return { found: command(withLsp(setting), `setting cardrunner.server.command${source}`), tried, offers };
+    return {
+      found: command(withLsp(setting), `setting cardrunner.server.command${source}`),
+      tried,
+      offers,
+      declined: seen.declined,
+    };
   }
   tried.push("setting cardrunner.server.command: empty");
   const py = await fromPythonExtension(p, tried);
   if (py) {
-    return { found: py, tried, offers };
+    return { found: py, tried, offers, declined: seen.declined };
   }
   const asked = (p.workspaceCommand ?? []).filter((part) => part !== "");
   const folder = p.workspaceFolder;
   const fromWorkspace =
     asked.length > 0
-      ? consider(p, command(withLsp(asked), "this workspace's .vscode/settings.json"), tried, offers)
+      ? consider(p, command(withLsp(asked), "this workspace's .vscode/settings.json"), tried, seen)
       : undefined;
   if (fromWorkspace) {
-    return { found: fromWorkspace, tried, offers };
+    return { found: fromWorkspace, tried, offers, declined: seen.declined };
   }
   if (folder) {
-    const found = (await fromVenv(p, folder, tried, offers)) ?? (await fromUv(p, folder, tried, offers));
+    const found = (await fromVenv(p, folder, tried, seen)) ?? (await fromUv(p, folder, tried, seen));
     if (found) {
-      return { found, tried, offers };
+      return { found, tried, offers, declined: seen.declined };
     }
   } else {
     tried.push(".venv / uv: no workspace folder open");
   }
   if (offers.length > 0) {
-    return { found: undefined, tried, offers }; // asked about before any cardrunner on PATH
+    return { found: undefined, tried, offers, declined: seen.declined }; // asked about before any cardrunner on PATH
   }
   const onPath = await p.which("cardrunner");
   if (onPath) {
-    return { found: command([onPath, "lsp"], "cardrunner on PATH"), tried, offers };
+    return { found: command([onPath, "lsp"], "cardrunner on PATH"), tried, offers, declined: seen.declined };
   }
   tried.push(`cardrunner lsp: cardrunner not on PATH (${p.searchPath ?? "PATH is empty"})`);
-  return { found: undefined, tried, offers };
+  return { found: undefined, tried, offers, declined: seen.declined };
 }
 
 /**
@@ -321,6 +326,13 @@ export function startFailureMessage(res: Resolution, error?: string): string {
     return (
       `cardrunner: no server started: found ${formatArgv(launchArgv(offer))} (${offer.source}), not allowed yet.` +
       "\nUse it, or pick the program that starts cardrunner."
+    );
+  }
+  const refused = res.declined?.[0];
+  if (refused) {
+    return (
+      `cardrunner: no server started: you chose not to start ${formatArgv(launchArgv(refused))} (${refused.source}).` +
+      "\nUse it after all, or pick the program that starts cardrunner."
     );
   }
   return (

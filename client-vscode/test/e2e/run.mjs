@@ -269,7 +269,6 @@ async function review(wb, decision, nth = 1) {
       );
     }
     step("a second Review brought the open review forward (one diff tab, one evidence tab)");
-    await wb.image("vscode-review");
   }
   if (decision === "drop") {
     await wb.pickQuickItem(files, "NOTES.md");
