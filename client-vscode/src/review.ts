@@ -12,7 +12,15 @@ import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import { acceptArguments, diffPlan, evidenceText, rejectArguments, type DiffEntry } from "./reviewPlan";
+import {
+  acceptArguments,
+  diffPlan,
+  evidenceFolds,
+  evidenceText,
+  rejectArguments,
+  reviewLabel,
+  type DiffEntry,
+} from "./reviewPlan";
 import type { Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
@@ -23,6 +31,8 @@ const EMPTY_SCHEME = "cardrunner-empty";
 const EVIDENCE_SCHEME = "cardrunner-evidence";
 /** The evidence's language: word wrap on (package.json's configurationDefaults). */
 const EVIDENCE_LANGUAGE = "cardrunner-evidence";
+/** The diff's share of the editor height, the evidence below it. */
+const REVIEW_SHARE = 0.68;
 const MAX_DIFFS = 20;
 
 interface FileItem extends vscode.QuickPickItem {
@@ -50,6 +60,7 @@ export class ReviewController implements vscode.Disposable {
         const review = this.pending.get(decodeURIComponent(uri.query));
         return review ? evidenceText(review) : "This review has been decided.";
       }),
+      api.registerFoldingRanges(EVIDENCE_LANGUAGE, evidenceFolds),
     );
   }
 
@@ -215,13 +226,18 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  /** Each criterion's evidence, beside the diff (focus stays on the diff). */
+  /** Each criterion's evidence, below the diff (focus stays on the diff). */
   private async openEvidence(review: ReviewRequestedParams): Promise<void> {
     const name = encodeURIComponent(`${review.title.replace(/[^\w .-]+/g, " ").trim()} — evidence`);
     const uri = api.parseUri(`${EVIDENCE_SCHEME}:/${name}?${encodeURIComponent(review.uri)}`);
     this.opened.get(review.uri)?.add(uri.toString());
     await api.openBeside(uri, EVIDENCE_LANGUAGE).then(undefined, (err: unknown) => {
       this.log.warn(`could not show the evidence: ${String(err)}`);
+    });
+    // A laptop's 1280 px: beside the diff, the evidence cut the code at ~25 characters; below
+    // it, the code keeps the editor's whole width, and the evidence's criteria fold away.
+    await api.stackGroups(REVIEW_SHARE).then(undefined, (err: unknown) => {
+      this.log.info(`could not size the evidence column: ${String(err)}`);
     });
   }
 
@@ -238,7 +254,7 @@ export class ReviewController implements vscode.Disposable {
     const right = entry.right === null ? api.schemeUri(EMPTY_SCHEME, entry.file, "after") : api.fileUri(entry.right);
     const opened = this.opened.get(card) ?? new Set<string>();
     this.opened.set(card, opened.add(left.toString()));
-    return [api.fileUri(entry.file), left, right];
+    return [api.fileUri(reviewLabel(entry, api.workspaceFolderPath())), left, right];
   }
 
   private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {

@@ -390,3 +390,27 @@ export function isWorkspaceTrusted(): boolean {
 export function onDidGrantWorkspaceTrust(listener: () => void): vscode.Disposable {
   return vscode.workspace.onDidGrantWorkspaceTrust(listener);
 }
+
+/** Folding ranges for a language from a function of the document's text. */
+export function registerFoldingRanges(
+  language: string,
+  folds: (text: string) => Array<[number, number]>,
+): vscode.Disposable {
+  return vscode.languages.registerFoldingRangeProvider(language, {
+    provideFoldingRanges: (doc) => folds(doc.getText()).map(([a, b]) => new vscode.FoldingRange(a, b)),
+  });
+}
+
+/**
+ * Two editor groups one above the other, the first with `share` of the height (left alone when
+ * there are not exactly two): the code gets the editor's whole width.
+ */
+export async function stackGroups(share: number): Promise<unknown> {
+  if (vscode.window.tabGroups.all.length !== 2) {
+    return undefined;
+  }
+  return vscode.commands.executeCommand("vscode.setEditorLayout", {
+    orientation: 1,
+    groups: [{ size: share }, { size: 1 - share }],
+  });
+}

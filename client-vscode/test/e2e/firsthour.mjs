@@ -204,6 +204,10 @@ async function runAndAccept(wb, folder, card) {
   if (labels.some((l) => l.includes(".cardrunner/worktrees"))) {
     throw new Error(`review labels should be repository-relative: ${labels.join(" | ")}`);
   }
+  const headers = await wb.page.locator(".multiDiffEntry .header").allInnerTexts();
+  if (headers.some((h) => h.includes(".cardrunner"))) {
+    throw new Error(`the diff headers should be repository-relative: ${headers.join(" | ")}`);
+  }
   await wb.shot("review");
   await wb.image("vscode-review");
   await wb.page.keyboard.press("Enter");
