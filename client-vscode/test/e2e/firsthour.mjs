@@ -122,11 +122,10 @@ async function readmeClone() {
     encoding: "utf-8",
   }).trim();
   writeFileSync(path.join(site, "e2e-deps.pth"), `${deps}\n`);
-  execFileSync(
-    path.join(clone, ".venv", "bin", "pip"),
-    ["install", "-q", "--no-deps", "--no-build-isolation", "-e", clone],
-    { env, timeout: 300_000 },
-  );
+  execFileSync(path.join(clone, ".venv", "bin", "pip"), ["install", "-q", "--no-deps", "-e", clone], {
+    env,
+    timeout: 300_000,
+  });
   const card = path.join(
     "cards",
     readdirSync(path.join(clone, "cards"))
@@ -204,8 +203,8 @@ async function runAndAccept(wb, folder, card) {
   if (labels.some((l) => l.includes(".cardrunner/worktrees"))) {
     throw new Error(`review labels should be repository-relative: ${labels.join(" | ")}`);
   }
-  const headers = await wb.page.locator(".multiDiffEntry .header").allInnerTexts();
-  if (headers.some((h) => h.includes(".cardrunner"))) {
+  const headers = await wb.page.locator(".multiDiffEntry").allInnerTexts();
+  if (headers.length === 0 || headers.some((h) => h.includes(".cardrunner/"))) {
     throw new Error(`the diff headers should be repository-relative: ${headers.join(" | ")}`);
   }
   await wb.shot("review");
