@@ -458,7 +458,7 @@ async function fullRun(wb, violationsFile) {
   } else {
     await runFromBoard(wb, ws, step);
   }
-  const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
+  const status = wb.statusItem(/\d+ cards? · (round \d+|baseline check)|to review/);
   await status.waitFor({ timeout: 60_000 });
   step(`status bar: ${(await status.textContent())?.trim()}`);
   await wb.shot("status-bar-running");
