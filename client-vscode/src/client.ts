@@ -184,10 +184,14 @@ export class ServerClient implements vscode.Disposable {
     while (!resolution.found && resolution.offers[0] && folder) {
       const offer = resolution.offers[0];
       this.log.info(`asking whether to start ${formatArgv(launchArgv(offer))} (${offer.source})`);
-      if (await this.consent.ask(folder, offer)) {
-        await this.consent.allow(folder, launchArgv(offer));
-      } else {
-        await this.consent.decline(folder, launchArgv(offer));
+      const yes = await this.consent.ask(folder, offer);
+      try {
+        await (yes ? this.consent.allow(folder, launchArgv(offer)) : this.consent.decline(folder, launchArgv(offer)));
+      } catch (err) {
+        // An unwritable settings file: the answer holds for this start, and the user is told.
+        this.log.error(`could not keep the answer: ${String(err)}`);
+        void api.showError(`cardrunner: could not save your answer in your user settings: ${String(err)}`);
+        return yes ? { ...resolution, found: offer } : { ...resolution, offers: [], declined: [offer] };
       }
       resolution = await this.resolve();
     }
