@@ -26,6 +26,8 @@ import * as api from "./vscodeapi";
 
 /** The run-start side of a diff: the path is the real file's, the query names the copy read. */
 const BEFORE_SCHEME = "cardrunner-before";
+/** An isolated run's file, served under its place in the repository (not its worktree path). */
+const AFTER_SCHEME = "cardrunner-after";
 /** The side that does not exist (before a new file, after a deleted one), at the real path. */
 const EMPTY_SCHEME = "cardrunner-empty";
 const EVIDENCE_SCHEME = "cardrunner-evidence";
@@ -56,6 +58,7 @@ export class ReviewController implements vscode.Disposable {
     this.disposables.push(
       api.registerContentProvider(EMPTY_SCHEME, () => ""),
       api.registerContentProvider(BEFORE_SCHEME, (uri) => api.readText(uri.query)),
+      api.registerContentProvider(AFTER_SCHEME, (uri) => api.readText(uri.query)),
       api.registerContentProvider(EVIDENCE_SCHEME, (uri) => {
         const review = this.pending.get(decodeURIComponent(uri.query));
         return review ? evidenceText(review) : "This review has been decided.";
@@ -243,18 +246,28 @@ export class ReviewController implements vscode.Disposable {
 
   /**
    * [the file, its before side, its after side] as the diff editors take them, all three at the
-   * real file's path: the before side is the run-start copy's content served under that path
+   * file's path: the before side is the run-start copy's content served under that path
    * (BEFORE_SCHEME), so the editor shows a modification of the file, not a rename from the copy.
    */
   private sides(card: string, entry: DiffEntry): [vscode.Uri, vscode.Uri, vscode.Uri] {
+    // An isolated run's files live in .cardrunner/worktrees/<run id>/: VS Code labels a diff by
+    // its modified side, so both sides are served under the file's place in the repository.
+    const at = reviewLabel(entry, api.workspaceFolderPath());
     const left =
-      entry.left === null
-        ? api.schemeUri(EMPTY_SCHEME, entry.file, "before")
-        : api.schemeUri(BEFORE_SCHEME, entry.file, entry.left);
-    const right = entry.right === null ? api.schemeUri(EMPTY_SCHEME, entry.file, "after") : api.fileUri(entry.right);
+      entry.left === null ? api.schemeUri(EMPTY_SCHEME, at, "before") : api.schemeUri(BEFORE_SCHEME, at, entry.left);
+    const right =
+      entry.right === null
+        ? api.schemeUri(EMPTY_SCHEME, at, "after")
+        : at === entry.file
+          ? api.fileUri(entry.right)
+          : api.schemeUri(AFTER_SCHEME, at, entry.right);
     const opened = this.opened.get(card) ?? new Set<string>();
-    this.opened.set(card, opened.add(left.toString()));
-    return [api.fileUri(reviewLabel(entry, api.workspaceFolderPath())), left, right];
+    opened.add(left.toString());
+    if (right.scheme === AFTER_SCHEME) {
+      opened.add(right.toString()); // never the user's own file: their editor of it stays open
+    }
+    this.opened.set(card, opened);
+    return [api.fileUri(at), left, right];
   }
 
   private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {

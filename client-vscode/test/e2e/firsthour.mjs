@@ -205,7 +205,8 @@ async function runAndAccept(wb, folder, card) {
     throw new Error(`review labels should be repository-relative: ${labels.join(" | ")}`);
   }
   const headers = await wb.page.locator(".multiDiffEntry").allInnerTexts();
-  if (headers.length === 0 || headers.some((h) => h.includes(".cardrunner/"))) {
+  const renamed = await wb.page.locator(".multiDiffEntry .status.renamed").count();
+  if (headers.length === 0 || renamed > 0 || headers.some((h) => h.includes(".cardrunner/"))) {
     throw new Error(`the diff headers should be repository-relative: ${headers.join(" | ")}`);
   }
   await wb.shot("review");
