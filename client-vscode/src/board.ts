@@ -6,7 +6,8 @@
  * Why pure: the server owns the board (grouping, live runs, actions); the client only renders it.
  * Keeping the parsing and the wording free of `vscode` lets them be unit-tested under plain Node.
  */
-import { ServerCommand } from "./protocol";
+import { costEstimated, ServerCommand } from "./protocol";
+import { formatCost, formatRound } from "./statusItems";
 
 export const COLUMNS = ["New", "In Work", "Review", "Done", "Failed"] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -25,6 +26,8 @@ export interface BoardRun {
   round: number;
   maxRounds: number;
   costUsd: number;
+  /** The cost is an estimate (a replayed run, or usage the endpoint did not report). */
+  estimated: boolean;
   tool: string | null;
   summary: string;
   logPath: string | null;
@@ -82,6 +85,7 @@ function parseRun(raw: unknown): BoardRun | null {
     round: num(raw.round),
     maxRounds: num(raw.maxRounds),
     costUsd: num(raw.costUsd),
+    estimated: costEstimated(raw),
     tool: optStr(raw.tool),
     summary: str(raw.summary),
     logPath: optStr(raw.logPath),
@@ -162,9 +166,8 @@ export function cardDetail(card: BoardCard): string {
     return `waiting for review · ${card.review.files.length} file(s)`;
   }
   if (card.state === "In Work" && card.run && (card.run.state === "running" || card.run.state === "review")) {
-    const limit = card.run.maxRounds ? `/${card.run.maxRounds}` : "";
     const tool = card.run.tool ? ` · ${card.run.tool}` : "";
-    return `round ${card.run.round}${limit} · $${card.run.costUsd.toFixed(2)}${tool}`;
+    return `${formatRound(card.run)} · ${formatCost(card.run.costUsd, card.run.estimated)}${tool}`;
   }
   if (card.state === "Failed" && card.lastReason) {
     return card.lastReason;

@@ -22,10 +22,18 @@ import {
 } from "vscode-languageclient/node";
 import { askQuestion, buildClientOptions, ONE_RUN_STATUS, type ClientHooks } from "./clientOptions";
 import { CrashPolicy } from "./crashPolicy";
-import { nodeProbe } from "./probe";
+import { ServerConsent } from "./consent";
+import { nodeProbe, workspaceCommand } from "./probe";
 import { ClientCommand } from "./protocol";
 import type { ApiKeyStore } from "./secrets";
-import { formatArgv, settingArgv, resolveServerLaunch, startFailureMessage, type Resolution } from "./serverLaunch";
+import {
+  formatArgv,
+  launchArgv,
+  settingArgv,
+  resolveServerLaunch,
+  startFailureMessage,
+  type Resolution,
+} from "./serverLaunch";
 import { RESTART_SECTION, toServerSettings, type ServerSettings } from "./settings";
 import * as api from "./vscodeapi";
 
@@ -52,10 +60,12 @@ export class ServerClient implements vscode.Disposable {
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly keys: ApiKeyStore,
+    private readonly consent: ServerConsent,
   ) {
     this.disposables.push(
       api.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(RESTART_SECTION)) {
+        // A recorded yes (server.allowedCommands) is written during a start: not a reason to restart.
+        if (RESTART_SECTION.some((key) => e.affectsConfiguration(key))) {
           this.restartSoon("cardrunner.server.* changed");
         } else if (e.affectsConfiguration("cardrunner")) {
           void this.pushConfiguration();
@@ -158,13 +168,39 @@ export class ServerClient implements vscode.Disposable {
   private async resolve(): Promise<Resolution> {
     const argv = settingArgv(api.readSetting("server.command"));
     const workspaceEnvironments = api.readSetting("server.workspaceEnvironments") === true;
-    const probe = nodeProbe(argv, api.workspaceFolderPath(), api.pythonInterpreter, workspaceEnvironments);
-    return resolveServerLaunch(probe);
+    const folder = api.workspaceFolderPath();
+    const probe = nodeProbe(argv, folder, api.pythonInterpreter, workspaceEnvironments);
+    return resolveServerLaunch({
+      ...probe,
+      workspaceCommand: await workspaceCommand(folder),
+      answer: (candidate) => this.consent.answer(folder, candidate),
+    });
+  }
+
+  /** Resolve; ask about each program found but not chosen (a no goes on to the next), once. */
+  private async resolveAsking(): Promise<Resolution> {
+    let resolution = await this.resolve();
+    const folder = api.workspaceFolderPath();
+    while (!resolution.found && resolution.offers[0] && folder) {
+      const offer = resolution.offers[0];
+      this.log.info(`asking whether to start ${formatArgv(launchArgv(offer))} (${offer.source})`);
+      const yes = await this.consent.ask(folder, offer);
+      try {
+        await (yes ? this.consent.allow(folder, launchArgv(offer)) : this.consent.decline(folder, launchArgv(offer)));
+      } catch (err) {
+        // An unwritable settings file: the answer holds for this start, and the user is told.
+        this.log.error(`could not keep the answer: ${String(err)}`);
+        void api.showError(`cardrunner: could not save your answer in your user settings: ${String(err)}`);
+        return yes ? { ...resolution, found: offer } : { ...resolution, offers: [], declined: [offer] };
+      }
+      resolution = await this.resolve();
+    }
+    return resolution;
   }
 
   private async doStart(): Promise<void> {
     this.emit("starting", "resolving the server command");
-    const resolution = await this.resolve();
+    const resolution = await this.resolveAsking();
     resolution.tried.forEach((line) => this.log.info(`server command candidate: ${line}`));
     const found = resolution.found;
     if (!found) {
@@ -247,17 +283,38 @@ export class ServerClient implements vscode.Disposable {
     };
   }
 
+  /** Two lines and the buttons that do the fix: use the found program, pick one, open the output. */
   private fail(resolution: Resolution, error?: string): void {
     const message = startFailureMessage(resolution, error);
-    this.log.error(message);
+    this.log.error(`${message}\n  tried: ${resolution.tried.join("\n  tried: ")}`);
     this.emit("failed", message);
-    void api.showError(message, "Open Settings", "Show output").then((pick) => {
-      if (pick === "Open Settings") {
-        void api.openSettings("cardrunner.server.command");
+    const offer = resolution.offers[0] ?? resolution.declined?.[0];
+    const folder = api.workspaceFolderPath();
+    const buttons = [...(offer && folder ? ["Use it"] : []), "Pick program…", "Open Settings", "Show output"];
+    void api.showError(message, ...buttons).then(async (pick) => {
+      if (pick === "Use it" && offer && folder) {
+        await this.consent.allow(folder, launchArgv(offer));
+        this.restartSoon("the user allowed the found program");
+      } else if (pick === "Pick program…") {
+        await this.pickProgram();
+      } else if (pick === "Open Settings") {
+        void api.openSettingsWhereTheyLive("cardrunner.server");
       } else if (pick === "Show output") {
         this.log.show();
       }
     });
+  }
+
+  /** The user points at a cardrunner (or a Python with it): kept as their `cardrunner.server.command`. */
+  private async pickProgram(): Promise<void> {
+    const program = await api.pickProgram("The cardrunner program (…/bin/cardrunner) or a Python that has it");
+    if (program) {
+      const argv = /python[\d.]*(\.exe)?$/i.test(program)
+        ? [program, "-P", "-m", "cardrunner", "lsp"]
+        : [program, "lsp"];
+      await api.writeUserSetting("server.command", argv);
+      this.restartSoon("the user picked the server program");
+    }
   }
 
   private async doStop(): Promise<void> {

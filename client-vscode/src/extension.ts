@@ -8,6 +8,7 @@
 import type * as vscode from "vscode";
 import { registerCards } from "./cards";
 import { ServerClient } from "./client";
+import { ServerConsent } from "./consent";
 import { CARD_SELECTOR } from "./clientOptions";
 import { openLog, registerCommands } from "./commands";
 import { ReviewRequestedMethod, RunStatusMethod, parseRunStatus, parseSandbox } from "./protocol";
@@ -22,7 +23,7 @@ let server: ServerClient | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const log = api.createLog("cardrunner");
   const keys = new ApiKeyStore(context.secrets, log, () => server?.restartSoon("API key changed"));
-  server = new ServerClient(log, keys);
+  server = new ServerClient(log, keys, new ServerConsent(context.globalState));
   const client = server;
   const review = new ReviewController(client, log);
   const docs = new RunPanels({
@@ -78,11 +79,28 @@ export function activate(context: vscode.ExtensionContext): void {
  * card is opened — never with an error about a missing server in an unrelated project.
  */
 async function startWhenRelevant(client: ServerClient, context: vscode.ExtensionContext): Promise<void> {
+  const start = (): void => void (api.isWorkspaceTrusted() ? client.start() : explainRestricted(client, context));
   if (await api.workspaceHas("{cardrunner.toml,cards/*.md}")) {
-    await client.start();
+    start();
     return;
   }
-  context.subscriptions.push(api.onceDocumentOpen(CARD_SELECTOR, () => void client.start()));
+  context.subscriptions.push(api.onceDocumentOpen(CARD_SELECTOR, start));
+}
+
+/**
+ * Restricted Mode: the server would run the folder's own programs, so none starts — and the user
+ * is told why there is no ▶ Run card lens, with the way to trust the folder; trust starts it.
+ */
+async function explainRestricted(client: ServerClient, context: vscode.ExtensionContext): Promise<void> {
+  context.subscriptions.push(api.onDidGrantWorkspaceTrust(() => void client.start()));
+  const pick = await api.showWarning(
+    "cardrunner: this folder is in Restricted Mode, so no cardrunner server starts and cards show no ▶ Run card.\n" +
+      "Trust the folder to run cards here.",
+    "Trust…",
+  );
+  if (pick === "Trust…") {
+    await api.executeCommand("workbench.trust.manage");
+  }
 }
 
 export async function deactivate(): Promise<void> {

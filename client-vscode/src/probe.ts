@@ -7,9 +7,9 @@
  */
 import { execFile } from "node:child_process";
 import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
+import { access, readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
-import type { Probe } from "./serverLaunch";
+import { settingArgv, type Probe } from "./serverLaunch";
 
 async function isExecutableFile(file: string): Promise<boolean> {
   try {
@@ -62,6 +62,47 @@ export function pythonHasModule(python: string, module = "cardrunner", timeoutMs
   });
 }
 
+/** A small file's text; undefined when missing, unreadable or over 2 MB. */
+export async function readSmallText(file: string): Promise<string | undefined> {
+  try {
+    const info = await stat(file);
+    return info.size > 2_000_000 ? undefined : await readFile(file, "utf-8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** JSON with comments and trailing commas (VS Code's settings.json) to plain JSON text. */
+export function stripJsonc(text: string): string {
+  // Strings are matched first so a `//` inside one ("https://…") stays as it is.
+  return text
+    .replace(/("(?:[^"\\]|\\.)*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (_m, str: string | undefined) => str ?? "")
+    .replace(
+      /("(?:[^"\\]|\\.)*")|,(\s*[}\]])/g,
+      (_m, str: string | undefined, close: string | undefined) => str ?? close ?? "",
+    );
+}
+
+/**
+ * `cardrunner.server.command` in the folder's own `.vscode/settings.json` (where `cardrunner demo`
+ * writes it): read as text, since VS Code rightly drops a machine setting from a workspace. It is
+ * only ever offered to the user, never run on its own.
+ */
+export async function workspaceCommand(folder: string | undefined): Promise<string[]> {
+  const text = folder ? await readSmallText(path.join(folder, ".vscode", "settings.json")) : undefined;
+  if (!text) {
+    return [];
+  }
+  try {
+    const parsed: unknown = JSON.parse(stripJsonc(text));
+    return parsed && typeof parsed === "object"
+      ? settingArgv((parsed as Record<string, unknown>)["cardrunner.server.command"])
+      : [];
+  } catch {
+    return [];
+  }
+}
+
 /** A Probe over the real machine. */
 export function nodeProbe(
   setting: readonly string[],
@@ -70,6 +111,7 @@ export function nodeProbe(
   workspaceEnvironments = false,
 ): Probe {
   return {
+    readText: readSmallText,
     setting,
     workspaceFolder,
     platform: process.platform,

@@ -73,6 +73,13 @@ export interface RunInfo {
   reason: string | null;
   logPath: string | null;
   commit: string | null;
+  /** The cost is an estimate, not a bill: a replayed run (or an endpoint that reported no usage). */
+  estimated: boolean;
+}
+
+/** Whether a run's cost is an estimate: the server says so, or the model was replayed. */
+export function costEstimated(raw: Record<string, unknown>): boolean {
+  return raw.costEstimated === true || (typeof raw.model === "string" && raw.model.startsWith("replay:"));
 }
 
 /** `cardrunner/runStatus`: the full list of known runs, each time something changes. */
@@ -157,6 +164,7 @@ export function parseRun(raw: unknown): RunInfo | undefined {
     reason: optStr(raw.reason),
     logPath: optStr(raw.logPath),
     commit: optStr(raw.commit),
+    estimated: costEstimated(raw),
   };
 }
 

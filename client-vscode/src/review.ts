@@ -12,17 +12,29 @@ import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import { acceptArguments, diffPlan, evidenceText, rejectArguments, type DiffEntry } from "./reviewPlan";
+import {
+  acceptArguments,
+  diffPlan,
+  evidenceFolds,
+  evidenceText,
+  rejectArguments,
+  reviewLabel,
+  type DiffEntry,
+} from "./reviewPlan";
 import type { Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
 /** The run-start side of a diff: the path is the real file's, the query names the copy read. */
 const BEFORE_SCHEME = "cardrunner-before";
+/** An isolated run's file, served under its place in the repository (not its worktree path). */
+const AFTER_SCHEME = "cardrunner-after";
 /** The side that does not exist (before a new file, after a deleted one), at the real path. */
 const EMPTY_SCHEME = "cardrunner-empty";
 const EVIDENCE_SCHEME = "cardrunner-evidence";
 /** The evidence's language: word wrap on (package.json's configurationDefaults). */
 const EVIDENCE_LANGUAGE = "cardrunner-evidence";
+/** The diff's share of the editor height, the evidence below it. */
+const REVIEW_SHARE = 0.68;
 const MAX_DIFFS = 20;
 
 interface FileItem extends vscode.QuickPickItem {
@@ -46,10 +58,12 @@ export class ReviewController implements vscode.Disposable {
     this.disposables.push(
       api.registerContentProvider(EMPTY_SCHEME, () => ""),
       api.registerContentProvider(BEFORE_SCHEME, (uri) => api.readText(uri.query)),
+      api.registerContentProvider(AFTER_SCHEME, (uri) => api.readText(uri.query)),
       api.registerContentProvider(EVIDENCE_SCHEME, (uri) => {
         const review = this.pending.get(decodeURIComponent(uri.query));
         return review ? evidenceText(review) : "This review has been decided.";
       }),
+      api.registerFoldingRanges(EVIDENCE_LANGUAGE, evidenceFolds),
     );
   }
 
@@ -215,7 +229,7 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  /** Each criterion's evidence, beside the diff (focus stays on the diff). */
+  /** Each criterion's evidence, below the diff (focus stays on the diff). */
   private async openEvidence(review: ReviewRequestedParams): Promise<void> {
     const name = encodeURIComponent(`${review.title.replace(/[^\w .-]+/g, " ").trim()} — evidence`);
     const uri = api.parseUri(`${EVIDENCE_SCHEME}:/${name}?${encodeURIComponent(review.uri)}`);
@@ -223,22 +237,37 @@ export class ReviewController implements vscode.Disposable {
     await api.openBeside(uri, EVIDENCE_LANGUAGE).then(undefined, (err: unknown) => {
       this.log.warn(`could not show the evidence: ${String(err)}`);
     });
+    // A laptop's 1280 px: beside the diff, the evidence cut the code at ~25 characters; below
+    // it, the code keeps the editor's whole width, and the evidence's criteria fold away.
+    await api.stackGroups(REVIEW_SHARE).then(undefined, (err: unknown) => {
+      this.log.info(`could not size the evidence column: ${String(err)}`);
+    });
   }
 
   /**
    * [the file, its before side, its after side] as the diff editors take them, all three at the
-   * real file's path: the before side is the run-start copy's content served under that path
+   * file's path: the before side is the run-start copy's content served under that path
    * (BEFORE_SCHEME), so the editor shows a modification of the file, not a rename from the copy.
    */
   private sides(card: string, entry: DiffEntry): [vscode.Uri, vscode.Uri, vscode.Uri] {
+    // An isolated run's files live in .cardrunner/worktrees/<run id>/: VS Code labels a diff by
+    // its modified side, so both sides are served under the file's place in the repository.
+    const at = reviewLabel(entry, api.workspaceFolderPath());
     const left =
-      entry.left === null
-        ? api.schemeUri(EMPTY_SCHEME, entry.file, "before")
-        : api.schemeUri(BEFORE_SCHEME, entry.file, entry.left);
-    const right = entry.right === null ? api.schemeUri(EMPTY_SCHEME, entry.file, "after") : api.fileUri(entry.right);
+      entry.left === null ? api.schemeUri(EMPTY_SCHEME, at, "before") : api.schemeUri(BEFORE_SCHEME, at, entry.left);
+    const right =
+      entry.right === null
+        ? api.schemeUri(EMPTY_SCHEME, at, "after")
+        : at === entry.file
+          ? api.fileUri(entry.right)
+          : api.schemeUri(AFTER_SCHEME, at, entry.right);
     const opened = this.opened.get(card) ?? new Set<string>();
-    this.opened.set(card, opened.add(left.toString()));
-    return [api.fileUri(entry.file), left, right];
+    opened.add(left.toString());
+    if (right.scheme === AFTER_SCHEME) {
+      opened.add(right.toString()); // never the user's own file: their editor of it stays open
+    }
+    this.opened.set(card, opened);
+    return [api.fileUri(at), left, right];
   }
 
   private openDiff(card: string, entry: DiffEntry, background: boolean): Thenable<unknown> {

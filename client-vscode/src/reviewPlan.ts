@@ -110,3 +110,30 @@ export function evidenceText(review: ReviewRequestedParams): string {
   });
   return lines.join("\n") + "\n";
 }
+
+/**
+ * The path a diff is labelled with: an isolated run's files live in
+ * `.cardrunner/worktrees/<run id>/…`, an internal path the reviewer need not read; the label is
+ * the file's place in the repository instead (the sides keep the real paths).
+ */
+export function reviewLabel(entry: Pick<DiffEntry, "file" | "path">, workspace: string | undefined): string {
+  if (!workspace || !/[\\/]\.cardrunner[\\/]worktrees[\\/]/.test(entry.file)) {
+    return entry.file;
+  }
+  return `${workspace.replace(/[\\/]+$/, "")}/${entry.path}`;
+}
+
+/** Each criterion of `evidenceText` as a fold: [first line, last line], 0-based. */
+export function evidenceFolds(text: string): Array<[number, number]> {
+  const lines = text.split("\n");
+  const starts = lines.flatMap((line, i) => (/^[✓✗…?] \d+\. /.test(line) ? [i] : []));
+  return starts
+    .map((start, k): [number, number] => {
+      let end = (starts[k + 1] ?? lines.length) - 1;
+      while (end > start && (lines[end] ?? "").trim() === "") {
+        end -= 1;
+      }
+      return [start, end];
+    })
+    .filter(([start, end]) => end > start);
+}

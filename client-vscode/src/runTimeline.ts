@@ -6,6 +6,7 @@
  * `vscode` are unit-tested under plain Node, and an answer from an older or newer server never
  * breaks the page — anything malformed is left out.
  */
+import { costEstimated } from "./protocol";
 import { formatCost, formatRound, formatTokens } from "./statusItems";
 
 export interface TimelineCall {
@@ -46,6 +47,8 @@ export interface Timeline {
   criteria: TimelineCriterion[];
   tool: string | null;
   output: string[];
+  /** Costs are estimates (a replayed run, or usage the endpoint did not report). */
+  estimated: boolean;
 }
 
 /** What the page is sent: the timeline (null: no run yet, or its log unreadable) and the log. */
@@ -110,17 +113,20 @@ export function parseTimeline(raw: unknown): Timeline | null {
       .map((c) => ({ text: str(c.text), status: str(c.status), evidence: str(c.evidence) })),
     tool: optStr(raw.tool),
     output: list(raw.output).filter((line): line is string => typeof line === "string"),
+    estimated: costEstimated(raw),
   };
 }
 
 /** "round 3/12 · 9.1k tok · $0.02 of $2.00 ($1.98 left)": what the run has used and has left. */
 export function budgetLine(t: Timeline): string {
   const round = t.state === "running" || t.state === "review" ? formatRound(t) : `${t.round} rounds`;
+  const spent = formatCost(t.costUsd, t.estimated);
   const money =
     t.maxCostUsd === null
-      ? `${formatCost(t.costUsd)} (no cost limit)`
-      : `${formatCost(t.costUsd)} of ${formatCost(t.maxCostUsd)} (${formatCost(t.maxCostUsd - t.costUsd)} left)`;
-  return [round, formatTokens(t.tokens), money].join(" · ");
+      ? `${spent} (no cost limit)`
+      : `${spent} of ${formatCost(t.maxCostUsd)} (${formatCost(t.maxCostUsd - t.costUsd)} left)`;
+  const phase = t.state === "review" ? ["waiting for your review"] : [];
+  return [round, formatTokens(t.tokens), money, ...phase].join(" · ");
 }
 
 /** How the run ended, in a line ("" while it goes on). */

@@ -119,16 +119,23 @@ function rounds(t) {
   if (t.omittedRounds) all.append(el("p", { class: "muted" }, t.omittedRounds + " earlier rounds not shown while the run goes on (Open raw log: all of them)"));
   for (const r of t.rounds) {
     const section = el("section", { class: "round", "data-round": String(r.round) });
-    section.append(el("div", { class: "round-head" }, "Round " + r.round + " · $" + r.costUsd.toFixed(4)));
+    section.append(el("div", { class: "round-head" }, "Round " + r.round + " · " + (t.estimated ? "≈$" : "$") + r.costUsd.toFixed(4) + (t.estimated ? " est." : "")));
     if (r.text) section.append(el("p", { class: "narration" }, r.text));
     r.calls.forEach((c, i) => section.append(call(c, r.round + ":" + (c.id || i), false)));
     all.append(section);
   }
-  if (t.tool) {
+  if (t.state === "review") {
+    const now = el("section", { class: "round now" });
+    now.append(el("div", { class: "round-head" }, "now"));
+    now.append(el("p", { class: "waiting" }, "waiting for your review (Review changes)"));
+    all.append(now);
+  } else if (t.tool) {
     const now = el("section", { class: "round now" });
     now.append(el("div", { class: "round-head" }, "now"));
     now.append(call({ name: t.tool, arguments: "running…", result: t.output.join("\\n"), isError: false }, "now", true));
     all.append(now);
+  } else if (t.state === "running" && t.round <= 0) {
+    all.append(el("p", { class: "muted" }, "baseline check: the project's tests run once as they are, before the model's first round"));
   }
   return all;
 }

@@ -13,8 +13,13 @@
  * Why the workspace's own programs need the user's word: a trusted folder is still a stranger's
  * files. Its `.venv/bin/python` (even only asked "is cardrunner installed?") runs the `.pth` files
  * of its site-packages, and `uv run` builds the project; so the `.venv`, `uv` and an interpreter
- * that lies inside the workspace are used only with `cardrunner.server.workspaceEnvironments`,
- * a machine-scoped setting a workspace's `.vscode/settings.json` cannot set. And every Python
+ * that lies inside the workspace are never run on the workspace's word. They are *offered*: found
+ * by file checks alone (a `.venv/bin/cardrunner`, a `uv.lock` that locks cardrunner, the command
+ * a workspace's `.vscode/settings.json` names — `cardrunner demo` writes that one), and the client
+ * asks the user once, naming the exact argv; the yes is kept per folder in the user's settings
+ * (`cardrunner.server.allowedCommands`, machine-scoped, so a workspace cannot pre-answer it).
+ * `cardrunner.server.workspaceEnvironments` (also machine-scoped) still says yes to every `.venv`
+ * and `uv` at once. And every Python
  * launch gets `-P`: `python -m` would otherwise put the workspace first on `sys.path`, so a
  * `yaml.py` the repository ships would be imported by the server (the workers already use `-P`). The file system and the Python extension sit behind `Probe`, so
  * this module is pure and unit-tested without VS Code.
@@ -45,12 +50,27 @@ export interface Probe {
   hasCardrunner(python: string): Promise<boolean>;
   /** The user's explicit yes (machine-scoped setting) to programs inside the workspace. */
   workspaceEnvironments?: boolean;
+  /** `cardrunner.server.command` as the workspace's own `.vscode/settings.json` has it (read, never run). */
+  workspaceCommand?: readonly string[];
+  /** The user's answer for this folder and argv: kept in their settings (yes) or state (no). */
+  answer?(argv: readonly string[]): "yes" | "no" | undefined;
+  /** A small file's text (the `uv.lock`), or undefined. */
+  readText?(path: string): Promise<string | undefined>;
 }
 
 export interface Resolution {
   found: ServerLaunch | undefined;
   /** One line per candidate looked at, in order, saying what was found. */
   tried: string[];
+  /** Found but not chosen by the user: each is asked about (in order) before it may run. */
+  offers: ServerLaunch[];
+  /** Found, and the user said not to run it (the error still names it: "Use it" undoes the no). */
+  declined?: ServerLaunch[];
+}
+
+/** The argv of a launch, as one list. */
+export function launchArgv(launch: ServerLaunch): string[] {
+  return [launch.command, ...launch.args];
 }
 
 /** Quote an argv for display (never executed through a shell). */
@@ -84,40 +104,84 @@ export function isInside(file: string, folder: string, platform: string): boolea
 }
 
 const ASK_FIRST =
-  "not used: programs inside the workspace run only with cardrunner.server.workspaceEnvironments " +
-  "set in your user settings";
+  "not used: programs inside the workspace run only once you allow them (the question, or " +
+  "cardrunner.server.workspaceEnvironments in your user settings)";
 
 function command(argv: readonly string[], source: string): ServerLaunch {
   const [head, ...args] = argv;
   return { command: head ?? "", args, source };
 }
 
-async function fromUv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
-  if (!p.workspaceEnvironments) {
-    tried.push(`uv run cardrunner lsp: ${ASK_FIRST}`);
-    return undefined;
+/** The program alone (`…/cardrunner`) serves the editor as `cardrunner lsp`. */
+function withLsp(argv: readonly string[]): string[] {
+  return argv.length === 1 && /(^|[\\/])cardrunner(\.exe)?$/i.test(argv[0] ?? "") ? [...argv, "lsp"] : [...argv];
+}
+
+/**
+ * A candidate the user has not chosen: used on their recorded yes (or, for `.venv` and `uv`,
+ * `workspaceEnvironments`), skipped on their no, else offered. Returns the launch to use.
+ */
+/** What the workspace offers: asked about, or already refused. */
+interface Seen {
+  offers: ServerLaunch[];
+  declined: ServerLaunch[];
+}
+
+function consider(p: Probe, launch: ServerLaunch, tried: string[], seen: Seen): ServerLaunch | undefined {
+  const answer = p.answer?.(launchArgv(launch));
+  const shown = formatArgv(launchArgv(launch));
+  if (answer === "yes") {
+    return { ...launch, source: `${launch.source}, allowed in your user settings` };
   }
-  const locked = await p.exists(joinPath(p.platform, folder, "uv.lock"));
-  const uv = locked ? await p.which("uv") : undefined;
-  if (uv) {
-    return command([uv, "run", "cardrunner", "lsp"], "uv and uv.lock found");
+  if (answer === "no") {
+    tried.push(`${shown} (${launch.source}): you said not to run it`);
+    seen.declined.push(launch);
+  } else {
+    tried.push(`${shown} (${launch.source}): ${ASK_FIRST}`);
+    seen.offers.push(launch);
   }
-  tried.push(`uv run cardrunner lsp: ${locked ? "uv not on PATH" : "no uv.lock in the workspace"}`);
   return undefined;
 }
 
-async function fromVenv(p: Probe, folder: string, tried: string[]): Promise<ServerLaunch | undefined> {
-  const python = venvPython(folder, p.platform);
-  if (!p.workspaceEnvironments) {
-    tried.push(`${python}: ${ASK_FIRST}`);
+async function fromUv(p: Probe, folder: string, tried: string[], seen: Seen): Promise<ServerLaunch | undefined> {
+  const lock = joinPath(p.platform, folder, "uv.lock");
+  const locked = await p.exists(lock);
+  const uv = locked ? await p.which("uv") : undefined;
+  if (!uv) {
+    tried.push(`uv run cardrunner lsp: ${locked ? "uv not on PATH" : "no uv.lock in the workspace"}`);
     return undefined;
   }
+  const launch = command([uv, "run", "cardrunner", "lsp"], "uv and uv.lock found");
+  if (p.workspaceEnvironments) {
+    return launch;
+  }
+  // Offered only where the lock has cardrunner: asking to `uv run` any uv project would be noise.
+  const text = (await p.readText?.(lock)) ?? "";
+  if (!/^name = "cardrunner"$/m.test(text)) {
+    tried.push("uv run cardrunner lsp: the workspace's uv.lock has no cardrunner");
+    return undefined;
+  }
+  return consider(p, launch, tried, seen);
+}
+
+async function fromVenv(p: Probe, folder: string, tried: string[], seen: Seen): Promise<ServerLaunch | undefined> {
+  const python = venvPython(folder, p.platform);
   if (!(await p.exists(python))) {
     tried.push(`${python} -m cardrunner lsp: no such file`);
     return undefined;
   }
+  const launch = command(pythonServer(python), "the workspace's .venv");
+  if (!p.workspaceEnvironments) {
+    // Asking the interpreter would run the .venv's .pth files: its cardrunner script is the sign.
+    const bin = p.platform === "win32" ? ["Scripts", "cardrunner.exe"] : ["bin", "cardrunner"];
+    if (!(await p.exists(joinPath(p.platform, folder, ".venv", ...bin)))) {
+      tried.push(`${python}: cardrunner is not installed in the workspace's .venv`);
+      return undefined;
+    }
+    return consider(p, launch, tried, seen);
+  }
   if (await p.hasCardrunner(python)) {
-    return command(pythonServer(python), "the workspace's .venv");
+    return launch;
   }
   tried.push(`${python} -m cardrunner lsp: cardrunner is not installed in the workspace's .venv`);
   return undefined;
@@ -144,34 +208,49 @@ async function fromPythonExtension(p: Probe, tried: string[]): Promise<ServerLau
 /** Find the command that starts the server; `found` is undefined when nothing fits. */
 export async function resolveServerLaunch(p: Probe): Promise<Resolution> {
   const tried: string[] = [];
+  const seen: Seen = { offers: [], declined: [] };
+  const { offers } = seen;
   const setting = p.setting.filter((part) => part !== "");
-  if (setting.length === 1 && /(^|[\\/])cardrunner(\.exe)?$/i.test(setting[0] ?? "")) {
-    // Just the program: it serves the editor as `cardrunner lsp`.
-    return { found: command([...setting, "lsp"], "setting cardrunner.server.command, + lsp"), tried };
-  }
   if (setting.length > 0) {
-    return { found: command(setting, "setting cardrunner.server.command"), tried };
+    const source = setting.length === withLsp(setting).length ? "" : ", + lsp";
+    return {
+      found: command(withLsp(setting), `setting cardrunner.server.command${source}`),
+      tried,
+      offers,
+      declined: seen.declined,
+    };
   }
   tried.push("setting cardrunner.server.command: empty");
   const py = await fromPythonExtension(p, tried);
   if (py) {
-    return { found: py, tried };
+    return { found: py, tried, offers, declined: seen.declined };
   }
+  const asked = (p.workspaceCommand ?? []).filter((part) => part !== "");
   const folder = p.workspaceFolder;
+  const fromWorkspace =
+    asked.length > 0
+      ? consider(p, command(withLsp(asked), "this workspace's .vscode/settings.json"), tried, seen)
+      : undefined;
+  if (fromWorkspace) {
+    return { found: fromWorkspace, tried, offers, declined: seen.declined };
+  }
   if (folder) {
-    const found = (await fromVenv(p, folder, tried)) ?? (await fromUv(p, folder, tried));
+    const found = (await fromVenv(p, folder, tried, seen)) ?? (await fromUv(p, folder, tried, seen));
     if (found) {
-      return { found, tried };
+      return { found, tried, offers, declined: seen.declined };
     }
   } else {
     tried.push(".venv / uv: no workspace folder open");
   }
+  if (offers.length > 0) {
+    return { found: undefined, tried, offers, declined: seen.declined }; // asked about before any cardrunner on PATH
+  }
   const onPath = await p.which("cardrunner");
   if (onPath) {
-    return { found: command([onPath, "lsp"], "cardrunner on PATH"), tried };
+    return { found: command([onPath, "lsp"], "cardrunner on PATH"), tried, offers, declined: seen.declined };
   }
   tried.push(`cardrunner lsp: cardrunner not on PATH (${p.searchPath ?? "PATH is empty"})`);
-  return { found: undefined, tried };
+  return { found: undefined, tried, offers, declined: seen.declined };
 }
 
 /**
@@ -231,25 +310,33 @@ export function describeStartError(error: string): string {
   return error;
 }
 
-/** The error shown when the server could not be started: what was tried and how to fix it. */
+/**
+ * The error shown when the server could not be started: two lines, what happened and the fix the
+ * buttons do. The list of everything tried goes to the output (the toast cut it off before the fix).
+ */
 export function startFailureMessage(res: Resolution, error?: string): string {
-  const lines = ["cardrunner: the language server did not start."];
-  if (res.found) {
-    lines.push(`Ran: ${formatArgv([res.found.command, ...res.found.args])} (${res.found.source}).`);
+  if (res.found && error) {
+    return (
+      `cardrunner: the server did not start: ${formatArgv(launchArgv(res.found))} (${res.found.source}): ` +
+      `${describeStartError(error)}.\nPick the program that starts it, or open the output for the details.`
+    );
   }
-  if (error) {
-    lines.push(`Error: ${describeStartError(error)}.`);
+  const offer = res.offers[0];
+  if (offer) {
+    return (
+      `cardrunner: no server started: found ${formatArgv(launchArgv(offer))} (${offer.source}), not allowed yet.` +
+      "\nUse it, or pick the program that starts cardrunner."
+    );
   }
-  if (res.tried.length > 0) {
-    lines.push(`Tried: ${res.tried.join("; ")}.`);
+  const refused = res.declined?.[0];
+  if (refused) {
+    return (
+      `cardrunner: no server started: you chose not to start ${formatArgv(launchArgv(refused))} (${refused.source}).` +
+      "\nUse it after all, or pick the program that starts cardrunner."
+    );
   }
-  lines.push(
-    "Fix: install cardrunner into the workspace's .venv (`python3 -m venv .venv && " +
-      ".venv/bin/pip install /path/to/cardrunner`, a checkout or its wheel) and allow " +
-      "cardrunner.server.workspaceEnvironments in your user settings, or select an interpreter " +
-      "outside the workspace that has it, or set " +
-      '"cardrunner.server.command" to the command that starts it, e.g. ' +
-      '"/path/to/.venv/bin/cardrunner lsp".',
+  return (
+    "cardrunner: no server started: no cardrunner found (no setting, none in the workspace's .venv, none on PATH)." +
+    "\nInstall it into the workspace's .venv, or pick the program that starts it."
   );
-  return lines.join(" ");
 }

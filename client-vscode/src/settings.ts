@@ -88,4 +88,4 @@ export function toServerSettings(read: SettingReader): MappedSettings {
 }
 
 /** The setting ids whose change needs a new server process (not just a configuration push). */
-export const RESTART_SECTION = "cardrunner.server";
+export const RESTART_SECTION = ["cardrunner.server.command", "cardrunner.server.workspaceEnvironments"];

@@ -18,15 +18,19 @@ export function formatTokens(tokens: number): string {
   return `${(tokens / 1_000_000).toFixed(2)}M tok`;
 }
 
-/** "$0.18" (two decimals: a run's cost is read in cents). */
-export function formatCost(usd: number): string {
-  return `$${Math.max(0, usd).toFixed(2)}`;
+/** "$0.18" (two decimals: a run's cost is read in cents); "≈$0.18 est." when nobody was billed it. */
+export function formatCost(usd: number, estimated = false): string {
+  const cost = `$${Math.max(0, usd).toFixed(2)}`;
+  return estimated ? `≈${cost} est.` : cost;
 }
 
-/** "round 7/60", "round 7" when the round limit is off (0), "starting" before the first round. */
+/**
+ * "round 7/60", "round 7" when the round limit is off (0); before the first round a run checks the
+ * project's tests as they are (the baseline the CLI prints), so round 0 says that.
+ */
 export function formatRound(run: Pick<RunInfo, "round" | "maxRounds">): string {
   if (run.round <= 0) {
-    return "starting";
+    return "baseline check";
   }
   return run.maxRounds > 0 ? `round ${run.round}/${run.maxRounds}` : `round ${run.round}`;
 }
@@ -56,7 +60,8 @@ export function statusText(runs: RunInfo[]): string | undefined {
   const lead = furthest(running);
   if (lead) {
     const cost = running.reduce((sum, r) => sum + r.costUsd, 0);
-    parts.push(`$(sync~spin) ${plural(running.length, "card")}`, formatRound(lead), formatCost(cost));
+    const estimated = running.some((r) => r.estimated);
+    parts.push(`$(sync~spin) ${plural(running.length, "card")}`, formatRound(lead), formatCost(cost, estimated));
   }
   if (review.length > 0) {
     parts.push(running.length > 0 ? `${review.length} to review` : `$(eye) ${plural(review.length, "card")} to review`);
@@ -72,9 +77,12 @@ export function runLine(run: RunInfo): string {
   } else {
     parts.push(plural(run.round, "round"));
   }
-  parts.push(formatTokens(run.tokens), formatCost(run.costUsd));
+  parts.push(formatTokens(run.tokens), formatCost(run.costUsd, run.estimated));
   if (run.state === "running" && run.tool) {
     parts.push(run.tool);
+  }
+  if (run.state === "review") {
+    parts.push("waiting for your review");
   }
   if (run.state === "failed" && run.reason) {
     parts.push(run.reason);
@@ -89,10 +97,10 @@ export function runLine(run: RunInfo): string {
 export function endedMessage(run: RunInfo): string {
   if (run.state === "done") {
     const commit = run.commit ? ` · commit ${run.commit.slice(0, 8)}` : "";
-    return `✓ ${run.title}: done${commit} · ${plural(run.round, "round")} · ${formatCost(run.costUsd)}`;
+    return `✓ ${run.title}: done${commit} · ${plural(run.round, "round")} · ${formatCost(run.costUsd, run.estimated)}`;
   }
   const reason = run.reason ? `: ${run.reason}` : "";
-  return `✗ ${run.title}: failed${reason} · ${plural(run.round, "round")} · ${formatCost(run.costUsd)}`;
+  return `✗ ${run.title}: failed${reason} · ${plural(run.round, "round")} · ${formatCost(run.costUsd, run.estimated)}`;
 }
 
 export type TransitionKind = "enteredReview" | "leftReview" | "ended";

@@ -357,3 +357,60 @@ export function createWebviewPanel(id: string, title: string, root: vscode.Uri):
 export function createTerminal(name: string): vscode.Terminal {
   return vscode.window.createTerminal({ name, cwd: workspaceFolderUri() });
 }
+
+/** `cardrunner.<key>` as the user's own settings have it (never a workspace's). */
+export function userSetting(key: string): unknown {
+  return vscode.workspace.getConfiguration("cardrunner").inspect<unknown>(key)?.globalValue;
+}
+
+/** Write `cardrunner.<key>` to the user's settings (VS Code puts a machine setting in a remote's). */
+export function writeUserSetting(key: string, value: unknown): Thenable<void> {
+  return vscode.workspace.getConfiguration("cardrunner").update(key, value, vscode.ConfigurationTarget.Global);
+}
+
+/**
+ * Open the settings UI at `query` on the tab where cardrunner's machine settings live: in a
+ * remote window (code-server, SSH, containers) that is the Remote tab, not User.
+ */
+export function openSettingsWhereTheyLive(query: string): Thenable<unknown> {
+  const command = vscode.env.remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
+  return vscode.commands.executeCommand(command, { query });
+}
+
+/** Ask for one executable file; its path, or undefined. */
+export async function pickProgram(title: string): Promise<string | undefined> {
+  const picked = await vscode.window.showOpenDialog({ title, canSelectMany: false, openLabel: "Use this program" });
+  return picked?.[0]?.fsPath;
+}
+
+export function isWorkspaceTrusted(): boolean {
+  return vscode.workspace.isTrusted;
+}
+
+export function onDidGrantWorkspaceTrust(listener: () => void): vscode.Disposable {
+  return vscode.workspace.onDidGrantWorkspaceTrust(listener);
+}
+
+/** Folding ranges for a language from a function of the document's text. */
+export function registerFoldingRanges(
+  language: string,
+  folds: (text: string) => Array<[number, number]>,
+): vscode.Disposable {
+  return vscode.languages.registerFoldingRangeProvider(language, {
+    provideFoldingRanges: (doc) => folds(doc.getText()).map(([a, b]) => new vscode.FoldingRange(a, b)),
+  });
+}
+
+/**
+ * Two editor groups one above the other, the first with `share` of the height (left alone when
+ * there are not exactly two): the code gets the editor's whole width.
+ */
+export async function stackGroups(share: number): Promise<unknown> {
+  if (vscode.window.tabGroups.all.length !== 2) {
+    return undefined;
+  }
+  return vscode.commands.executeCommand("vscode.setEditorLayout", {
+    orientation: 1,
+    groups: [{ size: share }, { size: 1 - share }],
+  });
+}

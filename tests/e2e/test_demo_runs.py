@@ -175,6 +175,8 @@ def test_cardrunner_demo_as_a_newcomer_runs_it(tmp_path: Path) -> None:
     settings = json.loads((root / ".vscode" / "settings.json").read_text())
     assert settings == {"cardrunner.server.command": [me, "lsp"]}
     assert f'cmd = {{ "{me}", "lsp" }}' in proc.stdout, "the Neovim line names it too"
+    # VS Code runs no program a folder names on its own: the hand-off says it asks once, and what
+    assert f"it asks once whether to start {me} lsp" in proc.stdout
     last = root / CARDS[-1]
     assert "state: New" in last.read_text() and f"nvim {last}" in proc.stdout
     clean = subprocess.run(

@@ -86,7 +86,10 @@ async def test_lens_run_progress_diagnostics_review_commit_and_done(client: Lang
     middle = [r for r in reports[1:-1] if r.kind == "report"]
     assert len(middle) >= 4 and any("round 3/12" in (r.message or "") for r in middle)
     assert any(r.percentage == 25 for r in middle)  # 3 of 12 rounds
-    assert any((r.message or "").startswith("awaiting review · ") for r in middle)
+    assert any((r.message or "").startswith("waiting for your review · ") for r in middle)
+    assert not any(
+        "review · " in (r.message or "") and "git_commit" in (r.message or "") for r in middle
+    )
     assert "done" in (reports[-1].message or "")
 
     message = git(project.root, "log", "-1", "--format=%B", "HEAD~1")  # HEAD: the card's state

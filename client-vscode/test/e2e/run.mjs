@@ -269,7 +269,6 @@ async function review(wb, decision, nth = 1) {
       );
     }
     step("a second Review brought the open review forward (one diff tab, one evidence tab)");
-    await wb.image("vscode-review");
   }
   if (decision === "drop") {
     await wb.pickQuickItem(files, "NOTES.md");
@@ -459,7 +458,7 @@ async function fullRun(wb, violationsFile) {
   } else {
     await runFromBoard(wb, ws, step);
   }
-  const status = wb.statusItem(/\d+ cards? · (round \d+|starting)|to review/);
+  const status = wb.statusItem(/\d+ cards? · (round \d+|baseline check)|to review/);
   await status.waitFor({ timeout: 60_000 });
   step(`status bar: ${(await status.textContent())?.trim()}`);
   await wb.shot("status-bar-running");

@@ -41,18 +41,44 @@ e2e() {
     "$@"
 }
 
-# Without --server: the real server (the user's path; the setting as one string), the stand-in
-# (the client's exact messages, dropping a file), a server command that does not exist (the
-# start error), and no setting at all with cardrunner on PATH (found there, the lens appears).
-# With --server real|fake|missing|path: only that one.
+# The first hour (firsthour.mjs): a fresh profile, no settings written by the test; --scenario
+# demo (the README's two commands, the demo folder, one click, run, review, Done), clone (the
+# README's editor path on a clone of this repository), workspace (a workspace's settings alone
+# start nothing; the no leaves an error with a way out).
+first_hour() {
+  "$CARDRUNNER_E2E_NODE" "$HERE/firsthour.mjs" \
+    --vsix "$CLIENT/dist/cardrunner.vsix" \
+    --python "$PYTHON" \
+    --node "$CARDRUNNER_E2E_NODE" \
+    --code-server "$CARDRUNNER_E2E_CODE_SERVER" \
+    --playwright "$CARDRUNNER_E2E_PLAYWRIGHT" \
+    --chromium "$CARDRUNNER_E2E_CHROMIUM" \
+    "$@"
+}
+
+# Without --server: the real server (the setting as one string), the stand-in (the client's exact
+# messages, dropping a file), then the three first-hour scenarios. With --server
+# real|fake|missing|path: only that one (missing: a configured command that does not exist;
+# path: no setting, cardrunner on PATH). With --first-hour demo|clone|workspace: only that one.
 case " $* " in
   *" --server "*) e2e --artifacts "$ARTIFACTS" "$@" ;;
+  *" --first-hour "*)
+    all=" $* "
+    scenario="${all##* --first-hour }"
+    scenario="${scenario%% *}"
+    first_hour --scenario "$scenario" --artifacts "$ARTIFACTS/first-hour-$scenario" ${IMAGES:+--images "$IMAGES"}
+    ;;
   *)
     passed=0 failed=0
     if e2e --artifacts "$ARTIFACTS" --server real ${IMAGES:+--images "$IMAGES"} "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     if e2e --artifacts "$ARTIFACTS/fake-server" --server fake "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-    if e2e --artifacts "$ARTIFACTS/missing-server" --server missing "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-    if e2e --artifacts "$ARTIFACTS/path-server" --server path "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    for scenario in demo clone workspace; do
+      if first_hour --scenario "$scenario" --artifacts "$ARTIFACTS/first-hour-$scenario" ${IMAGES:+--images "$IMAGES"}; then
+        passed=$((passed + 1))
+      else
+        failed=$((failed + 1))
+      fi
+    done
     echo "vscode-e2e: $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;

@@ -15,6 +15,7 @@ const RUN = {
   reason: null,
   logPath: "/w/.cardrunner/runs/r1.jsonl",
   commit: null,
+  estimated: false,
 };
 
 describe("parseRunStatus", () => {
@@ -34,6 +35,17 @@ describe("parseRunStatus", () => {
     assert.equal(run.costUsd, 0);
     assert.equal(run.round, 0);
     assert.equal(run.commit, null);
+  });
+
+  it("reads a replayed run (or the server's flag) as an estimated cost", () => {
+    const [replayed, flagged] = parseRunStatus({
+      runs: [
+        { ...RUN, model: "replay:demo.json" },
+        { ...RUN, costEstimated: true },
+      ],
+    });
+    assert.equal(replayed?.estimated, true);
+    assert.equal(flagged?.estimated, true);
   });
 
   it("treats a missing or broken list as no runs", () => {

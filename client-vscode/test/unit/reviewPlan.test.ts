@@ -4,10 +4,12 @@ import type { ReviewFile } from "../../src/protocol";
 import {
   acceptArguments,
   diffPlan,
+  evidenceFolds,
   evidenceText,
   parseGrant,
   rejectArguments,
   resumeArguments,
+  reviewLabel,
 } from "../../src/reviewPlan";
 
 const FILES: ReviewFile[] = [
@@ -103,5 +105,35 @@ describe("evidenceText", () => {
     });
     assert.match(text, /✓ 1\. Says hello\n {4}verified: greet\('Ann'\) -> hello Ann\n/);
     assert.match(text, /… 2\. Names the user\n {4}pending\n/);
+  });
+});
+
+describe("a review that fits a laptop", () => {
+  it("labels an isolated run's files by their place in the repository", () => {
+    const entry = { path: "src/app.py", file: "/repo/.cardrunner/worktrees/20261206-1/src/app.py" };
+    assert.equal(reviewLabel(entry, "/repo"), "/repo/src/app.py");
+    assert.equal(reviewLabel({ path: "src/app.py", file: "/repo/src/app.py" }, "/repo"), "/repo/src/app.py");
+    assert.equal(reviewLabel(entry, undefined), entry.file);
+  });
+
+  it("folds the evidence criterion by criterion", () => {
+    const text = evidenceText({
+      uri: "file:///r/cards/a.md",
+      runId: "r",
+      title: "A",
+      message: "card: a",
+      diffPath: "",
+      files: [],
+      criteria: [
+        { text: "one", status: "verified", evidence: "read 'x'" },
+        { text: "two", status: "pending", evidence: "" },
+      ],
+    });
+    const lines = text.split("\n");
+    const folds = evidenceFolds(text);
+    assert.equal(folds.length, 2);
+    assert.match(lines[folds[0]![0]]!, /^✓ 1\. one$/);
+    assert.match(lines[folds[0]![1]]!, /verified: read 'x'/);
+    assert.match(lines[folds[1]![0]]!, /^… 2\. two$/);
   });
 });

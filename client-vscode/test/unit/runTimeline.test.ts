@@ -89,3 +89,17 @@ describe("budgetLine and resultLine", () => {
     assert.equal(resultLine(failed), "Failed (max_rounds): 12 rounds");
   });
 });
+
+describe("the run view's words for what the run is doing", () => {
+  const base = { title: "T", state: "review", round: 15, maxRounds: 60, tokens: 1000, costUsd: 0.0649, rounds: [] };
+  it("says waiting for your review, and marks a replayed run's cost as an estimate", () => {
+    const t = parseTimeline({ ...base, model: "replay:total.json" });
+    assert.ok(t);
+    assert.equal(budgetLine(t), "round 15/60 · 1.0k tok · ≈$0.06 est. (no cost limit) · waiting for your review");
+    const billed = parseTimeline({ ...base, state: "running", model: "claude-x", costEstimated: false });
+    assert.ok(billed);
+    assert.equal(budgetLine(billed), "round 15/60 · 1.0k tok · $0.06 (no cost limit)");
+    const flagged = parseTimeline({ ...base, state: "running", model: "claude-x", costEstimated: true });
+    assert.match(budgetLine(flagged!), /≈\$0\.06 est\./);
+  });
+});

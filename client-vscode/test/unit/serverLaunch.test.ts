@@ -3,7 +3,7 @@ import { chmod, mkdtemp, mkdir, readFile, readdir, rm, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { findOnPath, nodeProbe, pythonHasModule } from "../../src/probe";
+import { findOnPath, nodeProbe, pythonHasModule, stripJsonc, workspaceCommand } from "../../src/probe";
 import {
   describeStartError,
   formatArgv,
@@ -131,11 +131,26 @@ describe("resolveServerLaunch", () => {
     const res = await resolveServerLaunch(fakeProbe({ folder: undefined }));
     assert.equal(res.found, undefined);
     assert.equal(res.tried.length, 4);
+    assert.match(res.tried.join("\n"), /no workspace folder open/);
+    assert.match(res.tried.join("\n"), /cardrunner not on PATH/);
     const message = startFailureMessage(res);
-    assert.match(message, /did not start/);
-    assert.match(message, /no workspace folder open/);
-    assert.match(message, /cardrunner not on PATH/);
-    assert.match(message, /cardrunner\.server\.command/);
+    assert.equal(message.split("\n").length, 2, message);
+    assert.match(message, /^cardrunner: no server started: no cardrunner found .*none on PATH\)\.\n/);
+    assert.match(message, /pick the program that starts it\.$/);
+  });
+
+  it("names the program found but not allowed yet, in two lines", () => {
+    const offer = {
+      command: "/d/.venv/bin/cardrunner",
+      args: ["lsp"],
+      source: "this workspace's .vscode/settings.json",
+    };
+    const message = startFailureMessage({ found: undefined, tried: ["a", "b", "c"], offers: [offer] });
+    assert.equal(
+      message,
+      "cardrunner: no server started: found /d/.venv/bin/cardrunner lsp (this workspace's .vscode/settings.json), " +
+        "not allowed yet.\nUse it, or pick the program that starts cardrunner.",
+    );
   });
 
   it("names the command that ran and its error when a found command fails", () => {
@@ -143,13 +158,15 @@ describe("resolveServerLaunch", () => {
       {
         found: { command: "/p y/python", args: ["-m", "cardrunner", "lsp"], source: "the workspace's .venv" },
         tried: [],
+        offers: [],
       },
       "spawn ENOENT",
     );
     assert.match(
       message,
-      /Ran: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\)\. Error: the command was not found \(spawn ENOENT\)/,
+      /^cardrunner: the server did not start: "\/p y\/python" -m cardrunner lsp \(the workspace's \.venv\): the command was not found \(spawn ENOENT\)\.\n/,
     );
+    assert.equal(message.split("\n").length, 2);
   });
 
   it("explains a server that died during start-up instead of quoting the connection error", () => {
@@ -296,8 +313,56 @@ describe("a stranger's workspace", () => {
     assert.deepEqual(await readdir(markers), []);
     const tried = res.tried.join("\n");
     assert.match(tried, /interpreter .* lies in the workspace, not used/);
-    assert.match(tried, /\.venv\/bin\/python: not used: .*cardrunner\.server\.workspaceEnvironments/);
-    assert.match(tried, /uv run cardrunner lsp: not used/);
+    assert.match(tried, /\.venv\/bin\/python: cardrunner is not installed in the workspace's \.venv/);
+    assert.match(tried, /uv run cardrunner lsp: the workspace's uv\.lock has no cardrunner/);
+    assert.deepEqual(res.offers, []);
+  });
+
+  it("offers, never runs, what the workspace names or holds, before PATH; the user's answer decides", async () => {
+    const evil = path.join(ws, "evil.sh");
+    await writeFile(evil, payload("workspace-command"));
+    await chmod(evil, 0o755);
+    await mkdir(path.join(ws, ".vscode"), { recursive: true });
+    // What `cardrunner demo` writes, plus a workspace trying to answer the question itself.
+    await writeFile(
+      path.join(ws, ".vscode", "settings.json"),
+      `{\n  // the demo's line\n  "cardrunner.server.command": ["${evil}", "lsp"],\n` +
+        `  "cardrunner.server.allowedCommands": {"${ws}": ["${evil}", "lsp"]},\n  "cardrunner.server.workspaceEnvironments": true,\n}\n`,
+    );
+    await writeFile(path.join(ws, ".venv", "bin", "cardrunner"), payload("venv-cardrunner"));
+    await writeFile(path.join(ws, "uv.lock"), 'version = 1\n\n[[package]]\nname = "cardrunner"\n');
+    const answers = new Map<string, "yes" | "no">();
+    const base = { ...probe(false), workspaceCommand: await workspaceCommand(ws) };
+    const resolve = () => resolveServerLaunch({ ...base, answer: (argv) => answers.get(JSON.stringify(argv)) });
+    try {
+      const asked = await resolve();
+      assert.equal(asked.found, undefined);
+      assert.deepEqual(
+        asked.offers.map((o) => [o.command, ...o.args]),
+        [
+          [evil, "lsp"],
+          [path.join(ws, ".venv", "bin", "python"), "-P", "-m", "cardrunner", "lsp"],
+          [path.join(dir, "bin", "uv"), "run", "cardrunner", "lsp"],
+        ],
+      );
+      assert.deepEqual(await readdir(markers), [], "nothing the workspace brings has run");
+      answers.set(JSON.stringify([evil, "lsp"]), "no");
+      answers.set(JSON.stringify(asked.offers[1] && [asked.offers[1].command, ...asked.offers[1].args]), "yes");
+      const yes = await resolve();
+      assert.equal(yes.found?.command, path.join(ws, ".venv", "bin", "python"));
+      assert.match(yes.found?.source ?? "", /allowed in your user settings/);
+      assert.match(yes.tried.join("\n"), /evil\.sh lsp .*: you said not to run it/);
+      for (const offer of asked.offers) {
+        answers.set(JSON.stringify([offer.command, ...offer.args]), "no");
+      }
+      const none = await resolve();
+      assert.equal(none.found?.source, "cardrunner on PATH", "every no given: PATH's cardrunner");
+      assert.deepEqual(await readdir(markers), []);
+    } finally {
+      await rm(path.join(ws, ".vscode"), { recursive: true, force: true });
+      await rm(path.join(ws, ".venv", "bin", "cardrunner"), { force: true });
+      await writeFile(path.join(ws, "uv.lock"), "");
+    }
   });
 
   it("with the user's yes, uses the workspace's interpreter, safe-path", async () => {
@@ -312,6 +377,7 @@ describe("a stranger's workspace", () => {
     for (const key of [
       "cardrunner.server.command",
       "cardrunner.server.workspaceEnvironments",
+      "cardrunner.server.allowedCommands",
       "cardrunner.limits.maxRounds",
       "cardrunner.limits.maxTokens",
       "cardrunner.limits.maxCostUsd",
@@ -328,5 +394,12 @@ describe("isInside", () => {
     assert.equal(isInside("/ws/.venv/bin/python", "/ws/", "linux"), true);
     assert.equal(isInside("/wsx/bin/python", "/ws", "linux"), false);
     assert.equal(isInside("c:/WS/.venv/Scripts/python.exe", "C:\\ws", "win32"), true);
+  });
+});
+
+describe("stripJsonc", () => {
+  it("drops comments and trailing commas, not a // inside a string", () => {
+    const text = '{\n // c\n "a": "https://x", /* b */ "b": [1, 2,],\n}';
+    assert.deepEqual(JSON.parse(stripJsonc(text)), { a: "https://x", b: [1, 2] });
   });
 });

@@ -25,6 +25,7 @@ function run(over: Partial<RunInfo>): RunInfo {
     reason: null,
     logPath: null,
     commit: null,
+    estimated: false,
     ...over,
   };
 }
@@ -58,8 +59,8 @@ describe("statusText", () => {
     assert.equal(statusText([run({ round: 4, maxRounds: 0, costUsd: 0.01 })]), "$(sync~spin) 1 card · round 4 · $0.01");
   });
 
-  it("says 'starting' before the first round", () => {
-    assert.equal(statusText([run({ round: 0, maxRounds: 0 })]), "$(sync~spin) 1 card · starting · $0.00");
+  it("says 'baseline check' before the first round", () => {
+    assert.equal(statusText([run({ round: 0, maxRounds: 0 })]), "$(sync~spin) 1 card · baseline check · $0.00");
   });
 
   it("counts cards waiting for review", () => {
@@ -160,5 +161,22 @@ describe("which run views to ask for again", () => {
       viewsToRefresh([b, c], (x) => shown.get(x), runs),
       [b, c],
     );
+  });
+});
+
+describe("what a run is doing, in words", () => {
+  it("says baseline check before the first round and waiting for your review while it waits", () => {
+    assert.match(statusText([run({ round: 0 })]) ?? "", /baseline check/);
+    assert.match(runLine(run({ state: "review", round: 15, tool: "git_commit" })), /waiting for your review$/);
+    assert.doesNotMatch(runLine(run({ state: "review", round: 15, tool: "git_commit" })), /git_commit/);
+  });
+
+  it("marks a replayed run's cost as an estimate in the status bar, the toast and the lines", () => {
+    const replayed = run({ estimated: true, costUsd: 0.0649, state: "done", round: 16 });
+    assert.equal(formatCost(0.0649, true), "≈$0.06 est.");
+    assert.match(endedMessage(replayed), /· ≈\$0\.06 est\.$/);
+    assert.match(runLine(replayed), /≈\$0\.06 est\./);
+    assert.match(statusText([run({ estimated: true, costUsd: 0.02 })]) ?? "", /≈\$0\.02 est\./);
+    assert.doesNotMatch(endedMessage({ ...replayed, estimated: false }), /est\./);
   });
 });

@@ -3,7 +3,9 @@
 A newcomer installed cardrunner in a virtualenv that is not on PATH; an editor started from the
 desktop finds no `cardrunner` and its server never starts. So the folder gets the settings that
 name this interpreter's cardrunner (VS Code's `.vscode/settings.json`, machine-specific and so
-kept out of git through `.git/info/exclude`), the Neovim line to paste is printed with the same
+kept out of git through `.git/info/exclude`; VS Code never runs a program a workspace names on
+its own, so the extension asks once, naming it, and keeps the yes in the user's settings), the
+Neovim line to paste is printed with the same
 path, and one card is put back to New with the transcripts configured as `replay`, so the first
 click on "▶ Run card" runs without an API key.
 """
@@ -92,9 +94,10 @@ def editor_steps(root: Path, card: str, settings: Path) -> str:
     """How to open `root` in VS Code or Neovim with this cardrunner, exactly."""
     lsp = ", ".join(json.dumps(a) for a in [*this_cardrunner(), "lsp"])
     return f"""Open it in an editor ({card} is New again, and runs without a key):
-  VS Code: {settings} already starts this cardrunner;
-           install the extension (client-vscode/), then `code {root}`,
-           open {card} and click "▶ Run card".
+  VS Code: install the extension (client-vscode/), then `code {root}`;
+           it asks once whether to start {shell_words([*this_cardrunner(), "lsp"])}
+           (named in {settings}): answer "Start it" (kept in your user settings),
+           then open {card} and click "▶ Run card".
   Neovim 0.11+: put in init.lua (docs/editors.md has the lenses and keys), then `nvim {root / card}`:
     vim.lsp.config("cardrunner", {{ cmd = {{ {lsp} }}, filetypes = {{ "markdown", "diff" }},
                                    root_markers = {{ "cardrunner.toml", ".git" }} }})

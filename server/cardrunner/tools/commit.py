@@ -198,7 +198,7 @@ class CommitTool:
             flagged=sorted({p for p in [*files, *hidden] if is_config(p)}),
             warnings=warnings,
             checks=self.checks.summary(),
-            evidence=[f"criterion {e.index}: {e.line()}" for e in self.evidence.ledger()],
+            evidence=[f"criterion {e.index + 1}: {e.line()}" for e in self.evidence.ledger()],
         )
 
     def _declined(self, decision: ReviewDecision, files: list[str], ctx: ToolContext) -> ToolResult:

@@ -260,3 +260,23 @@ async def test_criteria_not_verified_yet_stay_out_of_problems_while_the_run_goes
         "the warnings once the run is over",
         lambda: {d["severity"] for d in criteria().values()} == {warning},
     )
+
+
+def test_run_texts_say_what_the_run_is_doing() -> None:
+    """The lens, progress and the card's run diagnostic: the baseline check before round 1,
+    "waiting for your review" (not git_commit running) while a review waits, and a replayed
+    run's cost marked as an estimate, a real model's not."""
+    from cardrunner.lsp.features.codelens import lens_summary
+    from cardrunner.lsp.features.progress import doing
+
+    view = RunState(Path("cards/a.md"), "r1", "A", model="replay:a.json", max_rounds=60)
+    assert lens_summary(view).startswith("baseline check · round 0/60")
+    assert doing(view).startswith("baseline check · ")
+    view.round, view.cost_usd, view.tool, view.state = 15, 0.0649, "git_commit", "review"
+    assert lens_summary(view) == "round 15/60 · 0 tok · ≈$0.06 est. · git_commit"
+    assert (
+        doing(view)
+        == "waiting for your review · round 15/60 · 0 tok · $0.06 · cost est. (replayed)"
+    )
+    view.model = "claude-opus-4-5"
+    assert "est." not in lens_summary(view) + doing(view)

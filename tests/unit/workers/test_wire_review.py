@@ -20,7 +20,7 @@ def test_a_knowing_accept_and_the_reviews_warnings_survive_the_pipe() -> None:
         base_tree="abc",
         warnings=["fewer tests ran than at the start of the run (3 → 2)"],
         checks="build ok · test ok, 2 ran (3 at start)",
-        evidence=['criterion 0: verified — run_tests toolu_1: "2 passed"'],
+        evidence=['criterion 1: verified — run_tests toolu_1: "2 passed"'],
     )
     assert decode_review(encode_review(request)) == request
     decision = ReviewDecision("accept", acknowledged=True)

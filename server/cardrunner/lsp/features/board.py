@@ -44,6 +44,8 @@ class BoardRun(_Wire):
     tool: str | None
     summary: str
     log_path: str | None
+    cost_estimated: bool = False
+    """The cost is an estimate, not a bill (a replayed run): the board marks it so."""
 
 
 class BoardReview(_Wire):
@@ -135,6 +137,7 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
             tool=view.tool,
             summary=view.summary(),
             log_path=str(view.log_path) if view.log_path else None,
+            cost_estimated=view.model.startswith("replay:"),  # as status.cost_estimated
         )
     actions = [
         BoardAction(title=c.title, command=c.command, arguments=list(c.arguments or []))

@@ -23,6 +23,7 @@ from lsprotocol import types
 from cardrunner.card.text import split_lines
 from cardrunner.lsp.core.diagnostics import BUILD, CARD, RUN, DiagnosticsStore
 from cardrunner.lsp.core.index import CardEntry, CardIndex
+from cardrunner.lsp.features.progress import doing
 from cardrunner.record.state import Criterion, RunState
 
 SOURCE = "cardrunner"
@@ -110,7 +111,7 @@ def run_diagnostics(entry: CardEntry, view: RunState) -> list[types.Diagnostic]:
     title_line = card.title_line if card else 0
     out: list[types.Diagnostic] = []
     if view.live:
-        text = f"{'awaiting review · ' if view.state == 'review' else ''}{view.summary()}"
+        text = doing(view)
         if view.last_round_text:
             text += f"\n{view.last_round_text[:300]}"
         if view.why:

@@ -124,6 +124,16 @@ def has_log(situation: CardSituation) -> bool:
     return bool(last and last.log)
 
 
+def lens_summary(view: RunState) -> str:
+    """The running card's lens: its summary, "baseline check" before the first round, and a
+    replayed run's cost as the estimate it is (nobody was billed it)."""
+    text = view.summary()
+    if view.model.startswith("replay:"):
+        cost = f"${view.cost_usd:.2f}"
+        text = text.replace(cost, f"≈{cost} est.", 1)
+    return f"baseline check · {text}" if view.round <= 0 and not view.tool else text
+
+
 def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
     """The commands the card offers in its current situation, most likely first."""
     uri = situation.uri
@@ -138,7 +148,7 @@ def card_choices(path: Path, situation: CardSituation) -> list[types.Command]:
             cmd("✗ Reject", REJECT),
         ]
     if situation.live and situation.view is not None:
-        return [cmd("■ Cancel", CANCEL), cmd(situation.view.summary(), SHOW_LOG)]
+        return [cmd("■ Cancel", CANCEL), cmd(lens_summary(situation.view), SHOW_LOG)]
     if situation.entry is None or situation.entry.card is None:
         return [cmd("Show last log", SHOW_LOG)] if has_log(situation) else []
     if situation.blocked:

@@ -80,8 +80,7 @@ class RunProgress:
         """Queue a report with the run's state now (one per round, tool call and review)."""
         progress = self._active.get(view.card_path)
         if progress is not None:
-            waiting = "awaiting review · " if view.state == "review" else ""
-            progress.queue.put_nowait((waiting + view.live_line(), _percent(view)))
+            progress.queue.put_nowait((doing(view), _percent(view)))
 
     def end(self, view: RunState) -> None:
         progress = self._active.pop(view.card_path, None)
@@ -126,7 +125,10 @@ class RunProgress:
             wp.begin(
                 token,
                 types.WorkDoneProgressBegin(
-                    title=progress.title, cancellable=True, message="starting", percentage=0
+                    title=progress.title,
+                    cancellable=True,
+                    message="baseline check",
+                    percentage=0,
                 ),
             )
             begun = True
@@ -160,6 +162,20 @@ async def _create_once(client: Client, token: str) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def doing(view: RunState) -> str:
+    """What the run is doing, in the words every editor view uses: the baseline check before the
+    first round, "waiting for your review" (not its `git_commit` "running") while a review waits,
+    and a replayed run's cost marked as an estimate (nobody was billed it)."""
+    line = view.live_line()
+    if view.state == "review":
+        tool = f" · {view.tool}"
+        summary = view.summary()
+        line = "waiting for your review · " + (summary.removesuffix(tool) if view.tool else summary)
+    elif view.round <= 0 and not view.tool:
+        line = f"baseline check · {line}"
+    return f"{line} · cost est. (replayed)" if view.model.startswith("replay:") else line
 
 
 def _percent(view: RunState) -> int | None:
