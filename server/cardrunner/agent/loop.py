@@ -26,7 +26,14 @@ from cardrunner.agent.events import (
     ToolStarted,
 )
 from cardrunner.agent.limits import CallRecord, Guards
-from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
+from cardrunner.agent.model import (
+    Block,
+    Message,
+    Model,
+    ModelError,
+    ModelRequest,
+    WindowExceeded,
+)
 from cardrunner.agent.recovery import Recovery
 from cardrunner.agent.review import Objection, Outcome, Verdict
 from cardrunner.agent.toolpool import ToolContext, ToolPool, ToolResult
@@ -68,6 +75,7 @@ class Loop:
     """The model's largest output; a cut-off answer raises the limit towards it."""
     recovery: Recovery = field(init=False)
     _force_compaction: bool = field(default=False, init=False)
+    _window_retried: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if self.tools is None:
@@ -90,9 +98,19 @@ class Loop:
             started = time.monotonic()
             try:
                 response = await self.model.respond(self.request())
+            except WindowExceeded as exc:
+                if self.compactor is None or self._window_retried:  # compacted once already
+                    yield self.finish("failed", "api_error", str(exc))
+                    return
+                self._window_retried = self._force_compaction = True
+                yield Notice(level="warning", message=f"{exc}; compacting and trying again")
+                continue
             except ModelError as exc:
+                if exc.said:  # the endpoint's own words, whole, for the log
+                    yield Notice(level="error", message=f"the endpoint said: {exc.said}")
                 yield self.finish("failed", "api_error", str(exc))
                 return
+            self._window_retried = False
             if response.transformations:
                 yield dropped_notice(response.transformations)
             self.messages.append(Message("assistant", response.content))

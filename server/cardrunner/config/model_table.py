@@ -18,10 +18,12 @@ from typing import Annotated, Any, ClassVar, Literal
 from annotated_types import Gt
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
-ThinkingKind = Literal["adaptive", "adaptive_always", "budget"]
+ThinkingKind = Literal["adaptive", "adaptive_always", "budget", "none"]
 """`adaptive`: adaptive by default, `between_tools` is the lowest setting (Sonnet 5.5);
 `adaptive_always`: always thinks adaptively (Opus 5.5, Fable); `budget`: older models that take
-`disabled` (and budgets, which cardrunner never sends)."""
+`disabled` (and budgets, which cardrunner never sends); `none`: no `thinking` field is sent at
+all (an endpoint that refuses it, or returns thinking without signatures it can check again —
+models/endpoint.py)."""
 
 PRESERVED_THINKING = frozenset(
     {
@@ -78,9 +80,13 @@ class ModelSpec:
     price: Price | None = None
     as_of: date | None = None
     """When the figures were read from the model and pricing pages."""
+    images: bool = True
+    """Whether the model's endpoint takes image blocks; false leaves them out (said up front)."""
 
     def thinking_problem(self, name: str, thinking: str, effort: str | None) -> str | None:
         """Why this thinking setting would be refused by `name` (None: it is accepted)."""
+        if self.thinking == "none":
+            return None  # nothing is sent, so nothing can be refused
         if thinking == "disabled" and self.thinking != "budget":
             lowest = "between_tools" if self.thinking == "adaptive" else "adaptive (always on)"
             return (
