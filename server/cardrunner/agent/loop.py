@@ -107,13 +107,15 @@ class Loop:
                 continue
             except ModelError as exc:
                 if exc.said:  # the endpoint's own words, whole, for the log
-                    yield Notice(level="error", message=f"the endpoint said: {exc.said}")
+                    yield Notice(level="warning", message=f"the endpoint said: {exc.said}")
                 yield self.finish("failed", "api_error", str(exc))
                 return
             self._window_retried = False
             if response.transformations:
                 yield dropped_notice(response.transformations)
             self.messages.append(Message("assistant", response.content))
+            if response.usage.estimated and not g.usage.estimated:
+                yield estimate_notice(self.model.name)
             cost = g.add_round(response.usage)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             yield RoundFinished(
@@ -361,6 +363,16 @@ def shown_text(content: list[Block]) -> str:
 
 def _text(content: list[Block]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
+
+
+def estimate_notice(model: str) -> Notice:
+    """The endpoint's usage report was missing or implausibly low: from here on the run's
+    tokens and cost are cardrunner's own count, and every view says "estimate"."""
+    return Notice(
+        level="warning",
+        message=f"the endpoint of {model} reported no usage, or far less than was sent: the "
+        "run's tokens and cost are cardrunner's estimate from what it sent, not a measurement",
+    )
 
 
 def dropped_notice(transformations: list[dict[str, Any]]) -> Notice:

@@ -227,6 +227,7 @@ class AnthropicModel:
                     cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
                 ),
                 body,
+                content,
             ),
             model=message.model,
             id=message.id,

@@ -117,16 +117,19 @@ def fit(body: dict[str, Any], window: int, model: str, setting: str) -> dict[str
     return {**body, "max_tokens": room}
 
 
-def honest(usage: Usage, body: dict[str, Any]) -> Usage:
+def honest(usage: Usage, body: dict[str, Any], content: list[Any]) -> Usage:
     """`usage` as reported, or cardrunner's own count marked `estimated` when the reported
-    prompt is missing or implausibly below what was sent."""
+    prompt is missing or implausibly below what was sent (and the output too, if missing)."""
     reported = usage.input_tokens + usage.cache_read_input_tokens
     reported += usage.cache_creation_input_tokens
     own = prompt_tokens(body)
     if reported >= own * PLAUSIBLE_SHARE:
         return usage
     cached = usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-    return usage.model_copy(update={"input_tokens": max(0, own - cached), "estimated": True})
+    output = usage.output_tokens or math.ceil(len(json.dumps(content, ensure_ascii=False)) / 4)
+    return usage.model_copy(
+        update={"input_tokens": max(0, own - cached), "output_tokens": output, "estimated": True}
+    )
 
 
 WINDOW_WORDS = re.compile(
