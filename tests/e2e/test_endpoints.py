@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.events import Notice, RunStarted
+from cardrunner.card.card import load_card
 from cardrunner.models.endpoint import PROBE_SYSTEM
 from cardrunner.models.shaping import prompt_tokens
+from cardrunner.record.log import read_events, read_log
+from cardrunner.record.state import RunState
 from cardrunner.testing.fake_api import (
     DEEPSEEK,
     MISSING_USAGE,
@@ -112,6 +115,7 @@ async def test_ollama_at_its_default_window_ends_done_inside_it(tmp_path: Path) 
 
 
 async def test_ollama_with_a_told_window_runs_to_done_without_thinking(tmp_path: Path) -> None:
+    """A local model priced 0 says so on its card: the $0 is a setting, not a measurement."""
     told = {"model_info": {"qwen3.context_length": 40960}, "parameters": "num_ctx 32768"}
     endpoint = replace(OLLAMA, window=32768, told=("/api/show", told))
     root, card = project(tmp_path, "qwen3:8b", free("qwen3:8b"))
@@ -122,6 +126,8 @@ async def test_ollama_with_a_told_window_runs_to_done_without_thinking(tmp_path:
     assert all(b["max_tokens"] <= 32768 - prompt_tokens(b) for b in bodies)
     assert run_violations(done) == []
     assert done.result.cost_usd == 0
+    record = load_card(card).last_run
+    assert record is not None and record.cost_basis == "priced 0"
 
 
 async def test_deepseek_without_a_window_is_refused_naming_the_setting(tmp_path: Path) -> None:
@@ -183,3 +189,13 @@ async def test_missing_usage_makes_an_estimated_cost_never_a_made_up_one(tmp_pat
     assert result.usage.output_tokens > 0 and abs(result.cost_usd - price) < 1e-6
     notices = [e.message for e in done.events if isinstance(e, Notice)]
     assert any("estimate" in n for n in notices), notices
+    record = load_card(card).last_run
+    assert record is not None and record.cost_basis == "estimate"
+    assert "cost_basis: estimate" in card.read_text()
+    [log] = (root / ".cardrunner" / "runs").glob("*.jsonl")
+    lines = list(read_log(log))
+    assert [x["data"].get("estimated") for x in lines if x["type"] == "result"] == [True]
+    view = RunState(card_path=card, run_id="", title="")
+    for event in read_events(lines):
+        view.apply(event)
+    assert view.totals().endswith("(estimate)") and view.summary().count("~$") == 1
