@@ -278,7 +278,10 @@ async def _images(client: Any, model: str, profile: Profile) -> Profile:
     content = [image, {"type": "text", "text": "One word: what colour is this?"}]
     try:
         await client.messages.create(
-            model=model, max_tokens=64, messages=[{"role": "user", "content": content}]
+            model=model,
+            max_tokens=64,
+            system=PROBE_SYSTEM,
+            messages=[{"role": "user", "content": content}],
         )
         return replace(profile, images=True)
     except Exception as exc:
