@@ -10,6 +10,7 @@ mid-conversation system messages exist.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -154,7 +155,16 @@ UNKNOWN = ModelSpec(thinking="budget", default_effort=None)
 """A model the table does not know: nothing is assumed about its thinking or its price."""
 
 
+PLATFORM_NAME = re.compile(
+    r"^(?:(?:us|eu|apac|global)\.)?(?:anthropic\.)?(.+?)(?:-v\d+:\d+|@\d+)?$"
+)
+"""Bedrock's and Vertex's names for a Claude model (`us.anthropic.claude-…-v1:0`,
+`claude-…@20261101`) around the table's."""
+
+
 def model_spec(name: str, override: Mapping[str, Any] | None = None) -> ModelSpec:
-    """The table's entry for `name` (UNKNOWN if it has none) with the fields `override` sets."""
-    base = MODELS.get(name, UNKNOWN)
+    """The table's entry for `name` (UNKNOWN if it has none; a Bedrock or Vertex name finds
+    the model it names) with the fields `override` sets."""
+    found = PLATFORM_NAME.match(name)
+    base = MODELS.get(name) or MODELS.get(found.group(1) if found else name, UNKNOWN)
     return replace(base, **override) if override else base
