@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import os
 import random
 import re
 import time
@@ -153,7 +152,7 @@ class AnthropicModel:
         *,
         spec: ModelSpec | None = None,
         endpoint: EndpointSettings | None = None,
-        where: str = "the Anthropic API",
+        where: str = "https://api.anthropic.com",
     ) -> None:
         self._model = model
         self._options = options
@@ -240,17 +239,17 @@ class AnthropicModel:
         endpoint's own text goes whole into `said` (the log)."""
         status = getattr(exc, "status_code", None)
         said = str(redact(f"{type(exc).__name__}: {exc}"))
+        where = str(getattr(self._client, "base_url", "") or self._where).rstrip("/")
         if window_signal(status, str(exc)):
             window = self._options.context_window or self._spec.context_window
             return WindowExceeded(
-                f"{self._where} says the conversation exceeds the context window of "
+                f"the endpoint {where} says the conversation exceeds the context window of "
                 f"{self._model} (cardrunner counts it as {window:,}); set [models.{self._model}] "
                 "context_window to the window the endpoint serves",
                 window=window,
                 said=said,
             )
-        where = self._endpoint.base_url or os.environ.get("ANTHROPIC_BASE_URL") or self._where
-        words = explain(status, str(exc), self._model, where.rstrip("/"))
+        words = explain(status, str(exc), self._model, where)
         if words is None:
             return ModelError(_describe(exc, why), said)
         return ModelError(f"{words} — the endpoint said: {said[:300]}", said)

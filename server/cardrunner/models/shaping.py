@@ -138,7 +138,7 @@ WINDOW_WORDS = re.compile(
     re.IGNORECASE,
 )
 IMAGE_WORDS = re.compile(
-    r"image.{0,60}(not supported|unsupported|unknown|not allowed|invalid)|"
+    r"\bimages? (input )?(is |are )?(not supported|unsupported|not allowed)|"
     r"unknown variant .?image|does not support (image|vision)",
     re.IGNORECASE,
 )
