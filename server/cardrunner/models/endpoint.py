@@ -99,7 +99,12 @@ class Profile:
         return [
             f"endpoint {self.endpoint}, model {self.model}",
             f"  tool-use round trip: {said[self.tools]}",
-            f"  cache_control: {self.cache}",
+            f"  cache_control: {self.cache}"
+            + (
+                " (or the probe's short prompt is below its minimum)"
+                if self.cache == "ignored"
+                else ""
+            ),
             f"  thinking: {self.thinking}"
             + ("" if self.thinking == "signed" else " (cardrunner sends no thinking)"),
             f"  images: {said[self.images]}",
