@@ -97,7 +97,8 @@ class Profile:
         )
         said = {True: "yes", False: "no", None: "unknown"}
         return [
-            f"endpoint {self.endpoint}, model {self.model}",
+            f"endpoint {self.endpoint}, model {self.model} (asked "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(self.probed_at))})",
             f"  tool-use round trip: {said[self.tools]}",
             f"  cache_control: {self.cache}"
             + (
@@ -122,10 +123,16 @@ def load_profile(endpoint: str, model: str, env: Mapping[str, str]) -> Profile |
     """The kept profile of `model` at `endpoint` (None: never probed, or unreadable)."""
     try:
         data = json.loads(store_path(env).read_text(encoding="utf-8"))
-        entry = data[f"{endpoint} {model}"]
-        return Profile(**entry)
+        profile = Profile(**data[f"{endpoint} {model}"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    window, images = profile.context_window, profile.images
+    sound = (window is None or (type(window) is int and window > 0)) and images in (
+        None,
+        True,
+        False,
+    )
+    return profile if sound and isinstance(profile.thinking, str) else None  # a hand-edited file
 
 
 def keep_profile(profile: Profile, env: Mapping[str, str]) -> None:

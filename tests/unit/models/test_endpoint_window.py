@@ -3,7 +3,9 @@ becomes `[models.NAME]` fields under whatever the user's own `[models.NAME]` set
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -85,3 +87,19 @@ def test_the_users_own_models_entry_wins_over_the_profile() -> None:
     settings = Settings(model="qwen3", models={"qwen3": mine})
     spec = profiled(settings, profile).model_spec()
     assert (spec.context_window, spec.thinking) == (32768, "none")
+
+
+def test_a_kept_profile_comes_back_and_a_hand_edited_one_of_the_wrong_shape_is_ignored(
+    tmp_path: Path,
+) -> None:
+    from cardrunner.models.endpoint import Profile, keep_profile, load_profile, store_path
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    kept = Profile(endpoint="http://x", model="m", tools=True, context_window=8192)
+    keep_profile(kept, env)
+    assert load_profile("http://x", "m", env) == kept
+    assert load_profile("http://x", "other", env) is None
+    data = json.loads(store_path(env).read_text())
+    data["http://x m"]["context_window"] = "lots"
+    store_path(env).write_text(json.dumps(data))
+    assert load_profile("http://x", "m", env) is None
