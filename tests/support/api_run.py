@@ -20,7 +20,7 @@ from cardrunner.config.settings import Settings
 from cardrunner.models.anthropic import AnthropicModel
 from cardrunner.run.options import ResumeGrant, RunOptions
 from cardrunner.run.session import run_card
-from cardrunner.testing.fake_api import FakeMessagesAPI
+from cardrunner.testing.fake_api import ANTHROPIC, Endpoint, FakeMessagesAPI
 from cardrunner.testing.fake_script import Responder
 
 
@@ -53,13 +53,16 @@ async def run_through_api(
     resume_rounds: int | None = None,
     check_history: bool = True,
     run_chooses_model: bool = False,
+    endpoint: Endpoint = ANTHROPIC,
 ) -> ApiRun:
     """Run `card` once (or resume it, granting `resume_rounds`) with `steps` as the model.
 
     `run_chooses_model`: the run builds its own SDK client (from the environment, pointed at the
-    fake), as a front end's run does, so the card's own model and effort apply."""
+    fake), as a front end's run does, so the card's own model and effort apply; `endpoint` is
+    how the fake behaves then (testing/fake_api.py's Ollama, DeepSeek, gateways)."""
     if run_chooses_model:
-        async with FakeMessagesAPI(steps, check_history=check_history) as api:
+        fake = FakeMessagesAPI(steps, check_history=check_history, endpoint=endpoint)
+        async with fake as api:
             env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-test"}
             with mock.patch.dict(os.environ, env):
                 options = RunOptions(

@@ -32,6 +32,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    estimated: bool = False
+    """The endpoint's report was missing or implausibly low, so the input is cardrunner's own
+    count of what it sent (models/shaping.py): the cost is an estimate, never a measurement."""
 
     @property
     def total(self) -> int:
@@ -50,6 +53,7 @@ class Usage(BaseModel):
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
 

@@ -57,6 +57,16 @@ def cost_of(usage: Usage, price: Price | None) -> float:
     ) / 1_000_000
 
 
+def cost_basis(usage: Usage, price: Price | None) -> str | None:
+    """How a cost was made when it is not a measurement at a real price (the card's record
+    says it): `estimate` (the endpoint's usage was missing or implausible) or `priced 0`."""
+    if usage.estimated:
+        return "estimate"
+    if price is not None and not (price.input or price.output):
+        return "priced 0"
+    return None
+
+
 @dataclass(frozen=True)
 class Spent:
     """What a run used before it was resumed; a new run has used nothing."""

@@ -26,7 +26,14 @@ from cardrunner.agent.events import (
     ToolStarted,
 )
 from cardrunner.agent.limits import CallRecord, Guards
-from cardrunner.agent.model import Block, Message, Model, ModelError, ModelRequest
+from cardrunner.agent.model import (
+    Block,
+    Message,
+    Model,
+    ModelError,
+    ModelRequest,
+    WindowExceeded,
+)
 from cardrunner.agent.recovery import Recovery
 from cardrunner.agent.review import Objection, Outcome, Verdict
 from cardrunner.agent.toolpool import ToolContext, ToolPool, ToolResult
@@ -68,6 +75,7 @@ class Loop:
     """The model's largest output; a cut-off answer raises the limit towards it."""
     recovery: Recovery = field(init=False)
     _force_compaction: bool = field(default=False, init=False)
+    _window_retried: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if self.tools is None:
@@ -90,12 +98,24 @@ class Loop:
             started = time.monotonic()
             try:
                 response = await self.model.respond(self.request())
+            except WindowExceeded as exc:
+                if self.compactor is None or self._window_retried:  # compacted once already
+                    yield self.finish("failed", "api_error", str(exc))
+                    return
+                self._window_retried = self._force_compaction = True
+                yield Notice(level="warning", message=f"{exc}; compacting and trying again")
+                continue
             except ModelError as exc:
+                if exc.said:  # the endpoint's own words, whole, for the log
+                    yield Notice(level="warning", message=f"the endpoint said: {exc.said}")
                 yield self.finish("failed", "api_error", str(exc))
                 return
+            self._window_retried = False
             if response.transformations:
                 yield dropped_notice(response.transformations)
             self.messages.append(Message("assistant", response.content))
+            if response.usage.estimated and not g.usage.estimated:
+                yield estimate_notice(self.model.name)
             cost = g.add_round(response.usage)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             yield RoundFinished(
@@ -343,6 +363,16 @@ def shown_text(content: list[Block]) -> str:
 
 def _text(content: list[Block]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
+
+
+def estimate_notice(model: str) -> Notice:
+    """The endpoint's usage report was missing or implausibly low: from here on the run's
+    tokens and cost are cardrunner's own count, and every view says "estimate"."""
+    return Notice(
+        level="warning",
+        message=f"the endpoint of {model} reported no usage, or far less than was sent: the "
+        "run's tokens and cost are cardrunner's estimate from what it sent, not a measurement",
+    )
 
 
 def dropped_notice(transformations: list[dict[str, Any]]) -> Notice:

@@ -63,7 +63,24 @@ class ModelResponse:
 
 
 class ModelError(Exception):
-    """The model could not answer (after the SDK's own retries): the run ends `api_error`."""
+    """The model could not answer (after the SDK's own retries): the run ends `api_error`.
+
+    `said` is the endpoint's own text, whole (the message is cardrunner's words and may cut
+    it): the loop logs it as a notice."""
+
+    def __init__(self, message: str, said: str = "") -> None:
+        super().__init__(message)
+        self.said = said
+
+
+class WindowExceeded(ModelError):
+    """The request does not fit the context window: by cardrunner's own count (nothing was
+    sent), or by the endpoint's answer. The loop compacts and tries once more, as after the
+    API's `model_context_window_exceeded`."""
+
+    def __init__(self, message: str, *, needed: int = 0, window: int = 0, said: str = "") -> None:
+        super().__init__(message, said)
+        self.needed, self.window = needed, window
 
 
 class Model(Protocol):

@@ -87,7 +87,7 @@ def pr_body(report: RunReport) -> str:
         "",
         "| result | rounds | tokens | cost |",
         "|---|---|---|---|",
-        f"| {_result(view)} | {view.round} | {view.tokens:,} | ${view.cost_usd:.4f} |",
+        f"| {_result(view)} | {view.round} | {view.tokens:,} | {view.cost(4)} |",
         "",
         f"Run log: {code(report.log_path)} (uploaded with the job as an artifact).",
     ]

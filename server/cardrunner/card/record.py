@@ -73,6 +73,9 @@ class RunRecord:
     tokens: int | None = None
     """Every token of the run, cached or not (`Usage.total`)."""
     cost_usd: float | None = None
+    cost_basis: str | None = None
+    """How `cost_usd` was made when it is not the endpoint's measured usage at a real price:
+    `estimate` (cardrunner's count of what it sent) or `priced 0` (`[prices.NAME]` of zeros)."""
     commit: str | None = None
     branch: str | None = None
     """Set when `commit` is not on the user's branch: the branch that holds it."""
@@ -115,7 +118,8 @@ class RunRecord:
         the card commit's `Evidence:` trailers and the run log. A card written before, with the
         ledger in `last_run:`, still reads (`read`), and its next run replaces the record."""
         values = self.values()
-        return {k: values[k] for k in RUN_KEYS if k not in LEDGER and values.get(k) is not None}
+        keys = [*RUN_KEYS, *(k for k in values if k not in RUN_KEYS)]
+        return {k: values[k] for k in keys if k not in LEDGER and values.get(k) is not None}
 
 
 def _text(value: object) -> str | None:
@@ -206,6 +210,7 @@ TRAILERS = (
     ("rounds", "Rounds"),
     ("tokens", "Tokens"),
     ("cost_usd", "Cost-USD"),
+    ("cost_basis", "Cost-Basis"),
     ("commit", "Commit"),
     ("branch", "Branch"),
     ("log", "Log"),

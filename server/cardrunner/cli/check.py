@@ -319,12 +319,20 @@ def add_parser(sub: Subparsers) -> None:
         help="also build and test once on the untouched tree under the run's sandbox, and "
         "print the tests counted and any write the sandbox refused",
     )
+    check.add_argument(
+        "--endpoint",
+        action="store_true",
+        help="ask the model's endpoint what it can do (a few small requests), keep the answer "
+        "in your cardrunner folder and print it (docs/endpoints.md)",
+    )
     check.set_defaults(verb=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print every problem of the given paths; the exit status says whether there were any."""
     paths = args.paths or [Path.cwd()]
+    if getattr(args, "endpoint", False):  # callers that build the namespace may leave it out
+        return check_endpoint(find_root(paths[0].resolve()))
     found, problems = check_paths(paths, args.trying)
     for line in dict.fromkeys(
         [*sandbox_modes(paths), *found, *problems]
@@ -335,3 +343,29 @@ def run(args: argparse.Namespace) -> int:
     if any(not path.exists() for path in paths):
         return EXIT_USAGE
     return EXIT_FAILED if problems else EXIT_DONE
+
+
+def check_endpoint(root: Path) -> int:
+    """`check --endpoint`: probe the settings' model at its endpoint, keep and print the
+    profile; exit 1 when a run could not work there (no tool round trip, no known window)."""
+    from cardrunner.config.model_table import MODELS
+    from cardrunner.models.endpoint import endpoint_of, keep_profile, probe, probed_kind
+
+    settings = load_settings(root)[0]
+    where = endpoint_of(settings.endpoint, os.environ)
+    if not probed_kind(where):
+        print(f"{where} is described by the model table; nothing to ask ({settings.model})")
+        return EXIT_DONE
+    profile = asyncio.run(probe(where, settings.model))
+    keep_profile(profile, os.environ)
+    for line in profile.lines():
+        print(line)
+    own = settings.models.get(settings.model)
+    told = own is not None and "context_window" in own.model_fields_set
+    if not profile.tools:
+        print(f"problem: no tool-use round trip with {settings.model}; cardrunner cannot run it")
+    elif not (profile.context_window or told or settings.model in MODELS):
+        print(f"problem: set [models.{settings.model}] context_window; the server does not tell it")
+    else:
+        return EXIT_DONE
+    return EXIT_FAILED

@@ -10,6 +10,7 @@ mid-conversation system messages exist.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -18,10 +19,12 @@ from typing import Annotated, Any, ClassVar, Literal
 from annotated_types import Gt
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
-ThinkingKind = Literal["adaptive", "adaptive_always", "budget"]
+ThinkingKind = Literal["adaptive", "adaptive_always", "budget", "none"]
 """`adaptive`: adaptive by default, `between_tools` is the lowest setting (Sonnet 5.5);
 `adaptive_always`: always thinks adaptively (Opus 5.5, Fable); `budget`: older models that take
-`disabled` (and budgets, which cardrunner never sends)."""
+`disabled` (and budgets, which cardrunner never sends); `none`: no `thinking` field is sent at
+all (an endpoint that refuses it, or returns thinking without signatures it can check again —
+models/endpoint.py)."""
 
 PRESERVED_THINKING = frozenset(
     {
@@ -78,9 +81,13 @@ class ModelSpec:
     price: Price | None = None
     as_of: date | None = None
     """When the figures were read from the model and pricing pages."""
+    images: bool = True
+    """Whether the model's endpoint takes image blocks; false leaves them out (said up front)."""
 
     def thinking_problem(self, name: str, thinking: str, effort: str | None) -> str | None:
         """Why this thinking setting would be refused by `name` (None: it is accepted)."""
+        if self.thinking == "none":
+            return None  # nothing is sent, so nothing can be refused
         if thinking == "disabled" and self.thinking != "budget":
             lowest = "between_tools" if self.thinking == "adaptive" else "adaptive (always on)"
             return (
@@ -148,7 +155,16 @@ UNKNOWN = ModelSpec(thinking="budget", default_effort=None)
 """A model the table does not know: nothing is assumed about its thinking or its price."""
 
 
+PLATFORM_NAME = re.compile(
+    r"^(?:(?:us|eu|apac|global)\.)?(?:anthropic\.)?(.+?)(?:-v\d+:\d+|@\d+)?$"
+)
+"""Bedrock's and Vertex's names for a Claude model (`us.anthropic.claude-…-v1:0`,
+`claude-…@20261101`) around the table's."""
+
+
 def model_spec(name: str, override: Mapping[str, Any] | None = None) -> ModelSpec:
-    """The table's entry for `name` (UNKNOWN if it has none) with the fields `override` sets."""
-    base = MODELS.get(name, UNKNOWN)
+    """The table's entry for `name` (UNKNOWN if it has none; a Bedrock or Vertex name finds
+    the model it names) with the fields `override` sets."""
+    found = PLATFORM_NAME.match(name)
+    base = MODELS.get(name) or MODELS.get(found.group(1) if found else name, UNKNOWN)
     return replace(base, **override) if override else base

@@ -157,10 +157,42 @@ class ModelOverride(_Strict):
     default_effort: Effort | None = "high"
     price: Price | None = None
     as_of: date | None = None
+    images: bool = True
 
     def changes(self) -> dict[str, object]:
         """The fields set, by name (what `model_table.model_spec` puts over the entry)."""
         return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+Provider = Literal["anthropic", "bedrock", "vertex"]
+
+
+class EndpointSettings(_Strict):
+    """`[endpoint]`: where the Messages requests go. Read only from the user's own config.toml,
+    the environment and the command line: a repository's files cannot set it
+    (config/settingsfiles.py drops it with a problem), since the endpoint receives the code and
+    the credentials go with the requests (docs/endpoints.md)."""
+
+    provider: Provider = Field(
+        "anthropic",
+        description="'anthropic' (the API, or any Messages endpoint at base_url), 'bedrock' "
+        "(AWS credentials from their usual places) or 'vertex' (Google's application default "
+        "credentials).",
+    )
+    base_url: str | None = Field(
+        None, description="None: ANTHROPIC_BASE_URL, else the provider's own address."
+    )
+    region: str | None = Field(
+        None, description="Bedrock/Vertex region; None: AWS_REGION / CLOUD_ML_REGION."
+    )
+    project: str | None = Field(
+        None, description="Vertex project; None: ANTHROPIC_VERTEX_PROJECT_ID."
+    )
+    probe: bool = Field(
+        True,
+        description="Ask an endpoint other than the Anthropic API what it can do before its "
+        "first run (kept in the user's folder; `cardrunner check --endpoint` asks again).",
+    )
 
 
 class Limits(_Strict):
@@ -301,6 +333,7 @@ class Settings(_Strict):
         description="[models.NAME]: override the model table (window, output, thinking, effort).",
     )
     options: ModelOptions = Field(default_factory=ModelOptions)
+    endpoint: EndpointSettings = Field(default_factory=EndpointSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     require_evidence: bool = Field(
         True,
@@ -359,7 +392,7 @@ class Settings(_Strict):
         # On the 5.x models the text written between tool calls comes back as thinking, empty
         # under the default display: ask for it, so the live view and the log can show it.
         display = o.thinking_display
-        if display is None and spec.thinking != "budget" and o.thinking == "adaptive":
+        if display is None and spec.thinking not in ("budget", "none") and o.thinking == "adaptive":
             display = "summarized"
         return o.model_copy(
             update={

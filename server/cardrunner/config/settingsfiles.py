@@ -94,6 +94,16 @@ def repository_data(
         data = deep_merge(data, _mark(_read_toml(own, problems, own.name), "cardrunner.toml"))
         sources.append("cardrunner.toml")
     file = " + ".join(sources) or "settings"
+    if "endpoint" in data:  # where the code and the credentials go is the user's choice alone
+        data.pop("endpoint")
+        problems.append(
+            SettingsProblem(
+                file=file,
+                key="endpoint",
+                message="ignored: only your own config.toml, the environment or the command "
+                "line choose the endpoint (docs/endpoints.md)",
+            )
+        )
     mcp = _servers(data)
     for name, spec in _read_mcp_json(root, problems).items():
         if name in mcp:

@@ -1,7 +1,10 @@
 """The production model: the Anthropic Messages API through the official `anthropic` SDK, retried.
 
 The SDK reads `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` itself, so any
-Messages-API-compatible endpoint works unchanged. Requests stream (long answers would hit the SDK's
+Messages-API-compatible endpoint works unchanged; `[endpoint] provider` picks the SDK's own
+Bedrock or Vertex client instead, which read their credentials where the platform keeps them.
+What an endpoint takes (thinking, images, the window) shapes each body (models/shaping.py), and
+its failures are said in cardrunner's words with the endpoint's text kept whole. Requests stream (long answers would hit the SDK's
 non-streaming limit). Retries are ours rather than the SDK's: a server-given delay is honoured
 within the wall budget, a spend limit is named instead of retried, and a stream that breaks
 half-way is retried too; when they are spent the run ends `api_error`.
@@ -29,10 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from cardrunner.agent.events import Usage
-from cardrunner.agent.model import ModelError, ModelRequest, ModelResponse
+from cardrunner.agent.model import ModelError, ModelRequest, ModelResponse, WindowExceeded
 from cardrunner.apirules.request import build_body, request_headers
+from cardrunner.config.model_table import ModelSpec, model_spec
 from cardrunner.config.secrets import redact
-from cardrunner.config.settings import ModelOptions
+from cardrunner.config.settings import EndpointSettings, ModelOptions
+from cardrunner.models.shaping import explain, fit, honest, shape, window_signal
 
 RATE_LIMIT_RETRIES = 10
 SPEND_CODES = frozenset({"enforced_spend_limit_reached", "billing_error", "insufficient_quota"})
@@ -114,13 +119,50 @@ def decide(
     return Retry(wait)
 
 
-class AnthropicModel:
-    """`Model` port on `anthropic.AsyncAnthropic`."""
+def sdk_client(endpoint: EndpointSettings, timeout: float) -> Any:
+    """The SDK's client for `endpoint`: `AsyncAnthropic`, or its own Bedrock or Vertex client
+    (their extras, `cardrunner[bedrock]` / `cardrunner[vertex]`, bring boto3 or google-auth)."""
+    import anthropic  # lazy: ~2 s of import the language server must not pay at start
 
-    def __init__(self, model: str, options: ModelOptions, client: Any | None = None) -> None:
+    common: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
+    if endpoint.base_url:
+        common["base_url"] = endpoint.base_url
+    if endpoint.provider == "bedrock":
+        return anthropic.AsyncAnthropicBedrock(aws_region=endpoint.region, **common)
+    if endpoint.provider == "vertex":  # None: the SDK's CLOUD_ML_REGION, project from env/ADC
+        given: dict[str, Any] = {"region": endpoint.region, "project_id": endpoint.project}
+        return anthropic.AsyncAnthropicVertex(
+            **common, **{k: v for k, v in given.items() if v is not None}
+        )
+    return anthropic.AsyncAnthropic(**common)
+
+
+class AnthropicModel:
+    """`Model` port on the `anthropic` SDK's client for the configured endpoint.
+
+    `spec` is the model's entry (the table, `[models.NAME]` and the endpoint's profile): it
+    decides whether thinking and images are sent and the window `max_tokens` is fitted into.
+    `where` names the endpoint in messages."""
+
+    def __init__(
+        self,
+        model: str,
+        options: ModelOptions,
+        client: Any | None = None,
+        *,
+        spec: ModelSpec | None = None,
+        endpoint: EndpointSettings | None = None,
+        where: str = "https://api.anthropic.com",
+    ) -> None:
         self._model = model
         self._options = options
         self._client = client
+        self._spec = spec or model_spec(model)
+        self._endpoint = endpoint or EndpointSettings()
+        self._where = where
+        self._unsigned = False
+        """Thinking came back without a signature (a gateway dropped it): nothing could check
+        it if it were sent back, so from then on no thinking is asked for or sent back."""
 
     @property
     def name(self) -> str:
@@ -128,16 +170,22 @@ class AnthropicModel:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import anthropic  # lazy: ~2 s of import the language server must not pay at start
-
-            self._client = anthropic.AsyncAnthropic(
-                max_retries=0, timeout=self._options.request_timeout_seconds
-            )
+            self._client = sdk_client(self._endpoint, self._options.request_timeout_seconds)
         return self._client
 
-    async def respond(self, request: ModelRequest) -> ModelResponse:
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The body this endpoint is sent for `request`; WindowExceeded when it cannot fit."""
+        spec = self._spec
         body = build_body(request, self._model)
-        headers = request_headers(request)
+        thinking = spec.thinking != "none" and not self._unsigned
+        body = shape(body, thinking=thinking, images=spec.images)
+        window = self._options.context_window or spec.context_window
+        setting = f"[models.{self._model}] context_window"
+        return fit(body, window, self._model, setting)
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        body = self.body(request)
+        headers = request_headers(request) if "thinking" in body else {}
         deadline = None if request.time_left is None else time.monotonic() + request.time_left
         attempt = 0
         while True:
@@ -154,7 +202,7 @@ class AnthropicModel:
                     time_left=left,
                 )
                 if isinstance(decision, GiveUp):
-                    raise ModelError(_describe(exc, decision.why)) from exc
+                    raise self._failure(exc, decision.why) from exc
                 attempt += 1
                 await asyncio.sleep(decision.seconds)
 
@@ -163,20 +211,48 @@ class AnthropicModel:
         async with self._sdk().messages.stream(**body, **extra) as stream:
             message = await stream.get_final_message()
         usage = message.usage
+        content = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
+        self._unsigned = self._unsigned or any(
+            b.get("type") == "thinking" and not b.get("signature") for b in content
+        )
         return ModelResponse(
-            content=[b.model_dump(mode="json", exclude_none=True) for b in message.content],
+            content=content,
             stop_reason=message.stop_reason,
-            usage=Usage(
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_input_tokens=usage.cache_read_input_tokens or 0,
-                cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+            usage=honest(
+                Usage(
+                    input_tokens=usage.input_tokens or 0,
+                    output_tokens=usage.output_tokens or 0,
+                    cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+                    cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+                ),
+                body,
+                content,
             ),
             model=message.model,
             id=message.id,
             body=body,
             transformations=_transformations(message),
         )
+
+    def _failure(self, exc: Exception, why: str | None) -> ModelError:
+        """The failure in cardrunner's words where the endpoint's abilities explain it; the
+        endpoint's own text goes whole into `said` (the log)."""
+        status = getattr(exc, "status_code", None)
+        said = str(redact(f"{type(exc).__name__}: {exc}"))
+        where = str(getattr(self._client, "base_url", "") or self._where).rstrip("/")
+        if window_signal(status, str(exc)):
+            window = self._options.context_window or self._spec.context_window
+            return WindowExceeded(
+                f"the endpoint {where} says the conversation exceeds the context window of "
+                f"{self._model} (cardrunner counts it as {window:,}); set [models.{self._model}] "
+                "context_window to the window the endpoint serves",
+                window=window,
+                said=said,
+            )
+        words = explain(status, str(exc), self._model, where)
+        if words is None:
+            return ModelError(_describe(exc, why), said)
+        return ModelError(f"{words} — the endpoint said: {said[:300]}", said)
 
 
 def _transformations(message: Any) -> list[dict[str, Any]]:

@@ -120,6 +120,7 @@ class Timeline:
             "maxRounds": view.max_rounds,
             "tokens": view.tokens,
             "costUsd": round(view.cost_usd, 4),
+            "costEstimated": view.estimated,
             "maxCostUsd": self.max_cost_usd or None,
             "omittedRounds": len(self._rounds) - len(rounds),
             "rounds": [
@@ -214,11 +215,12 @@ def _round_row(event: ev.RoundFinished) -> str:
     """One round: every priced token count (cache writes too, the dearest), so the row adds up
     to its cost."""
     u = event.usage
+    approx = "~" if u.estimated else ""  # cardrunner's count: the endpoint's was not usable
     return (
         f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
         f"cache r {u.cache_read_input_tokens:>7,} w {u.cache_creation_input_tokens:>7,}  "
         f"out {u.output_tokens:>6,}  "
-        f"${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
+        f"{approx}${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
     )
 
 

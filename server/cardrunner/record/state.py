@@ -54,6 +54,9 @@ class RunState:
     cache_read_tokens: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
+    estimated: bool = False
+    """The tokens and cost are cardrunner's count: the endpoint's report was missing or
+    implausibly low (`Usage.estimated`); every view then says "estimate"."""
     tool: str | None = None
     reason: str | None = None
     detail: str = ""
@@ -82,7 +85,7 @@ class RunState:
         parts = [
             f"round {self.round}{limit}",
             f"{tokens_short(self.tokens)} tok",
-            f"${self.cost_usd:.2f}",
+            self.cost(2),
         ]
         if self.tool:
             parts.append(self.tool)
@@ -98,8 +101,13 @@ class RunState:
         of a run as the CLI and `cardrunner log` both print it."""
         return (
             f"{self.round} rounds · {self.tool_calls} tool calls · {self.tokens:,} tokens "
-            f"(cache read {self.cache_read_tokens:,}) · ${self.cost_usd:.4f}"
+            f"(cache read {self.cache_read_tokens:,}) · {self.cost(4)}"
         )
+
+    def cost(self, digits: int) -> str:
+        """`$0.0412`, or `~$0.0412 (estimate)` when the endpoint's usage could not be used."""
+        money = f"${self.cost_usd:.{digits}f}"
+        return f"~{money} (estimate)" if self.estimated else money
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the view."""
@@ -118,6 +126,7 @@ class RunState:
                 self.round = event.round
                 self.tokens, self.cost_usd = event.total_usage.total, event.total_cost_usd
                 self.cache_read_tokens = event.total_usage.cache_read_input_tokens
+                self.estimated = event.total_usage.estimated
                 self.last_round_text = event.text
             case ev.ToolStarted():
                 self.tool, self.output = event.name, []
@@ -181,6 +190,7 @@ class RunState:
         self.unmerged_branch = event.unmerged_branch
         self.tokens, self.cost_usd = event.usage.total, event.cost_usd
         self.cache_read_tokens = event.usage.cache_read_input_tokens
+        self.estimated = event.usage.estimated
         self.round, self.tool_calls, self.tool = event.rounds, event.tool_calls, None
         self.problems = {}
 

@@ -38,6 +38,7 @@ from cardrunner.run.prepare import (
     Told,
     api_model,
     app_prompt,
+    fits_window,
     old_log_warning,
     review_prompt,
     told_for,
@@ -119,7 +120,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         evidence, s.require_evidence, s.verify_attempts, review=commit, checks=checks, calls=calls
     )
     told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
-    loop = _loop(prepared, pool, guards, verdict, prompt, told)
+    loop = fits_window(prepared, _loop(prepared, pool, guards, verdict, prompt, told))
     warnings = [*prepared.notes, *told.notes, *sandbox_notes, *warnings, *old_log_warning(prepared)]
     shape = await area.main.shape()
     started = _started(

@@ -132,5 +132,6 @@ def transcript_of(options: RunOptions) -> Path | None:
 
 def refuse_early(options: RunOptions) -> None:
     """The checks that need no file or network, so an editor command can refuse at once."""
-    if options.model is None and transcript_of(options) is None:
+    api = options.settings.endpoint.provider == "anthropic"  # Bedrock, Vertex: their own
+    if api and options.model is None and transcript_of(options) is None:
         require_key(options.env)

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cardrunner.agent.limits import Spent
-from cardrunner.agent.model import Block, Model
+from cardrunner.agent.loop import Loop
+from cardrunner.agent.model import Block, Model, WindowExceeded
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.images import card_images, keep_images
 from cardrunner.config.instructions import ProjectInstructions, read_instructions
@@ -36,6 +37,7 @@ from cardrunner.run.options import (
     RunRefused,
     replay_path,
     require_key,
+    transcript_of,
 )
 from cardrunner.run.resume import (
     ResumeState,
@@ -86,10 +88,33 @@ def choose_model(
             )
         except (OSError, ValueError) as exc:
             raise RunRefused(f"cannot read the transcript {transcript}: {exc}") from exc
-    require_key(env)
+    if settings.endpoint.provider == "anthropic":  # Bedrock and Vertex bring their own
+        require_key(env)
     from cardrunner.models.anthropic import AnthropicModel
+    from cardrunner.models.endpoint import endpoint_of
 
-    return AnthropicModel(settings.model, settings.options)
+    return AnthropicModel(
+        settings.model,
+        settings.options,
+        spec=settings.model_spec(),
+        endpoint=settings.endpoint,
+        where=endpoint_of(settings.endpoint, env),
+    )
+
+
+async def _on_endpoint(o: RunOptions) -> tuple[RunOptions, list[str]]:
+    """`o` with the endpoint's profile in its settings (models/endpoint.py: probed at the first
+    run of a model the table does not know), for a run that will call an endpoint."""
+    if o.model is not None or transcript_of(o) is not None:
+        return o, []
+    if o.settings.endpoint.provider == "anthropic":
+        require_key(o.env)
+    from cardrunner.models.endpoint import for_endpoint
+
+    shaped = await for_endpoint(o.settings, o.env)
+    if shaped.refusals:
+        raise RunRefused("; ".join(shaped.refusals))
+    return replace(o, settings=shaped.settings), shaped.notes
 
 
 def api_model(model: Model) -> str:
@@ -110,6 +135,8 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
     except Untrusted as exc:
         raise RunRefused(str(exc)) from exc
     o, chosen = await asyncio.to_thread(_with_card_choices, options)
+    o, probed = await _on_endpoint(o)
+    chosen += probed
     model = o.model
     if model is None:
         model = await asyncio.to_thread(
@@ -137,6 +164,20 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
             f"given by its caller ({o.model.name})"
         )
     return PreparedRun(o, model, resume, [*chosen, *notes])
+
+
+def fits_window(prepared: PreparedRun, loop: Loop) -> Loop:
+    """`loop`, once its first request fits the model's window by cardrunner's count (system
+    prompt, tools and card); RunRefused otherwise, before any work rather than after paid
+    rounds. A resume is not judged here: its loop compacts before its first request."""
+    from cardrunner.models.anthropic import AnthropicModel
+
+    if prepared.resume is None and isinstance(prepared.model, AnthropicModel):
+        try:
+            prepared.model.body(loop.request())
+        except WindowExceeded as exc:
+            raise RunRefused(str(exc)) from exc
+    return loop
 
 
 def _with_card_choices(options: RunOptions) -> tuple[RunOptions, list[str]]:
@@ -167,6 +208,14 @@ def told_for(prepared: PreparedRun, card: Card, root: Path, run_dir: Path) -> To
         return Told(instructions=resume.instructions, images=resume.images)
     project = project_instructions(prepared, root)
     images, notes = card_images(card.text, card.path, prepared.options.root)
+    settings = prepared.options.settings
+    if images and not settings.model_spec(api_model(prepared.model)).images:
+        names = ", ".join(i.path for i in images)
+        notes.append(
+            f"the card's images ({names}) are left out: {settings.model}'s endpoint takes no "
+            f"images ([models.{settings.model}] images = false, or its probed profile)"
+        )
+        images = []
     kept = keep_images(images, run_dir)
     blocks = [i.block() for i in images]
     return Told(project.text, blocks, [*project.notes, *notes], project.listed, kept)

@@ -19,6 +19,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from cardrunner.agent.events import ChecksRan, Event, Notice, RunFinished, Usage
+from cardrunner.agent.limits import cost_basis
 from cardrunner.card.record import CardUpdate, FailureReason, RunRecord
 from cardrunner.config.secrets import shown_model
 from cardrunner.processes.refusal import refusals
@@ -177,6 +178,7 @@ class RunSession:
             rounds=result.rounds,
             tokens=result.usage.total,
             cost_usd=round(result.cost_usd, 4),
+            cost_basis=cost_basis(result.usage, self.options.settings.price()),
             commit=result.commit,
             branch=result.unmerged_branch,
             log=relative(run.log.path, self.options.root),

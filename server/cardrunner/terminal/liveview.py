@@ -44,7 +44,7 @@ class LiveView:
         tool = f" · {doing}" if doing else ""
         return (
             f"round {v.round}/{v.max_rounds or '∞'} · {tokens_short(v.tokens)} tok{cache} · "
-            f"${v.cost_usd:.2f}{tool} · {elapsed(time.monotonic() - self._started)}"
+            f"{v.cost(2)}{tool} · {elapsed(time.monotonic() - self._started)}"
         )
 
     def _line(self, text: str) -> None:

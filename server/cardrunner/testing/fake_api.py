@@ -12,6 +12,7 @@ to another process; it prints `READY <base_url>` once listening.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,73 @@ from cardrunner.testing.fake_script import (
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How an endpoint other than the API takes requests, as its documentation says it does:
+    a window it refuses longer prompts over (and may tell at `told`, a path and its JSON),
+    images, thinking (`signed`; `dropped`: a gateway strips the signatures of what it returns;
+    `refused`: a 400 on the field; `ignored`: no thinking comes back), the usage it reports
+    (`reported`; `missing`: zeros; `substituted`: a gateway's guess of a sixth) and cache."""
+
+    window: int | None = None
+    told: tuple[str, dict[str, Any]] | None = None
+    images: bool = True
+    thinking: str = "signed"
+    usage: str = "reported"
+    cache: bool = True
+    count_tokens: bool = True
+
+    def refusal(self, body: dict[str, Any], prompt: int) -> str | None:
+        """The endpoint's own words for refusing `body` (None: it takes it)."""
+        if self.window is not None and prompt + int(body.get("max_tokens", 0)) > self.window:
+            return (
+                f"the request exceeds the available context size ({prompt} prompt tokens and "
+                f"max_tokens {body.get('max_tokens')} > n_ctx {self.window})"
+            )
+        if not self.images and '"type": "image"' in json.dumps(body.get("messages")):
+            return "unknown variant `image`, expected `text` at line 1 column 4012"
+        if self.thinking == "refused" and "thinking" in body:
+            return "unknown field `thinking`, expected one of `model`, `messages`, `max_tokens`"
+        return None
+
+    def alter(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The answer as this endpoint hands it on."""
+        if self.thinking in ("dropped", "ignored"):
+            keep = self.thinking == "dropped"
+            message["content"] = [
+                {k: v for k, v in b.items() if k != "signature"} if b["type"] == "thinking" else b
+                for b in message["content"]
+                if keep or b["type"] != "thinking"
+            ]
+        usage = message["usage"]
+        if not self.cache:
+            usage["input_tokens"] += usage.pop("cache_read_input_tokens", 0)
+            usage["input_tokens"] += usage.pop("cache_creation_input_tokens", 0)
+        if self.usage == "missing":
+            message["usage"] = {"input_tokens": 0, "output_tokens": 0}
+        elif self.usage == "substituted":
+            usage["input_tokens"] //= 6
+        return message
+
+
+ANTHROPIC = Endpoint()
+OLLAMA = Endpoint(
+    window=4096,
+    told=("/api/show", {"model_info": {"qwen3.context_length": 40960}, "parameters": ""}),
+    thinking="ignored",
+    cache=False,
+    count_tokens=False,
+)
+"""Ollama's `/v1/messages`: its default 4,096-token context, told by `/api/show`."""
+DEEPSEEK = Endpoint(images=False, thinking="refused", cache=False, count_tokens=False)
+"""DeepSeek's Anthropic API: no images (`unknown variant image`), no window told."""
+SIGNATURE_DROPPING = Endpoint(thinking="dropped")
+"""A gateway that passes thinking on without its signatures."""
+SMALL_WINDOW = Endpoint(window=2048, told=("/props", {"n_ctx": 2048}))
+"""llama.cpp's server with `-c 2048`, told by `/props`."""
+MISSING_USAGE = Endpoint(usage="missing")
 
 
 @dataclass
@@ -68,7 +136,9 @@ class FakeMessagesAPI:
         port: int = 0,
         on_record: Callable[[FakeMessagesAPI], None] | None = None,
         binder: SignatureBinder | None = None,
+        endpoint: Endpoint = ANTHROPIC,
     ) -> None:
+        self.endpoint = endpoint
         self.script = Script(responder)
         self.faults = dict(faults or {})
         self.cache = PromptCache(min_cacheable_tokens)
@@ -98,7 +168,10 @@ class FakeMessagesAPI:
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/messages", self._messages)
-        app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
+        if self.endpoint.count_tokens:
+            app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
+        if self.endpoint.told is not None:
+            app.router.add_route("*", self.endpoint.told[0], self._told)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         self._closing = asyncio.Event()
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
@@ -186,6 +259,8 @@ class FakeMessagesAPI:
             body, rejection = await self._admit(request, index, count_tokens=False)
             if rejection is not None:
                 return rejection
+            if said := self.endpoint.refusal(body, self.cache.count(body)):
+                return self._reject(request, index, 400, "invalid_request_error", said)
             return await self._answer(request, body, index, self.faults.get(index))
         except ValueError as exc:  # a script entry the real API could never have sent
             return self._reject(request, index, 500, "api_error", f"bad script entry: {exc}")
@@ -200,6 +275,12 @@ class FakeMessagesAPI:
         if rejection is not None:
             return rejection
         return web.json_response({"input_tokens": self.cache.count(body)})
+
+    async def _told(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        assert self.endpoint.told is not None
+        return web.json_response(self.endpoint.told[1])
 
     async def _unknown(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(RecordedRequest(request.path, _headers(request), None, None))
@@ -279,16 +360,18 @@ class FakeMessagesAPI:
         content = self._builder.content(_with_edits(response, body), body)
         usage = self.cache.measure(body).as_usage(estimate_tokens(content))
         usage.update(response.get("usage") or {})
-        return {
-            "id": f"msg_fake_{index:04d}",
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": self._builder.stop_reason(response, content),
-            "stop_sequence": None,
-            "usage": usage,
-        }
+        return self.endpoint.alter(
+            {
+                "id": f"msg_fake_{index:04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": content,
+                "stop_reason": self._builder.stop_reason(response, content),
+                "stop_sequence": None,
+                "usage": usage,
+            }
+        )
 
     def _notify(self) -> None:
         if self._on_record is not None:

@@ -77,7 +77,8 @@ def _block_events(index: int, block: dict[str, Any], pieces: int) -> list[Event]
         deltas = [
             {"type": "thinking_delta", "thinking": t} for t in chunks(block["thinking"], pieces)
         ]
-        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        if "signature" in block:  # a gateway may pass thinking on without it
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
     else:  # redacted_thinking arrives whole
         first, deltas = dict(block), []
     events: list[Event] = [

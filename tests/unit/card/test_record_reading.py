@@ -27,6 +27,7 @@ class Reference(BaseModel):
     rounds: int | None = None
     tokens: int | None = None
     cost_usd: float | None = None
+    cost_basis: str | None = None
     commit: str | None = None
     branch: str | None = None
     log: str | None = None

@@ -130,10 +130,10 @@ def run_diagnostics(entry: CardEntry, view: RunState) -> list[types.Diagnostic]:
         out.append(_diag(lines, title_line, message, S.Warning, "result"))
     elif view.state == "done":
         commit = f" · commit {view.commit[:10]}" if view.commit else ""
-        message = f"done in {view.round} rounds · ${view.cost_usd:.2f}{commit}"
+        message = f"done in {view.round} rounds · {view.cost(2)}{commit}"
         out.append(_diag(lines, title_line, message, S.Hint, "result"))
     elif view.state == "verified":  # the checks held, but nothing was committed: not Done
-        message = f"verified, not committed, in {view.round} rounds · ${view.cost_usd:.2f}"
+        message = f"verified, not committed, in {view.round} rounds · {view.cost(2)}"
         out.append(_diag(lines, title_line, message, S.Information, "result"))
     elif view.state == "failed":
         detail = f": {view.detail}" if view.detail else ""
