@@ -282,7 +282,8 @@ async def _tool_pool(
     """Files, commands, `extra` and every MCP server's tools behind the one gate (`calls`
     records every call through it), with warnings."""
     s = prepared.options.settings
-    guard = PathGuard(area.root, s.paths.read, s.paths.write)
+    cards = [s.cards, relative(prepared.options.card_path, prepared.options.root)]
+    guard = PathGuard(area.root, s.paths.read, s.paths.write, cards=cards)
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)

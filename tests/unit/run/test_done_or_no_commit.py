@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardrunner.agent.events import Event, Notice, RunFinished
+from cardrunner.agent.events import Event, Notice, RunFinished, ToolFinished
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.run.session import RunSession
 from tests.support.project import FIXED, final, git, make_project, report, turn, use
@@ -98,3 +98,25 @@ def result_run_id(events: list[Event]) -> str:
     started = events[0]
     assert isinstance(started, RunStarted)
     return started.run_id
+
+
+async def test_the_model_cannot_edit_its_card_even_when_the_write_area_holds_it(
+    tmp_path: Path,
+) -> None:
+    card = make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    toml.write_text(toml.read_text().replace('write = ["src"]', 'write = ["."]'))
+    git(tmp_path, "commit", "-qam", "the whole tree is the write area")
+    fewer = card.read_text().replace("- The tests pass.\n", "")
+    steps = [
+        turn(use("read_file", path="cards/fix-add.md")),
+        turn(use("write_file", path="cards/fix-add.md", content=fewer)),
+        turn(use("write_file", path="cards/new.md", content="---\ntitle: x\n---\n")),
+        final("RESULT: failed: the card would not let me"),
+    ]
+    events = await _run(tmp_path, steps)
+    writes = [e for e in events if isinstance(e, ToolFinished) and e.name == "write_file"]
+    assert [w.is_error for w in writes] == [True, True]
+    assert all("is a card file" in w.result for w in writes)
+    assert "- The tests pass." in card.read_text()
+    assert not (tmp_path / "cards" / "new.md").exists()
