@@ -243,7 +243,10 @@ def describe(event: ev.Event, view: RunState) -> list[str]:
             cites = [
                 f"     cites {c.tool} {c.call}: {json.dumps(c.quote)[:90]}" for c in event.cites
             ]
-            return [f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}", *cites]
+            code = [f"     in the code only, NOT in the app: {event.code_level[:100]}"]
+            shots = [f"     screenshot {path}" for path in event.screenshots]
+            head = f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}"
+            return [head, *cites, *(code if event.code_level else []), *shots]
         case ev.ChecksRan():
             return _checks_lines(event)
         case ev.BuildChecked(ok=False):
@@ -294,8 +297,16 @@ def _result_lines(event: ev.RunFinished, view: RunState) -> list[str]:
         event.status, f"FAILED ({event.reason}: {event.detail})"
     )
     commit = f" · commit {event.commit[:10]}" if event.commit else ""
-    ledger = [f"  criterion {e.index + 1}: {e.line()}" for e in event.ledger]
-    return [f"result: {status} · {view.totals()}{commit}", *ledger]
+    ledger = [
+        line
+        for e in event.ledger
+        for line in [
+            f"  criterion {e.index + 1}: {e.line()}",
+            *(f"    screenshot {path}" for path in e.screenshots),
+        ]
+    ]
+    kept = [f"  the commit is kept on {event.kept_branch}"] if event.kept_branch else []
+    return [f"result: {status} · {view.totals()}{commit}", *kept, *ledger]
 
 
 LIVE_LINES = 60

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from cardrunner.agent.events import CriterionReported
 from cardrunner.agent.ledger import Citation, LedgerEntry
+from cardrunner.agent.review import Proof
 from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
 from cardrunner.card.body import code_level
 from cardrunner.tools.base import FunctionTool, schema
@@ -164,6 +165,14 @@ class Evidence:
             code_reason=report.code_level if by == "model" else "",
             screenshots=report.screenshots,
         )
+
+    def proof(self) -> dict[int, Proof]:
+        """Per criterion, where it was checked and its screenshots, for the review."""
+        return {
+            e.index: Proof(e.where().strip(), tuple(e.screenshots))
+            for e in self.ledger()
+            if e.where() or e.screenshots
+        }
 
     def code_only(self) -> list[LedgerEntry]:
         """Verified criteria the model checked in the code only: a person must accept each."""
