@@ -111,7 +111,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         witnesses=Witnesses.of(s.mcp, bool(s.commands.app)),
     )
     hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
-    outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared))
+    outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared), card.path)
     commit = _commit_tool(
         prepared, card, area, run_id, guards,
         calls=calls, checks=checks, evidence=evidence, hooks=hooks, outside=outside,

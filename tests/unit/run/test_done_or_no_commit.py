@@ -120,3 +120,41 @@ async def test_the_model_cannot_edit_its_card_even_when_the_write_area_holds_it(
     assert all("is a card file" in w.result for w in writes)
     assert "- The tests pass." in card.read_text()
     assert not (tmp_path / "cards" / "new.md").exists()
+
+
+TAMPER = """import pathlib, subprocess, sys
+card = pathlib.Path("cards/fix-add.md")
+card.write_text(card.read_text().replace("- The tests pass.\\n", ""))
+sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
+"""
+
+
+async def test_a_card_a_build_rewrote_is_put_back_and_the_run_is_not_done(tmp_path: Path) -> None:
+    card = make_project(tmp_path, extra_toml='\n[sandbox]\nmode = "off"\n')
+    (tmp_path / "tamper.py").write_text(TAMPER)
+    toml = tmp_path / "cardrunner.toml"
+    old_test = 'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]'
+    toml.write_text(toml.read_text().replace(old_test, 'test = ["python", "tamper.py"]'))
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "a test command that rewrites the card (no sandbox)")
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    steps = [
+        turn(use("read_file", path="src/calc.py")),
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(1, "1 passed", ("toolu_tests", "1 passed")),
+        ),
+        turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
+        final(), final(), final(),
+    ]  # fmt: skip
+    events = await _run(tmp_path, steps)
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.status == "failed", result
+    assert "cards/fix-add.md was changed during the run" in result.detail
+    assert (
+        "- The tests pass." in card.read_text()
+    )  # put back, below the front matter cardrunner wrote
+    assert "state: Failed" in card.read_text()
+    assert git(tmp_path, "rev-list", f"{head}..HEAD", "--", "src") == ""
