@@ -133,7 +133,7 @@ def with_ledger(message: str, view: RunState) -> str:
 def _criterion(index: int, criterion: Criterion) -> str:
     line = f"- {_MARK[criterion.status]} **{index}.** {inert(_one_line(criterion.text))}"
     if criterion.where.strip():
-        line += f" — checked{inert(_one_line(criterion.where))}"
+        line += f" — checked {inert(_one_line(criterion.where))}"
     if criterion.evidence:
         line += f"\n  - evidence: {inert(_one_line(criterion.evidence))}"
     elif criterion.status == "pending":
