@@ -158,3 +158,41 @@ async def test_a_card_a_build_rewrote_is_put_back_and_the_run_is_not_done(tmp_pa
     )  # put back, below the front matter cardrunner wrote
     assert "state: Failed" in card.read_text()
     assert git(tmp_path, "rev-list", f"{head}..HEAD", "--", "src") == ""
+
+
+async def test_a_resumed_run_whose_commit_was_taken_back_reviews_and_commits_again(
+    tmp_path: Path,
+) -> None:
+    from cardrunner.run.options import ResumeGrant
+
+    make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    toml.write_text(toml.read_text().replace("max_rounds = 30", "max_rounds = 5"))
+    git(tmp_path, "commit", "-qam", "five rounds")
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    commit = turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +."))
+    steps = [
+        turn(use("read_file", path="src/calc.py")),
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(1, "1 passed", ("toolu_tests", "1 passed")),
+        ),
+        commit,  # round 5: committed, then the round budget ends the run
+        turn(use("list_files", path="src")),
+        commit,
+        final(),
+    ]
+    stopped = (await _run(tmp_path, steps))[-1]
+    assert isinstance(stopped, RunFinished) and stopped.reason == "max_rounds", stopped
+    assert stopped.kept_branch and stopped.work_tree
+    assert "src/calc.py" not in git(tmp_path, "diff", "--name-only", head, "HEAD")
+    opts = options(tmp_path, model=ScriptedModel(steps), resume=ResumeGrant(rounds=5))
+    events = [e async for e in RunSession(opts).events()]
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.status == "done", result
+    commits = [e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit"]
+    assert len(commits) == 1 and not commits[0].is_error  # reviewed and committed again
+    assert git(tmp_path, "show", f"{result.commit}:src/calc.py") == FIXED
+    assert git(tmp_path, "merge-base", "--is-ancestor", result.commit, "HEAD") == ""
