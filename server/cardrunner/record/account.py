@@ -33,7 +33,7 @@ from typing import Any, assert_never
 
 from cardrunner.agent import events as ev
 from cardrunner.record.log import EventReader, LogTail
-from cardrunner.record.state import RunState
+from cardrunner.record.state import Criterion, RunState
 
 LIVE_ROUNDS = 30
 """Rounds a live run's timeline carries (the newest); an ended run's carries all."""
@@ -131,10 +131,20 @@ class Timeline:
                 }
                 for r in rounds
             ],
-            "criteria": [
-                {"text": c.text, "status": c.status, "evidence": c.evidence} for c in view.criteria
-            ],
+            "criteria": [_criterion(c) for c in view.criteria],
         }
+
+
+def _criterion(c: Criterion) -> dict[str, object]:
+    """A criterion for the run view; its screenshots are workspace-relative files that
+    cardrunner saved in the run's folder."""
+    return {
+        "text": c.text,
+        "status": c.status,
+        "evidence": c.evidence,
+        "checked": c.where.strip(),
+        "screenshots": list(c.screenshots),
+    }
 
 
 def log_account(path: Path) -> str:
