@@ -187,6 +187,7 @@ _MCP_JSON_KEYS = {
     "required",
     "timeout",
     "start_timeout",
+    "observes",
 }
 
 
