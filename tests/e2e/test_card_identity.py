@@ -87,7 +87,8 @@ def test_a_look_alike_never_works_in_another_runs_worktree(tmp_path: Path) -> No
         root, "run", "cards/sub/fix-add.md", "--replay", str(leftover), "--max-rounds", "1"
     )
     assert stopped.returncode == 1, stopped.stderr
-    assert "kept as the tree" in stopped.stderr and "worktree was removed" in stopped.stderr
+    assert "kept as the tree" in stopped.stderr
+    assert "worktree was put aside for the card's next run" in stopped.stderr
     assert git(root, "branch", "--format=%(refname:short)").split() == ["main"]
 
     fixing = write_transcript(tmp_path / "fix.json", fix_transcript())
