@@ -14,6 +14,7 @@ from tests.support.project import (
     fix_transcript,
     git,
     make_project,
+    slug_of,
     turn,
     use,
     write_transcript,
@@ -116,4 +117,7 @@ def test_a_look_alike_never_works_in_another_runs_worktree(tmp_path: Path) -> No
     ]
     assert reads and not reads[-1]["is_error"] and "DRAFT = 1" in reads[-1]["result"], reads
     assert git(root, "branch", "--format=%(refname:short)").split() == ["main"]
-    assert not list((root / ".cardrunner" / "worktrees").iterdir())
+    parked = sorted(w.name for w in (root / ".cardrunner" / "worktrees").iterdir())
+    assert parked == sorted(
+        f"parked-{slug_of(c)}" for c in ("cards/fix-add.md", "cards/sub/fix-add.md")
+    )
