@@ -104,8 +104,12 @@ class BranchRepo(GitRepo):
             "rev-parse", "--verify", "-q", f"refs/heads/{not_option(branch, 'branch')}", check=False
         )
         start = [branch] if known.code == 0 else ["-B", branch, (await self.head()) or "HEAD"]
-        await tree._git("checkout", "-q", "-f", *start)
-        await tree._git("clean", "-q", "-ffdx")
+        try:
+            await tree._git("checkout", "-q", "-f", *start)
+            await tree._git("clean", "-q", "-ffdx")
+        except GitError:  # e.g. the kept branch is checked out elsewhere: make a fresh one
+            await self.remove_worktree(path, force=True)
+            return False
         return True
 
     async def remove_worktree(self, path: Path, force: bool = False) -> None:
