@@ -14,6 +14,7 @@ from tests.support.project import (
     fix_transcript,
     git,
     make_project,
+    slug_of,
     turn,
     use,
     write_transcript,
@@ -87,7 +88,8 @@ def test_a_look_alike_never_works_in_another_runs_worktree(tmp_path: Path) -> No
         root, "run", "cards/sub/fix-add.md", "--replay", str(leftover), "--max-rounds", "1"
     )
     assert stopped.returncode == 1, stopped.stderr
-    assert "kept as the tree" in stopped.stderr and "worktree was removed" in stopped.stderr
+    assert "kept as the tree" in stopped.stderr
+    assert "worktree was put aside for the card's next run" in stopped.stderr
     assert git(root, "branch", "--format=%(refname:short)").split() == ["main"]
 
     fixing = write_transcript(tmp_path / "fix.json", fix_transcript())
@@ -115,4 +117,7 @@ def test_a_look_alike_never_works_in_another_runs_worktree(tmp_path: Path) -> No
     ]
     assert reads and not reads[-1]["is_error"] and "DRAFT = 1" in reads[-1]["result"], reads
     assert git(root, "branch", "--format=%(refname:short)").split() == ["main"]
-    assert not list((root / ".cardrunner" / "worktrees").iterdir())
+    parked = sorted(w.name for w in (root / ".cardrunner" / "worktrees").iterdir())
+    assert parked == sorted(
+        f"parked-{slug_of(c)}" for c in ("cards/fix-add.md", "cards/sub/fix-add.md")
+    )

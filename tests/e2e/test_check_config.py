@@ -9,10 +9,13 @@ the tests counted and a refused write named with its fix — also at a run's sta
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
+
 from cardrunner.tools.guard import PathGuard
-from tests.support.project import cli, final, git, make_project, write_transcript
+from tests.support.project import cli, final, git, init_repo, make_project, write_transcript
 
 WRITES_OWN_CONFIG = [
     "python",
@@ -111,3 +114,40 @@ def test_a_go_module_at_the_root_lists_its_files_and_check_agrees(tmp_path: Path
     assert not guard.is_writable("go.mod") and not guard.is_writable("version.go.bak")
     _configure(tmp_path, 'write = ["gone.go", "src"]\n', 'test = ["python", "-m", "pytest"]\n')
     assert "paths.write: the folder 'gone.go' does not exist" in cli(tmp_path, "check", ".").stdout
+
+
+def test_try_says_first_when_the_tests_cannot_be_counted(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    custom = json.dumps(["python", "-c", "print('all fine, says the custom runner')"])
+    _configure(tmp_path, 'write = ["src"]\n', f"test = {custom}\n")
+    proc = cli(tmp_path, "check", "--try", ".")
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(
+        f"{tmp_path.name}: try: tests not counted (unknown runner output): "
+        "a deleted test would not be noticed; name a JUnit file"
+    ), proc.stdout
+    assert "test_report" in lines[0]
+    assert "try: test (python -c" in proc.stdout and "ok, tests not counted" in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+def test_try_counts_plain_go_test_by_adding_v(tmp_path: Path) -> None:
+    """`go test ./...` names packages only; run by cardrunner it gets `-v` and each test counts."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "go.mod").write_text("module example.com/calc\n\ngo 1.19\n")
+    (tmp_path / "calc.go").write_text("package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    (tmp_path / "calc_test.go").write_text(
+        'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {}\n\n'
+        'func TestTable(t *testing.T) {\n\tt.Run("one", func(t *testing.T) {})\n}\n'
+    )
+    (tmp_path / "sub" / "sub.go").write_text("package sub\n")
+    (tmp_path / "sub" / "sub_test.go").write_text(
+        'package sub\n\nimport "testing"\n\nfunc TestSub(t *testing.T) {}\n'
+    )
+    (tmp_path / "cardrunner.toml").write_text(
+        '[paths]\nwrite = ["calc.go"]\n[commands]\ntest = ["go", "test", "./..."]\n'
+    )
+    init_repo(tmp_path)
+    proc = cli(tmp_path, "check", "--try", ".")
+    assert "try: test (go test -v ./...): ok, 4 tests ran" in proc.stdout, proc.stdout
+    assert "not counted" not in proc.stdout

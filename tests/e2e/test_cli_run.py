@@ -312,11 +312,17 @@ def test_tests_that_cannot_be_counted_are_named_in_the_review_and_the_commit(
         proc = cli(tmp_path, "run", "cards/fix-add.md", "--yes", env=api_env(api))
         api.assert_complete()
     assert proc.returncode == 0, proc.stderr
-    assert "tests not counted: unknown runner output" in proc.stderr
+    assert (
+        "tests not counted (unknown runner output): a deleted test would not be noticed"
+        in proc.stderr
+    )
     review = next(r["data"] for r in log_records(tmp_path) if r["type"] == "review_request")
-    assert "tests not counted: unknown runner output" in review["warnings"]
+    assert (
+        "tests not counted (unknown runner output): a deleted test would not be noticed"
+        in review["warnings"]
+    )
     message = git(tmp_path, "log", "--format=%B", "--grep=^card: Adding")
-    assert "Checks: build ok · test ok, tests not counted: unknown runner output" in message
+    assert "Checks: build ok · test ok, tests not counted (unknown runner output)" in message
     assert front_matter(card)["state"] == "Done"
 
 

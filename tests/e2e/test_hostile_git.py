@@ -26,7 +26,14 @@ from cardrunner.run.liveness import interrupted_runs, sweep
 from tests.support.hostile_git import arm, markers
 from tests.support.lsp import Project, diag_codes, lens_titles, project_of
 from tests.support.lsp import make_project as make_lsp_project
-from tests.support.project import cli, fix_transcript, git, make_project, write_transcript
+from tests.support.project import (
+    cli,
+    fix_transcript,
+    git,
+    make_project,
+    slug_of,
+    write_transcript,
+)
 
 NO_HOOKS = "\n[git]\nhooks = false\n"
 """The repository's own commit hooks are a separate, trusted step (docs/configuration.md)."""
@@ -78,6 +85,8 @@ def test_a_committed_folder_where_worktrees_go_is_never_worked_in(tmp_path: Path
     make_project(root, top_toml="isolation = true\n", extra_toml=NO_HOOKS)
     trap = root / ".cardrunner" / "worktrees" / "fix-add"
     _bare_shaped(trap, tmp_path / "payload.sh")
+    parked = root / ".cardrunner" / "worktrees" / f"parked-{slug_of('cards/fix-add.md')}"
+    _bare_shaped(parked, tmp_path / "payload.sh")  # where the card's worktree is put aside
     git(root, "add", "-f", ".cardrunner")
     git(root, "commit", "-qm", "a folder where cardrunner keeps worktrees")
     folder = arm(root, tmp_path)
@@ -85,6 +94,7 @@ def test_a_committed_folder_where_worktrees_go_is_never_worked_in(tmp_path: Path
     proc = cli(root, "run", "cards/fix-add.md", "--replay", str(transcript), "--yes")
     assert proc.returncode == 0, proc.stderr
     assert markers(folder) == []
+    assert (parked / "config").is_file(), "the committed folder was neither used nor replaced"
     subprocess.run(["git", "status"], cwd=trap, capture_output=True, check=False)
     assert markers(folder) == ["bare-fsmonitor"]  # the control: plain git in it runs the payload
 

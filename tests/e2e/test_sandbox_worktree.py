@@ -10,6 +10,7 @@ Through the real CLI, with bubblewrap for real.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -149,3 +150,59 @@ def test_without_the_sandbox_an_isolated_run_that_would_import_the_checkout_is_r
     assert done.returncode == 2, out
     assert "the tests would read outside the run's tree" in out
     assert "__editable__.textpkg-0.1.pth" in out and "isolation = false" in out
+
+
+NODE_TESTS = (
+    'const test = require("node:test");\nconst assert = require("node:assert");\n'
+    'const { words } = require("../src/words.js");\n\n'
+    'test("three words", () => assert.strictEqual(words("a b c"), 3));\n'
+    'test("no words", () => assert.strictEqual(words(""), 0));\n'
+)
+NODE_WORDS = "exports.words = (text) => text.split(/\\s+/).filter(Boolean).length;\n"
+NODE_TOML = """model = "claude-sonnet-5-5"
+isolation = true
+
+[paths]
+read = ["."]
+write = ["src"]
+
+[commands]
+test = ["node", "--test"]
+"""
+
+
+def test_an_isolated_runs_tests_never_find_the_worktree_a_second_time(tmp_path: Path) -> None:
+    """`node --test` (like vitest and jest) walks dot folders: under the sandbox the checkout's
+    `.cardrunner/worktrees/<run>` held the run's own tests again, so 2 tests counted 4."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "test").mkdir()
+    (root / "cards").mkdir()
+    (root / "src" / "words.js").write_text(NODE_WORDS)
+    (root / "test" / "words.test.js").write_text(NODE_TESTS)
+    (root / "cards" / "count-lines.md").write_text(CARD)
+    (root / "cardrunner.toml").write_text(NODE_TOML)
+    init_repo(root)
+    alone = subprocess.run(["node", "--test"], cwd=root, capture_output=True, text=True)
+    assert "# pass 2" in alone.stdout, alone.stdout  # the project's own count
+    content = NODE_WORDS + "exports.lines = (text) => text.split('\\n').length;\n"
+    steps = [
+        turn(use("write_file", path="src/words.js", content=content)),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            cite(0, "lines is in words.js", ("toolu_tests", "pass 2")),
+            cite(1, "the tests pass", ("toolu_tests", "pass 2")),
+        ),
+        turn(use("git_commit", message="card: Count lines too\n\nAdd lines().")),
+        final(),
+        final(),
+        final(),
+    ]
+    transcript = write_transcript(tmp_path / "t.json", steps)
+    done = cli(root, "run", "cards/count-lines.md", "--replay", str(transcript), "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = [r["data"] for r in log_records(root) if r["type"] == "checks"]
+    assert [c["phase"] for c in checks] == ["baseline", "commit"]
+    assert [c["tests_ran"] for c in checks] == [2, 2]
+    tool = next(r["data"] for r in log_records(root) if r["data"].get("name") == "run_tests")
+    assert "Counted by the runner: 2 tests ran, 2 passed" in json.dumps(tool)

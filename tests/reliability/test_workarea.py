@@ -38,6 +38,7 @@ from cardrunner.run.session import run_card
 from tests.support.project import (
     CALC,
     FIXED,
+    TEST,
     final,
     fix_transcript,
     git,
@@ -192,7 +193,9 @@ class Inspecting:
         self.seen: dict[str, Any] = {}
 
     async def review(self, request: ReviewRequest) -> ReviewDecision:
-        [worktree] = (self.root / ".cardrunner/worktrees").iterdir()  # the run's own
+        [worktree] = [
+            w for w in (self.root / ".cardrunner/worktrees").iterdir() if "parked-" not in w.name
+        ]  # the run's own
         self.seen["user"] = (self.root / "src/calc.py").read_text()
         self.seen["worktree"] = (worktree / "src/calc.py").read_text()
         self.seen["branch"] = git(self.root, "branch", "--show-current").strip()
@@ -220,7 +223,7 @@ async def test_isolation_leaves_the_user_tree_alone_and_brings_a_clean_commit_ba
     assert not git(tmp_path, "status", "--porcelain").strip()
     # the branch's commit is on the user's branch now, so the branch itself is gone
     assert git(tmp_path, "branch", "--format=%(refname:short)").split() == ["main"]
-    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert only_parked(tmp_path)
 
 
 async def test_isolation_never_forces_a_commit_that_does_not_apply(tmp_path: Path) -> None:
@@ -253,7 +256,7 @@ async def test_isolated_cancel_removes_the_worktree(tmp_path: Path) -> None:
     steps = [*WRITE_TWO, turn(use("run_tests")), final()]
     events = await cancel_at(options(tmp_path, steps, isolation=True), "run_tests")
     assert events[-1].reason == "cancelled"
-    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert only_parked(tmp_path)
     assert git(tmp_path, "branch", "--format=%(refname:short)").split() == ["main"]
     assert (tmp_path / "src/calc.py").read_text() == CALC
     assert not GROUPS.live()
@@ -301,6 +304,12 @@ LEFTOVER = [
 ]
 
 
+def only_parked(root: Path) -> bool:
+    """No run's worktree is left, but the one put aside for the card's next run."""
+    left = [w.name for w in (root / ".cardrunner/worktrees").iterdir()]
+    return all(name.startswith("parked-") for name in left) and len(left) <= 1
+
+
 def branches(root: Path) -> list[str]:
     return git(root, "branch", "--format=%(refname:short)").split()
 
@@ -313,15 +322,23 @@ async def test_a_failed_isolated_run_leaves_no_worktree_and_a_new_run_sees_none_
     assert failed[-1].reason == "max_rounds" and failed[-1].work_tree
     notes = [e.message for e in failed if isinstance(e, Notice)]
     assert any(f"kept as the tree {failed[-1].work_tree[:10]}" in n for n in notes), notes
-    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert only_parked(tmp_path)
     assert branches(tmp_path) == ["main"]  # its branch held no commit: gone, worktree pruned
-    assert not git(tmp_path, "worktree", "list", "--porcelain").count("worktree ") - 1
+    assert git(tmp_path, "worktree", "list", "--porcelain").count("worktree ") == 2  # + parked
 
+    [parked] = (tmp_path / ".cardrunner/worktrees").iterdir()
+    (parked / "__pycache__").mkdir()  # what the run's code could leave: ignored, untracked
+    (parked / "__pycache__" / "evil.pyc").write_bytes(b"x")
+    (parked / "tests" / "test_calc.py").write_text("def test_nothing():\n    pass\n")
+    kept = (parked / "cardrunner.toml").stat().st_ino
     fresh = [turn(use("read_file", "toolu_look", path="src/leftover.py")), LEFTOVER[2]]
     second = await collect(options(tmp_path, fresh, isolation=True))
     [look] = [e for e in second if isinstance(e, ToolFinished) and e.name == "read_file"]
     assert look.is_error and "LEFT" not in look.result  # another run's file is not here
     assert branches(tmp_path) == ["main"]
+    assert (parked / "cardrunner.toml").stat().st_ino == kept, "the worktree was reused"
+    assert not (parked / "__pycache__").exists() and not (parked / "src/leftover.py").exists()
+    assert (parked / "tests" / "test_calc.py").read_text() == TEST, "tracked files reset"
 
 
 async def test_a_resumed_isolated_run_gets_its_own_files_back(tmp_path: Path) -> None:
@@ -347,7 +364,7 @@ async def test_a_kept_branch_is_a_plain_branch_git_can_delete(tmp_path: Path) ->
     events = await collect(options(tmp_path, fix_transcript(), approver, isolation=True))
     branch = events[-1].unmerged_branch
     assert branch and branch in branches(tmp_path)
-    assert not list((tmp_path / ".cardrunner/worktrees").iterdir())
+    assert only_parked(tmp_path)
     git(tmp_path, "branch", "-D", branch)  # no worktree holds it
     assert branches(tmp_path) == ["main"]
 

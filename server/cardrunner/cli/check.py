@@ -42,7 +42,7 @@ from cardrunner.processes.sandbox import SandboxUnavailable, describe
 from cardrunner.run.choices import choice_problems
 from cardrunner.run.liveness import live_cards
 from cardrunner.run.workarea import command_env, run_sandbox
-from cardrunner.verify.builds import RunnerChecks
+from cardrunner.verify.builds import RunnerChecks, not_counted
 
 _SHELL_RE = re.compile(r"&&|\|\||[|;<>`]|\$\(")
 OWN_CONFIG = ("cardrunner.toml", ".mcp.json")
@@ -128,6 +128,12 @@ async def _checks(root: Path, settings: Settings, run_dir: Path) -> ChecksRan:
     return await checks.run("baseline", "untouched")
 
 
+_HOW_TO_COUNT = (
+    "name a JUnit file the test command writes in [commands] test_report, or run a runner "
+    "whose summary cardrunner reads (docs/verification.md)"
+)
+
+
 def try_config(root: Path, settings: Settings) -> tuple[list[str], list[str]]:
     """(what the try found, the problems among it) for the workspace at `root`."""
     if not (settings.commands.build or settings.commands.test):
@@ -143,12 +149,11 @@ def try_config(root: Path, settings: Settings) -> tuple[list[str], list[str]]:
     for check in ran.checks:
         state = "ok" if check.ok else f"failed (exit {check.exit_code})"
         line = f"try: {check.kind} ({' '.join(check.argv)}): {state}"
-        if check.kind == "test":
-            line += (
-                f", {check.tests_ran} tests ran"
-                if check.tests_ran is not None
-                else ", tests not counted (unknown runner output)"
-            )
+        if check.kind == "test" and check.tests_ran is not None:
+            line += f", {check.tests_ran} tests ran"
+        elif check.kind == "test":
+            line += ", tests not counted"
+            found.insert(0, f"try: {not_counted(check.uncounted)}; {_HOW_TO_COUNT}")
         (found if check.ok else problems).append(line)
         if not check.ok and check.tail:
             problems += [f"try:   {tail}" for tail in check.tail.splitlines()[-3:]]
@@ -334,9 +339,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "endpoint", False):  # callers that build the namespace may leave it out
         return check_endpoint(find_root(paths[0].resolve()))
     found, problems = check_paths(paths, args.trying)
+    first = [line for line in found if "try: tests not counted" in line]
     for line in dict.fromkeys(
-        [*sandbox_modes(paths), *found, *problems]
-    ):  # an unusable sandbox: once
+        [*first, *sandbox_modes(paths), *found, *problems]
+    ):  # an unusable sandbox: once; uncounted tests first
         print(line)
     if not problems:
         print("no problems found")

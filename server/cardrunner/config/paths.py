@@ -71,7 +71,8 @@ class StatePaths:
 
     def worktree(self, run_id: str) -> Path:
         """The git worktree the isolated run `run_id` works in: one per run, never shared by
-        two cards or two runs of one card (only a resume of that run comes back to it)."""
+        two cards or two runs of one card (only a resume of that run comes back to it; the
+        card's next run may take the folder back, reset to its commit: run/workarea.py)."""
         return self.state / "worktrees" / run_id
 
     def lock(self, card_slug: str) -> Path:

@@ -9,6 +9,8 @@ that exists is an error, a push that is not a fast-forward fails.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +78,39 @@ class BranchRepo(GitRepo):
             await self._git("worktree", "add", "--", str(path), branch)
         else:
             await self._git("worktree", "add", "-b", branch, "--", str(path), "HEAD")
+
+    async def park_worktree(self, path: Path, parked: Path) -> bool:
+        """Move the worktree at `path` aside to `parked`, its HEAD detached so its branch is
+        free (the files stay as the run left them); False, changing nothing, where it cannot
+        be (`parked` is taken)."""
+        if await asyncio.to_thread(os.path.lexists, parked):
+            return False
+        await GitRepo(path)._git("checkout", "-q", "--detach")
+        return (
+            await self._git("worktree", "move", "--", str(path), str(parked), check=False)
+        ).code == 0
+
+    async def take_worktree(self, parked: Path, path: Path, branch: str) -> bool:
+        """Bring the parked worktree to `path` on `branch` (new at HEAD, or the kept one) with
+        exactly its commit's files: tracked files reset, everything else (ignored files too)
+        deleted, so nothing of the run that used it before is left. Only the files that
+        differ are written: on a big repository that is what a fresh worktree costs most."""
+        if await asyncio.to_thread(parked.resolve) not in await self.worktrees():
+            return False  # not one git made (it may have come with the repository's files)
+        if (await self._git("worktree", "move", "--", str(parked), str(path), check=False)).code:
+            return False
+        tree = GitRepo(path)
+        known = await self._git(
+            "rev-parse", "--verify", "-q", f"refs/heads/{not_option(branch, 'branch')}", check=False
+        )
+        start = [branch] if known.code == 0 else ["-B", branch, (await self.head()) or "HEAD"]
+        try:
+            await tree._git("checkout", "-q", "-f", *start)
+            await tree._git("clean", "-q", "-ffdx")
+        except GitError:  # e.g. the kept branch is checked out elsewhere: make a fresh one
+            await self.remove_worktree(path, force=True)
+            return False
+        return True
 
     async def remove_worktree(self, path: Path, force: bool = False) -> None:
         """Remove the worktree at `path` (`force`: even with changes in it)."""

@@ -298,6 +298,9 @@ class Sandbox:
             source = (self.checkout or self.root) / rel if rel == STATE_DIR else self.root / rel
             if source.exists():  # read-only again inside the writable tree
                 add("--ro-bind", source, tree / rel)
+        if (self.checkout or self.root).joinpath(STATE_DIR, "worktrees").is_dir():
+            hidden = tree / STATE_DIR / "worktrees"  # else tests find a worktree's tests twice
+            add("--tmpfs", hidden, hidden)
         for cache in self.hidden.write if self.hidden else ():
             add("--bind", cache, cache)
         self.run_dir.mkdir(parents=True, exist_ok=True)

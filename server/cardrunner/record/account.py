@@ -296,7 +296,11 @@ def _checks_lines(event: ev.ChecksRan) -> list[str]:
     """The runner's own build and tests: exits, the count, what they saw and why they failed."""
     runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
     count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
-    count += "".join(f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted)
+    count += "".join(
+        f" · tests not counted ({c.uncounted}): a deleted test would not be noticed"
+        for c in event.checks
+        if c.uncounted
+    )
     mark = "✓" if event.ok else "✗"
     why = [f"     {w}" for c in event.checks for w in c.why]
     sees = [f"     {event.sees}"] if event.sees else []

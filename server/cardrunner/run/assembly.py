@@ -189,6 +189,7 @@ async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, Work
             resume_base=resume.base_tree if resume else None,
             resume_work=resume.work_tree if resume else None,
             build_output=o.settings.paths.build_output,
+            card=card_slug(o.card_path, o.root),
         )
     except (CardError, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc

@@ -117,6 +117,9 @@ class WorkArea:
     branch: str | None = None
     ignored_at_start: frozenset[str] = frozenset()
     """Ignored files in the write area at start; others the run creates are undone with it."""
+    card: str = ""
+    """The card's identity: its next isolated run takes this run's worktree (`parked-<card>`)."""
+    parked: bool = False
 
     @property
     def root(self) -> Path:
@@ -133,15 +136,17 @@ class WorkArea:
         resume_base: str | None = None,
         resume_work: str | None = None,
         build_output: Sequence[str] = (),
+        card: str = "",
     ) -> WorkArea:
-        """The work area of a run; `build_output` globs are never part of its changes."""
+        """The work area of a run; `build_output` globs are never part of its changes. An
+        isolated run of `card` (its identity) takes the worktree its last run put aside."""
         main = BranchRepo(root, build_output)
         if not await main.is_repo():
             raise WorkAreaError(
                 f"{root} is not a git repository; cardrunner commits its work with git"
             )
         if isolation:
-            return await cls._isolated(main, paths, run_id, resume_base, resume_work)
+            return await cls._isolated(main, paths, run_id, resume_base, resume_work, card)
         if resume_base is None:
             dirty = await main.dirty_files(paths)
             if dirty:
@@ -170,6 +175,7 @@ class WorkArea:
         run_id: str,
         resume_base: str | None,
         resume_work: str | None,
+        card: str,
     ) -> WorkArea:
         worktree = StatePaths(main.root).ensure().worktree(run_id)  # ignored before it exists
         branch = f"cardrunner/{run_id}"
@@ -183,7 +189,9 @@ class WorkArea:
             if await main.head() is None:
                 raise WorkAreaError("isolation needs at least one commit in the repository")
             await main.prune_worktrees()  # a folder deleted by hand
-            await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
+            parked = worktree.with_name(f"parked-{card}") if card else None
+            if parked is None or not await main.take_worktree(parked, worktree, branch):
+                await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
             await seed_worktree(main, worktree, main.build_output)  # what an install generated
         git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
@@ -193,7 +201,7 @@ class WorkArea:
         else:  # the branch as it is now, which the card's commits may have moved
             base = (await carried(git, paths, [resume_base]))[resume_base]
         ignored = await git.ignored_files(paths)
-        return cls(main, git, paths, base, worktree, branch, ignored)
+        return cls(main, git, paths, base, worktree, branch, ignored, card)
 
     async def finish(self, result: RunFinished) -> tuple[RunFinished, str]:
         """Keep or undo the run's changes; returns the result to record and a note for the user."""
@@ -215,7 +223,8 @@ class WorkArea:
         changed = work != self.base_tree
         if changed:
             kept.insert(0, f"the run's files are kept as the tree {work[:10]} for a resume")
-        note = "the run's worktree was removed; " + ("; ".join(kept) or "it had changed nothing")
+        gone = "put aside for the card's next run" if self.parked else "removed"
+        note = f"the run's worktree was {gone}; " + ("; ".join(kept) or "it had changed nothing")
         return result.model_copy(update={"work_tree": work if changed else None}), note
 
     async def _land(self, result: RunFinished) -> tuple[RunFinished, str]:
@@ -226,7 +235,7 @@ class WorkArea:
         if applied:  # its commit is on the user's branch now (a copy): the branch is spent
             await self._remove_isolation(keep_commits=False)
             head = await self.main.head()
-            note = f"brought onto your branch from {self.branch} (worktree and branch removed)"
+            note = f"brought onto your branch from {self.branch} (its branch removed)"
             return result.model_copy(update={"commit": head}), note
         kept = await self._remove_isolation()
         note = (
@@ -241,7 +250,11 @@ class WorkArea:
         of its own (`keep_commits`); returns what was kept, for the user."""
         assert self.worktree is not None and self.branch is not None
         repo = self.main
-        await repo.remove_worktree(self.worktree, force=True)
+        parked = self.worktree.with_name(f"parked-{self.card}")
+        with contextlib.suppress(GitError):  # else removed: a fresh one costs only time
+            self.parked = bool(self.card) and await repo.park_worktree(self.worktree, parked)
+        if not self.parked:
+            await repo.remove_worktree(self.worktree, force=True)
         await repo.prune_worktrees()
         if not await repo.has_branch(self.branch):
             return []

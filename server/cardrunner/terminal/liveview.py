@@ -125,7 +125,9 @@ class LiveView:
         runs = " · ".join(f"{c.kind} exit {c.exit_code}" for c in event.checks)
         count = f" · {event.tests_ran} tests ran" if event.tests_ran is not None else ""
         count += "".join(
-            f" · tests not counted: {c.uncounted}" for c in event.checks if c.uncounted
+            f" · tests not counted ({c.uncounted}): a deleted test would not be noticed"
+            for c in event.checks
+            if c.uncounted
         )
         mark = "✓" if event.ok else "✗"
         self._line(f"  {mark} runner's checks ({event.phase}): {runs}{count}")

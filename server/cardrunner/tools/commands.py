@@ -26,6 +26,7 @@ from cardrunner.tools.base import Followed, FunctionTool, Handler, check_test_ar
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.decisive import classify, decisive
+from cardrunner.verify.runneroutput import counting_argv
 from cardrunner.verify.testcounts import read_counts
 
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
@@ -314,7 +315,8 @@ def command_tools(
         if not commands.test:
             raise _not_configured("test")
         extra = check_test_args(args.get("args", []), commands.test_args, readable)
-        return await checked("run_tests", "Tests", [*commands.test, *extra], ctx)
+        argv = counting_argv([*commands.test, *extra])  # `go test -v`, `ctest -V`: counted
+        return await checked("run_tests", "Tests", argv, ctx)
 
     async def start_app(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.app:

@@ -22,7 +22,11 @@ file is kept.
 from __future__ import annotations
 
 import asyncio
+import bisect
+import fnmatch
+import itertools
 import os
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,15 +176,73 @@ def _list(guard: PathGuard, base: Path, shown: str, recursive: bool) -> str:
     if not entries:
         return f"{shown} has no files."
     entries.sort()
-    shown_entries, used = list[str](), 0
-    for entry in entries[:MAX_LIST_ENTRIES]:
-        if used + len(entry) + 1 > MAX_RESULT_CHARS - 200:
-            break
-        shown_entries.append(entry)
-        used += len(entry) + 1
+    shown_entries = _fitting(entries[:MAX_LIST_ENTRIES])
     more = len(entries) - len(shown_entries)
+    if more > 0 and recursive and (shape := _shape(guard, base, shown, entries)):
+        return shape
     note = [f"[{more} more entries not shown: list a narrower folder]"] if more > 0 else []
     return "\n".join(shown_entries + note)
+
+
+def _fitting(lines: list[str], budget: int = MAX_RESULT_CHARS - 200) -> list[str]:
+    sizes = list(itertools.accumulate(len(line) + 1 for line in lines))
+    return lines[: bisect.bisect_right(sizes, budget)]
+
+
+_GENERATED = frozenset({"dist", "build", "out", "target", "coverage", ".next", ".turbo", ".cache"})
+
+
+def _shape(guard: PathGuard, base: Path, shown: str, entries: list[str]) -> str | None:
+    """A folder too big to list, by its shape: its folders with the files under each (its own
+    first, dot folders next, ignored or generated ones last), then its files. A 17,000-file
+    repository shows `lib/` and `test/` in one call, not 500 paths of `.changeset/`. None with
+    fewer than two folders: their paths say more."""
+    prefix = "" if guard.display(base) == "." else guard.display(base) + "/"
+    counts: Counter[str] = Counter()
+    files = []
+    for entry in entries:
+        top, sep, _ = entry[len(prefix) :].partition("/")
+        if sep:
+            counts[top] += 1
+        else:
+            files.append(top)
+    if len(counts) < 2:
+        return None
+    skipped = sorted(d for d in _SKIPPED_DIRS if (base / d).is_dir())
+    ignored = _ignored(guard.root, base, [*counts, *skipped])
+    least = "at least " if len(entries) > 50_000 else ""
+    lines = [
+        f"{shown} holds {least}{len(entries):,} files, too many to list one by one. Its "
+        "folders first, with the files under each; list one of them to see its files:"
+    ]
+    for name in sorted(counts, key=lambda n: (n in ignored, n.startswith("."), n)):
+        mark = " (ignored or generated)" if name in ignored else ""
+        lines.append(f"{prefix}{name}/  {counts[name]:,} files{mark}")
+    listed = [*lines, *(f"{prefix}{n}/  not listed (ignored)" for n in skipped)]
+    lines = _fitting(listed, 2_400)
+    lines += [f"[{len(listed) - len(lines)} more folders]"] if len(lines) < len(listed) else []
+    here = _fitting(files, MAX_RESULT_CHARS - len("\n".join(lines)) - 300)
+    lines.append(f"Files directly in {shown} ({len(files):,}): " + ", ".join(here))
+    if len(here) < len(files):
+        lines[-1] += f" [{len(files) - len(here)} more]"
+    return "\n".join(lines)
+
+
+def _ignored(root: Path, base: Path, names: list[str]) -> set[str]:
+    """Which of `names` (folders in `base`) are build output or dependencies: a known name,
+    or a plain pattern of the `.gitignore` at the workspace root or in `base`."""
+    patterns: list[str] = []
+    for ignore in dict.fromkeys([root / ".gitignore", base / ".gitignore"]):
+        try:
+            text = read_or_none(ignore, 1 << 20) or b""
+        except (ToolError, FileTooLarge, OSError):  # a FIFO or a huge file: no patterns
+            text = b""
+        lines = text.decode("utf-8", "replace").splitlines()
+        patterns += [p.strip().strip("/") for p in lines if p.strip()[:1] not in ("", "#", "!")]
+    return {
+        n for n in names
+        if n in _GENERATED or n in _SKIPPED_DIRS or any(fnmatch.fnmatch(n, p) for p in patterns)
+    }  # fmt: skip
 
 
 def _page(text: str, shown: str, start: int, count: int | None, explicit: bool) -> str:
@@ -299,8 +361,10 @@ def _described(
         FunctionTool(
             "list_files",
             "Lists the files under a folder, one path per line relative to the workspace root "
-            "(sorted; .git, node_modules, .venv and caches skipped; at most 500). Use it to find "
-            "your way before reading. recursive=false lists only the folder's own entries "
+            "(sorted; .git, node_modules, .venv and caches skipped; at most 500; a bigger folder "
+            "is shown by its shape: its folders with the files under each, then its own files). "
+            "Use it to find your way before reading. recursive=false lists only the folder's "
+            "own entries "
             f"(folders end in /). Readable folders: {readable}.",
             make_schema({"path": path_prop, "recursive": {"type": "boolean"}}),
             list_files,

@@ -30,7 +30,8 @@ from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
 from cardrunner.verify.decisive import decisive
-from cardrunner.verify.testcounts import Reading, from_junit, read_counts, read_report
+from cardrunner.verify.runneroutput import counting_argv, read_report
+from cardrunner.verify.testcounts import UNKNOWN, Reading, from_junit, read_counts
 
 NONE = Reading(None)
 """A build is not counted."""
@@ -166,7 +167,7 @@ class RunnerChecks:
         started = time.time()
         folder = cwd or self.root
         result = await run_command(
-            argv,
+            counting_argv(argv) if kind == "test" else argv,
             folder,
             self.commands.timeout_seconds,
             self._env(phase),
@@ -231,12 +232,12 @@ class RunnerChecks:
         return None
 
     def uncounted(self, ran: ChecksRan | None = None) -> str | None:
-        """ "tests not counted: unknown runner output" when neither the start nor this check could
+        """ "tests not counted (unknown runner output): a deleted test …" when neither the start nor this check could
         be counted: the review and the commit say the test-count guard could not work."""
         test = _test_check(ran or self.last)
         if test is None or test.tests_ran is not None or self.baseline is not None:
             return None
-        return f"tests not counted: {test.uncounted or 'unknown runner output'}"
+        return not_counted(test.uncounted)
 
     def failure(self, tree: str) -> str | None:
         """Why the checks that ran on `tree` do not hold; None if they hold or did not run on it."""
@@ -272,7 +273,7 @@ class RunnerChecks:
             skipped = f", {test.skipped} skipped" if test.skipped else ""
             parts[-1] += f", {test.tests_ran} ran{start}{skipped} · counted from {test.runner}"
         elif test is not None:
-            parts[-1] += f", tests not counted: {test.uncounted or 'unknown runner output'}"
+            parts[-1] += ", " + not_counted(test.uncounted)
         return " · ".join(parts) or "nothing configured"
 
     def report(self, ran: ChecksRan) -> str:
@@ -287,6 +288,11 @@ class RunnerChecks:
         if drop := self.drop(ran):
             lines.append(drop + ".")
         return "\n".join(lines)
+
+
+def not_counted(why: str | None) -> str:
+    """What a run whose tests were not counted says, in the review, the commit and the CLI."""
+    return f"tests not counted ({why or UNKNOWN}): a deleted test would not be noticed"
 
 
 def _test_check(ran: ChecksRan | None) -> CheckRun | None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
+import tempfile
+import weakref
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -38,15 +41,35 @@ class FixedState:
         return "fixed"
 
 
-@dataclass(frozen=True)
+@dataclass
 class GitAreaState:
-    """The write area's fingerprint is its git tree: equal trees, byte-identical files."""
+    """The write area's fingerprint is its git tree: equal trees, byte-identical files.
+
+    It is `git.snapshot(paths)` — HEAD's tree with the write area as it is now — taken
+    incrementally: one index of our own is kept for the run (read from HEAD again only when
+    HEAD moves), so each fingerprint after the first stats the write area's files and hashes
+    only those that changed. A fresh index per fingerprint knew no file's stat and hashed the
+    whole write area before and after every tool call (0.6 s on a 17,000-file repository)."""
 
     git: GitRepo
     paths: list[str]
+    _index: Path | None = field(default=None, init=False)
+    _head: str | None = field(default=None, init=False)
 
     async def fingerprint(self) -> str:
-        return await self.git.snapshot(self.paths)
+        head = await self.git.head()
+        if head is None:
+            return await self.git.snapshot(self.paths)
+        if self._index is None:
+            folder = tempfile.mkdtemp(prefix="cardrunner-area-")
+            weakref.finalize(self, shutil.rmtree, folder, True)
+            self._index = Path(folder) / "index"
+        env = {"GIT_INDEX_FILE": str(self._index)}
+        if head != self._head:
+            await self.git._git("read-tree", head, env=env)
+            self._head = head
+        await self.git._add_paths(self.paths, env)
+        return (await self.git._git("write-tree", env=env)).text
 
 
 @dataclass(frozen=True)

@@ -6,80 +6,29 @@ runner prints its totals its own way, so there is one reader per format, each an
 only that runner prints: pytest's `1 failed, 3 passed in 0.12s`, unittest's `Ran 5 tests` with
 its `FAILED (failures=1)`, every one of cargo's `test result:` lines (unit, integration and
 doc-tests are separate binaries), go's `--- PASS:` lines (`-v`) or `-json` events, jest's
-`Tests:`, vitest's `Tests  2 passed (3)`, mocha's `N passing`, TAP's `# pass N` (`node --test`)
-and JUnit XML. Every reader runs on the whole output and what they find is summed: `npm test`
-running vitest then mocha is two runners, one count. Colours and carriage returns are stripped
-first; anything else in between is noise the anchors skip.
+`Tests:`, vitest's `Tests  2 passed (3)`, mocha's `N passing`, TAP's `# pass N` (`node --test`),
+GoogleTest's `[  PASSED  ] 2 tests.`, Catch2's `test cases: 3 | 2 passed`, Unity's
+`3 Tests 1 Failures 1 Ignored`, ctest's `1/3 Test #1: name ... Passed` and JUnit XML. Every reader
+runs on the output and what they find is summed: `npm test` running vitest then mocha is two
+runners, one count. Colours and carriage returns are stripped first, and the lines a task runner
+or ctest prefixes are read per prefix (`runneroutput.by_prefix`); anything else in between is
+noise the anchors skip. Under ctest an executable whose framework printed its count is counted by
+that count, any other by ctest's own line.
 
 A test that was skipped did not run: `ran` counts only what executed, so skipping a failing test
-lowers it. When no reader finds anything the count is `None`, with the reason, and the runner
-says so in the review and the commit instead of silently not guarding.
-
-JUnit XML is the one report format nearly every runner can write: pytest (`--junitxml`), jest
-(jest-junit), vitest (`--reporter=junit`), mocha (`--reporter xunit`),
-`node --test --test-reporter=junit`, cargo-nextest and go-junit-report all write it, to a file or
-to the output. Only `<testcase>` elements are read, with what they contain (`<failure>`,
-`<error>`, `<skipped>`): the suites' own `tests=`/`failures=` attributes differ between writers
-(mocha counts a failure as an error, node nests suites). The XML comes from the project's tests,
-so it is parsed without resolving entities beyond the document and read only up to a size limit.
+lowers it (a GoogleTest `DISABLED_` test is skipped too). When no reader finds anything the count
+is `None`, with the reason, and the runner says so in the review and the commit instead of
+silently not guarding.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal
+from dataclasses import dataclass, replace
 
-_MAX_CHARS = 20_000_000
-_DOCUMENT_RE = re.compile(r"<testsuites?[\s>].*</testsuites?>", re.DOTALL)
-Outcome = Literal["passed", "failed", "skipped"]
-
-
-@dataclass(frozen=True)
-class JunitCase:
-    """One `<testcase>`: its id (`classname::name`, or the name when that already says it)."""
-
-    id: str
-    outcome: Outcome
-
-
-def junit_cases(text: str) -> list[JunitCase] | None:
-    """The test cases of the JUnit document in `text`; None when there is none (or it is not
-    well-formed XML)."""
-    found = _DOCUMENT_RE.search(text[:_MAX_CHARS])
-    if found is None:
-        return None
-    try:
-        root = ET.fromstring(found[0])
-    except ET.ParseError:
-        return None
-    return [_case(element) for element in root.iter("testcase")]
-
-
-def read_report(path: Path) -> list[JunitCase] | None:
-    """The test cases of a report file the test command wrote; None when it is missing or
-    unreadable."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return junit_cases(handle.read(_MAX_CHARS))
-    except OSError:
-        return None
-
-
-def _case(element: ET.Element) -> JunitCase:
-    name = element.get("name", "")
-    cls = element.get("classname", "")
-    same = not cls or cls in name or name in cls
-    tags = {child.tag for child in element}
-    outcome: Outcome = (
-        "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
-    )
-    return JunitCase(name if same else f"{cls}::{name}", outcome)
-
+from cardrunner.verify.runneroutput import JunitCase, by_prefix, go_hint, junit_cases
 
 _ANSI_RE = re.compile(
     r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]"
@@ -196,7 +145,6 @@ def cargo(text: str) -> Iterator[TestCount]:
 
 
 _GO_RESULT_RE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.MULTILINE)
-_GO_PACKAGE_RE = re.compile(r"^(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\))", re.MULTILINE)
 
 
 def go(text: str) -> Iterator[TestCount]:
@@ -233,13 +181,6 @@ def _go_json(text: str) -> Iterator[TestCount]:
 
 
 _GO_ACTIONS = frozenset({"pass", "fail", "skip"})
-
-
-def go_hint(text: str) -> str | None:
-    """Why go's output has no count: it was run without `-v`."""
-    if _GO_PACKAGE_RE.search(text) and "=== RUN" not in text and '"Action":' not in text:
-        return "go test without -v names packages, not tests: add -v (or -json) to count them"
-    return None
 
 
 _JEST_RE = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.MULTILINE)
@@ -329,6 +270,86 @@ def from_junit(cases: list[JunitCase]) -> TestCount:
     return _count("junit", len(cases) - len(failed) - skipped, len(failed), skipped, failed)
 
 
+_GTEST_RE = re.compile(
+    r"^\[=+\] (\d+) tests? from \d+ test (?:suite|case)s? ran\..*(?P<rest>(?:\n(?!\[=+\]).*)*)",
+    re.MULTILINE,
+)
+_GTEST_LIST_RE = re.compile(
+    r"^\[\s+(FAILED|SKIPPED)\s+\] (\d+) tests?, listed below:", re.MULTILINE
+)
+_GTEST_NAMED_RE = re.compile(r"^\[  FAILED  \] ([\w/.]+)(?:, where .*)?$", re.MULTILINE)
+_GTEST_DISABLED_RE = re.compile(r"^\s*YOU HAVE (\d+) DISABLED TESTS?", re.MULTILINE)
+
+
+def gtest(text: str) -> Iterator[TestCount]:
+    """`[==========] 4 tests from 1 test suite ran.`, then `[  FAILED  ] 1 test, listed below:`
+    with the names, `[  SKIPPED ] …` and `YOU HAVE 1 DISABLED TEST`."""
+    for match in _GTEST_RE.finditer(text):
+        rest = match["rest"]
+        listed = {kind: int(n) for kind, n in _GTEST_LIST_RE.findall(rest)}
+        failed, skipped = listed.get("FAILED", 0), listed.get("SKIPPED", 0)
+        ids = _GTEST_NAMED_RE.findall(rest)[:failed]
+        disabled = sum(int(n) for n in _GTEST_DISABLED_RE.findall(rest))
+        yield _count(
+            "googletest", int(match[1]) - failed - skipped, failed, skipped + disabled, ids
+        )
+
+
+_CATCH_RE = re.compile(
+    r"^(?:All tests passed \(\d+ assertions? in (\d+) test cases?\)"
+    r"|test cases:\s+(\d+) \|(.*))$",
+    re.MULTILINE,
+)
+_CATCH_FAILED_RE = re.compile(r"^-{60,}\n(.+)\n(?:.+\n)*?-{60,}\n.*\n\.{60,}", re.MULTILINE)
+
+
+def catch2(text: str) -> Iterator[TestCount]:
+    """`All tests passed (4 assertions in 3 test cases)` or `test cases: 3 | 2 passed | 1 failed`
+    (`| 1 skipped` from Catch2 3.3); a failed case's name heads its block between dashes."""
+    ids = list(dict.fromkeys(_CATCH_FAILED_RE.findall(text)))
+    for match in _CATCH_RE.finditer(text):
+        if match[1]:
+            yield _count("catch2", int(match[1]), 0, 0, [])
+            continue
+        items = dict((kind, int(n)) for n, kind in re.findall(r"(\d+) (\w+)", match[3]))
+        failed = items.get("failed", 0) + items.get("failed as expected", 0)
+        yield _count("catch2", items.get("passed", 0), failed, items.get("skipped", 0), ids)
+        ids = []
+
+
+_UNITY_RE = re.compile(r"^(\d+) Tests (\d+) Failures (\d+) Ignored\s*$", re.MULTILINE)
+_UNITY_FAILED_RE = re.compile(r"^[^:\n]+:\d+:(\w+):FAIL\b", re.MULTILINE)
+
+
+def unity(text: str) -> Iterator[TestCount]:
+    """Unity's (C) `3 Tests 1 Failures 1 Ignored`; a failure is `file.c:20:test_sub:FAIL: …`."""
+    ids = _UNITY_FAILED_RE.findall(text)
+    for match in _UNITY_RE.finditer(text):
+        tests, failed, ignored = int(match[1]), int(match[2]), int(match[3])
+        yield _count("unity", tests - failed - ignored, failed, ignored, ids)
+        ids = []
+
+
+_CTEST_RE = re.compile(
+    r"^\s*\d+/\d+ Test\s+#(\d+): (\S+) \.*\s*(?:\*+)?([A-Za-z][\w ()]*?)\s+[\d.]+ sec",
+    re.MULTILINE,
+)
+
+
+def ctest(text: str, inside: frozenset[str] = frozenset()) -> Iterator[TestCount]:
+    """ctest's line per test executable (`1/3 Test #1: gtest_calc ....***Failed  0.00 sec`),
+    but for the executables numbered in `inside`, whose own framework's count was read."""
+    outcomes = [(name, status) for n, name, status in _CTEST_RE.findall(text) if n not in inside]
+    skip = [status.startswith(("Not Run", "Skipped", "Disabled")) for _, status in outcomes]
+    ids = [
+        name
+        for (name, status), s in zip(outcomes, skip, strict=True)
+        if status != "Passed" and not s
+    ]
+    if outcomes:
+        yield _count("ctest", len(outcomes) - len(ids) - sum(skip), len(ids), sum(skip), ids)
+
+
 READERS: tuple[Callable[[str], Iterator[TestCount]], ...] = (
     pytest,
     unittest,
@@ -338,14 +359,32 @@ READERS: tuple[Callable[[str], Iterator[TestCount]], ...] = (
     vitest,
     mocha,
     tap,
+    gtest,
+    catch2,
+    unity,
     junit,
 )
 
 
 def read_counts(output: str) -> Reading:
-    """Every runner's totals in `output`, summed; or no count and why."""
+    """Every runner's totals in `output`, summed, each task runner's package (and each ctest
+    executable) read on its own; or no count and why."""
     text = plain(output)
-    found = [count for reader in READERS for count in reader(text)]
+    found: list[TestCount] = []
+    inside: set[str] = set()
+    rest, unprefixed = text, list[TestCount]()
+    for prefix, lines in by_prefix(text):
+        counts = [count for reader in READERS for count in reader(lines)]
+        if not prefix:
+            rest, unprefixed = lines, counts
+        elif counts and prefix.isdigit():
+            inside.add(prefix)  # a ctest executable whose framework counted its tests
+        elif counts:
+            counts = [replace(c, failed_ids=tuple(f"{prefix}: {i}" for i in c.failed_ids))
+                      for c in counts]  # fmt: skip
+        found += counts
+    if whole := list(ctest(rest, frozenset(inside))):  # ctest without -V: only failures show
+        found = [c for c in found if c not in unprefixed] + whole  # output, so count executables
     if not found:
         return Reading(None, go_hint(text) or UNKNOWN)
     total = found[0]

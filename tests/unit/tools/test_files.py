@@ -242,3 +242,35 @@ def test_descriptions_name_the_folders(guard: PathGuard) -> None:
     by_name = {t.name: t for t in file_tools(guard)}
     assert "Writable folders: src, app." in by_name["write_file"].description
     assert "Readable folders: src, app, docs." in by_name["read_file"].description
+
+
+async def test_a_big_folder_is_shown_by_its_shape(ws: Path) -> None:
+    """As webpack's root: 500 paths of `.changeset/` hid `lib/` and `test/` (issue 41)."""
+    (ws / ".gitignore").write_text("# build\n/generated/\n*.log\n!keep\n")
+    for folder, n in [(".changeset", 600), ("lib", 300), ("test", 700), ("generated", 40)]:
+        (ws / folder).mkdir()
+        for i in range(n):
+            (ws / folder / f"f{i:04d}.js").write_text("")
+    (ws / "lib" / "deep" / "er").mkdir(parents=True)
+    (ws / "lib" / "deep" / "er" / "x.js").write_text("")
+    (ws / "node_modules" / "dep").mkdir(parents=True)
+    (ws / "node_modules" / "dep" / "index.js").write_text("")
+    for name in ("package.json", "README.md"):
+        (ws / name).write_text("{}")
+    pool = ToolPool(file_tools(PathGuard(ws, read=["."], write=["src"])))
+    result = await pool.execute("list_files", {"path": "."}, ctx())
+    assert not result.is_error and len(result.text) <= MAX_RESULT_CHARS, result.text
+    head, *folders, files = result.text.splitlines()
+    assert head.startswith(". holds 1,648 files, too many to list one by one")
+    assert folders == [
+        "docs/  1 files",
+        "lib/  301 files",
+        "src/  3 files",
+        "test/  700 files",
+        ".changeset/  600 files",
+        "generated/  40 files (ignored or generated)",
+        "node_modules/  not listed (ignored)",
+    ]
+    assert files == "Files directly in . (3): .gitignore, README.md, package.json"
+    inner = await pool.execute("list_files", {"path": "lib"}, ctx())
+    assert "lib/deep/er/x.js" in inner.text, "a folder that fits is listed as before"

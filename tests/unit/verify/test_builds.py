@@ -96,8 +96,14 @@ async def test_an_unknown_runner_is_named_in_the_summary_not_silently_passed(
     await checks.run_baseline("t0")
     ran = await checks.run("commit", "t1")
     assert checks.baseline is None and checks.drop(ran) is None
-    assert checks.uncounted(ran) == "tests not counted: unknown runner output"
-    assert checks.summary() == "test ok, tests not counted: unknown runner output"
+    assert (
+        checks.uncounted(ran)
+        == "tests not counted (unknown runner output): a deleted test would not be noticed"
+    )
+    assert (
+        checks.summary()
+        == "test ok, tests not counted (unknown runner output): a deleted test would not be noticed"
+    )
 
 
 async def test_a_count_lost_after_the_start_blocks_done(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 The files under tests/data/runner_output/ were produced by running each runner on a small
 project with passing, failing and skipped tests (`cargo test`, `go test`, jest, vitest, mocha,
-`node --test`, pytest, unittest). pytest, unittest, cargo and `node --test` are also run here for
+`node --test`, pytest, unittest, GoogleTest and Catch2 under ctest, and turbo, pnpm -r, lerna
+and nx over a two-package workspace); only Unity's is written from its documented format. pytest, unittest, cargo and `node --test` are also run here for
 real (cargo and node when installed) so a runner's new output format shows up as a failure.
 """
 
@@ -70,6 +71,21 @@ CAPTURED: dict[str, tuple[int, int, int, int, str, tuple[str, ...]]] = {
     "node_test_spec_tty.txt": (5, 3, 2, 2, "tap", ("fails", "inner fails")),
     "node_test_junit.xml": (5, 3, 2, 2, "junit", ("test::fails", "test::inner fails")),
     "npm_test_vitest_mocha.txt": (3, 3, 0, 0, "vitest + mocha", ()),
+    # GoogleTest 1.12 and Catch2 2.13 under CMake's ctest 3.25 (tests/unit/verify/test_runneroutput)
+    "gtest.txt": (3, 2, 1, 2, "googletest", ("Calc.Fails",)),  # 1 skipped + 1 DISABLED_
+    "catch2.txt": (3, 2, 1, 0, "catch2", ("fails",)),
+    "ctest_verbose.txt": (7, 5, 2, 2, "googletest + catch2 + ctest", ("Calc.Fails", "fails")),
+    "ctest_plain.txt": (3, 1, 2, 0, "ctest", ("gtest_calc", "catch_calc")),
+    "ctest_output_on_failure.txt": (3, 1, 2, 0, "ctest", ("gtest_calc", "catch_calc")),
+    # Unity's documented output (written by hand: Unity is not packaged where CI installs from)
+    "unity.txt": (3, 2, 1, 1, "unity", ("test_sub",)),
+    # one package of 3 passing tests, one of 1 passed, 1 failed, 1 skipped, under each task
+    # runner (pnpm -r stopped package a when b failed: a printed no summary)
+    "mono_turbo.txt": (5, 4, 1, 1, "tap", ("@acme/b:test: b fails",)),
+    "mono_pnpm_r.txt": (2, 1, 1, 1, "tap", ("packages/b test: b fails",)),
+    "mono_lerna.txt": (5, 4, 1, 1, "tap", ("@acme/b: b fails",)),
+    "mono_nx_stream.txt": (5, 4, 1, 1, "tap", ("@acme/b: b fails",)),
+    "mono_nx.txt": (5, 4, 1, 1, "tap", ("b fails",)),
 }
 
 
@@ -81,7 +97,7 @@ def test_captured_output_of_each_runner_is_counted(name: str) -> None:
 
 
 def test_every_captured_file_is_checked() -> None:
-    uncounted = {"go_test.txt", "cargo_erofs.txt", "cargo_compile_error.txt"}
+    uncounted = {"go_test.txt", "go_plain.txt", "cargo_erofs.txt", "cargo_compile_error.txt"}
     assert {p.name for p in DATA.iterdir()} == set(CAPTURED) | uncounted
 
 
@@ -92,8 +108,9 @@ def test_cargo_sums_every_test_binary_not_only_the_doc_tests() -> None:
     assert read_counts(text).count.ran == 7  # type: ignore[union-attr]
 
 
-def test_go_without_verbose_is_not_counted_and_says_how_to_fix_it() -> None:
-    reading = read_counts((DATA / "go_test.txt").read_text())
+@pytest.mark.parametrize("name", ["go_test.txt", "go_plain.txt"])
+def test_go_without_verbose_is_not_counted_and_says_how_to_fix_it(name: str) -> None:
+    reading = read_counts((DATA / name).read_text())
     assert reading.count is None
     assert "add -v" in reading.why
 

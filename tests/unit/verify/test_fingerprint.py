@@ -1,0 +1,81 @@
+"""The write area's incremental fingerprint is always the full snapshot's tree.
+
+On a real git repository: random steps write, rewrite (same size and mtime second too), delete
+and create files inside and outside the write area, or commit (HEAD moves); after each, the
+kept index's tree must equal `GitRepo.snapshot`'s, which builds its index afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cardrunner.git.repo import GitRepo
+from cardrunner.verify.calls import GitAreaState
+
+FILES = ["src/a.py", "src/b.py", "src/deep/c.py", "docs/x.md", "build/out.o"]
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["write", "same-size", "delete", "commit"]),
+        st.sampled_from(FILES),
+        st.integers(0, 9),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def repo(root: Path) -> GitRepo:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("a = 0\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "x.md").write_text("x\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    return GitRepo(root, build_output=["build"])
+
+
+def apply(root: Path, kind: str, name: str, n: int) -> None:
+    path = root / name
+    if kind == "commit":
+        git(root, "add", "-A")
+        git(
+            root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c", "--allow-empty"
+        )
+    elif kind == "delete":
+        if path.exists():
+            path.unlink()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.stat() if path.exists() else None
+        path.write_text(f"v = {n}\n")  # "same-size": same length, same mtime: racy-git's case
+        if kind == "same-size" and old is not None:
+            os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=STEPS)
+def test_the_incremental_fingerprint_is_the_snapshot(tmp_path_factory, steps) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("area")
+    git_repo = repo(root)
+    state = GitAreaState(git_repo, ["src"])
+
+    async def check() -> None:
+        assert await state.fingerprint() == await git_repo.snapshot(["src"])
+        for kind, name, n in steps:
+            apply(root, kind, name, n)
+            assert await state.fingerprint() == await git_repo.snapshot(["src"]), (kind, name)
+
+    asyncio.run(check())
