@@ -7,22 +7,21 @@ the system read-only; the user's home and the host's sockets hidden but for tool
 and tests — what may be *committed* is the model's write area, decided elsewhere — except
 `.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a private `/tmp`; no
 network unless `[sandbox] network = true` but the run's private loopback (`network.py`), which
-the run's app, MCP servers, builds and tests share; its own PID namespace, so when the command returns
-every process it started (a `setsid` daemon included) is gone. An isolated run's
-worktree is mounted at the checkout's own path, so an editable install, a `.pth` file or a
-`node_modules` link that names the checkout leads to the code being committed. The environment
+the run's app, MCP servers, builds and tests share; its own PID namespace, so when the command
+returns every process it started (a `setsid` daemon included) is gone. An isolated run's worktree
+is mounted at the checkout's own path, so an editable install, a `.pth` file or a `node_modules`
+link that names the checkout leads to the code being committed. The environment
 comes from an allow-list, never from ours minus a deny-list: a `GITHUB_TOKEN` the user happens to
 have set must not reach a test the model wrote. Nor may the token `actions/checkout` leaves in
 `.git/config`: the repository's (and the system's) git config is shown as a copy without
 credentials (`hiding.GitConfig`), in `--ci` as anywhere, so git itself still works inside.
 
-The absolute paths in the interpreter's environment that lead into the user's checkout are
-found here too. An isolated run works in a worktree, but `pip install -e .` wrote the checkout's
-absolute path into a `.pth` file (or an `__editable__` finder) of the virtualenv. Tests run in
-the worktree then import the checkout's package, and a change that breaks them ends Done. Under
-bubblewrap the worktree is mounted at the checkout's path, so those paths lead to the worktree;
-without the sandbox nothing can redirect them, and the run is refused with the file that names
-the path.
+The absolute paths in the interpreter's environment that lead into the user's checkout are found
+here too. An isolated run works in a worktree, but `pip install -e .` wrote the checkout's absolute
+path into a `.pth` file (or an `__editable__` finder) of the virtualenv. Tests run in the worktree
+then import the checkout's package, and a change that breaks them ends Done. Under bubblewrap the
+worktree is mounted at the checkout's path, so those paths lead to the worktree; without the
+sandbox nothing can redirect them, and the run is refused with the file that names the path.
 
 This module only builds argv and environments; `processes/command.py` spawns and kills.
 """
@@ -298,9 +297,8 @@ class Sandbox:
             source = (self.checkout or self.root) / rel if rel == STATE_DIR else self.root / rel
             if source.exists():  # read-only again inside the writable tree
                 add("--ro-bind", source, tree / rel)
-        if (self.checkout or self.root).joinpath(STATE_DIR, "worktrees").is_dir():
-            hidden = tree / STATE_DIR / "worktrees"  # else tests find a worktree's tests twice
-            add("--tmpfs", hidden, hidden)
+        if (self.checkout or self.root).joinpath(STATE_DIR, "worktrees").is_dir():  # else tests
+            add("--tmpfs", "", tree / STATE_DIR / "worktrees")  # find a worktree's tests twice
         for cache in self.hidden.write if self.hidden else ():
             add("--bind", cache, cache)
         self.run_dir.mkdir(parents=True, exist_ok=True)
