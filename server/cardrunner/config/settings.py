@@ -54,6 +54,11 @@ class McpServer(BaseModel):
     )
     required: bool = False
     timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
+    tools: list[str] | None = Field(
+        None,
+        description="Only these of the server's tools (its own names) are offered; every tool "
+        "definition is sent with every request, so a browser server's 25 cost tokens each round.",
+    )
     source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
 
     @model_validator(mode="after")
