@@ -11,6 +11,8 @@ look at both pages through the real browser, report citing what the browser show
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -105,9 +107,9 @@ POSTS_SAY = "No posts yet."
 LOGIN_SAYS = "No user with that name."
 
 
-def look(port: int) -> list[dict[str, Any]]:
+def look(port: int, shown: bool = True) -> list[dict[str, Any]]:
     """Start the app, then see both criteria in the browser: the empty posts page, and the login
-    page's answer to a user name that does not exist."""
+    page's answer to a user name that does not exist (`shown`: the replay expects the words)."""
     url = f"http://localhost:{port}"
     fields = [
         {"name": "Username", "type": "textbox", "target": "#username", "value": "nobody"},
@@ -117,7 +119,10 @@ def look(port: int) -> list[dict[str, Any]]:
         turn(use("start_app", "toolu_app")),
         turn(browser("browser_navigate", url=f"{url}/")),
         turn(browser("browser_find", "toolu_posts", text="posts")),
-        {**turn(browser("browser_navigate", url=f"{url}/auth/login")), "expect": [POSTS_SAY]},
+        {
+            **turn(browser("browser_navigate", url=f"{url}/auth/login")),
+            "expect": [POSTS_SAY] if shown else [],
+        },
         turn(browser("browser_fill_form", fields=fields)),
         turn(browser("browser_click", target="input[type=submit]", element="Log In button")),
         turn(browser("browser_find", "toolu_login", text="user")),
@@ -156,6 +161,35 @@ def good_transcript(root: Path, port: int) -> list[dict[str, Any]]:
         turn(use("stop_app")),
         turn(use("git_commit", message="card: Friendlier empty board and login error")),
         final(),
+    ]
+
+
+def wrong_transcript(root: Path, port: int) -> list[dict[str, Any]]:
+    """The wrong fix (the words in comments only), looked at in the browser, then claimed anyway:
+    first with the browser's calls (the words are not on the pages), then with `read_file` of
+    the changed template (they are in its source), then committed and claimed done."""
+    done = final("Both criteria hold.\nRESULT: done")
+    return [
+        _reads(root, WRONG),
+        _writes(WRONG),
+        turn(use("run_tests", "toolu_tests")),
+        *look(port, shown=False),
+        turn(
+            report(0, "the posts page shows it", ("toolu_posts", POSTS_SAY)),
+            report(1, "the login page shows it", ("toolu_login", LOGIN_SAYS)),
+        ),
+        turn(
+            use("read_file", "toolu_template", path=INDEX),
+            use("read_file", "toolu_auth", path=AUTH),
+        ),
+        turn(
+            report(0, "the template has it", ("toolu_template", POSTS_SAY)),
+            report(1, "the view has it", ("toolu_auth", LOGIN_SAYS)),
+        ),
+        turn(use("git_commit", message="card: Friendlier empty board and login error")),
+        done,
+        done,
+        done,
     ]
 
 
@@ -257,7 +291,7 @@ def make_webapp(root: Path, port: int = 5000, extra_toml: str = "") -> WebApp:
     (root / ".gitignore").write_text(GITIGNORE)
     init_repo(root, "flaskr: Flask's tutorial app")
     (root / "package.json").write_text(
-        '{"private": true, "devDependencies": {"@playwright/mcp": "%s"}}\n' % PLAYWRIGHT_MCP
+        json.dumps({"private": True, "devDependencies": {"@playwright/mcp": PLAYWRIGHT_MCP}}) + "\n"
     )
     _link_tree(modules / "node_modules", root / "node_modules")
     (root / "serve.sh").write_text(SERVE.replace("5000", str(port)))
@@ -272,3 +306,43 @@ def make_webapp(root: Path, port: int = 5000, extra_toml: str = "") -> WebApp:
         ["git", "commit", "-qm", "cardrunner: the browser and a card"], cwd=root, check=True
     )
     return WebApp(root, _venv(root), port)
+
+
+async def _play_dishonest(root: Path, transcript: Path) -> dict[str, Any]:
+    from cardrunner.agent.events import Event, RunFinished, ToolFinished
+    from cardrunner.agent.review import AutoApprover
+    from cardrunner.config.loading import load_settings
+    from cardrunner.models.scripted import ScriptedModel, load_transcript
+    from cardrunner.run.options import RunOptions
+    from cardrunner.run.session import run_card
+
+    settings, problems = load_settings(root)
+    assert not problems, problems
+    model = ScriptedModel(load_transcript(transcript), honest=False)  # it claims on purpose
+    options = RunOptions(
+        root=root,
+        card_path=root / WebApp.card,
+        settings=settings,
+        model=model,
+        approver=AutoApprover(),
+    )
+    events: list[Event] = [e async for e in run_card(options)]
+    result = events[-1]
+    assert isinstance(result, RunFinished)
+    refused = [e.result for e in events if isinstance(e, ToolFinished) and e.is_error]
+    return {"result": result.model_dump(mode="json"), "refused": refused}
+
+
+def play_dishonest(app: WebApp, transcript: Path) -> dict[str, Any]:
+    """Run the card with a model that sends its claims whatever the tools showed, in the
+    project's own interpreter (its `python` runs flaskr); the result and every refusal."""
+    here = Path(__file__).resolve().parents[2]
+    env = {**app.env(), "PYTHONPATH": str(here)}
+    argv = [app.python, "-m", "tests.support.webapp", str(app.root), str(transcript)]
+    done = subprocess.run(argv, cwd=app.root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(_play_dishonest(Path(sys.argv[1]), Path(sys.argv[2])))))

@@ -165,8 +165,8 @@ class McpHub:
         env[RUN_DIR_VAR] = str(self._run_dir)
         env.update({k: self._expand(v, f"env.{k}", spec) for k, v in spec.env.items()})
         command = self._expand(spec.command or "", "command", spec)
-        if "/" in command and not Path(command).is_absolute():
-            command = str(self._root / command)
+        if "/" in command and not Path(command).is_absolute() and self._sandbox is None:
+            command = str(self._root / command)  # a sandbox finds it as its commands see the tree
         argv = [command, *(self._expand(a, "args", spec) for a in spec.args)]
         if self._sandbox is not None:
             if self._sandbox.mode == "bwrap":
