@@ -179,6 +179,10 @@ class CriterionReported(_Event):
     cites: list[Citation] = []
     tree: str = ""
     """The write area's fingerprint the cited calls saw."""
+    code_level: str = ""
+    """The model checked this criterion in the code, not the running app, and says why."""
+    screenshots: list[str] = []
+    """What the verifying calls showed of the app, saved under the run's folder."""
 
 
 class CheckRun(BaseModel):
@@ -335,6 +339,8 @@ class RunFinished(_Event):
     branch, so the card waits in `Review` for the user to merge it (never `Done`)."""
     ledger: list[LedgerEntry] = []
     """The evidence ledger at the end: one entry per acceptance criterion."""
+    kept_branch: str | None = None
+    """The run did not end Done, so its commit was taken off the user's branch: it is here."""
 
 
 Event = Annotated[

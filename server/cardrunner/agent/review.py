@@ -49,6 +49,9 @@ class ReviewRequest:
     """The runner's own build and test run on exactly this tree, in one line."""
     evidence: list[str] = field(default_factory=list)
     """The evidence ledger, one line per criterion."""
+    screenshots: dict[int, list[str]] = field(default_factory=dict)
+    """Per criterion (0-based), the screenshots its verifying calls took: files under the
+    run's folder, workspace-relative, saved by cardrunner (never a path the model wrote)."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,11 @@ REVIEW_ON_PR = (
 )
 _MARK = {"verified": "✅", "failed": "❌", "pending": "⏳"}
 _ZWSP = "\u200b"
+_SAFE_PATH = re.compile(
+    r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:png|jpeg|jpg|gif|webp)"
+)
+"""A screenshot's path as cardrunner names it (run folder, call id, number): nothing a
+Markdown link could be broken out of."""
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"})
@@ -81,6 +86,8 @@ def pr_body(report: RunReport) -> str:
         lines += ["", *(f"> {inert(line)}".rstrip() for line in quoted)]
     lines += ["", "### Acceptance criteria", ""]
     lines += [_criterion(i, c) for i, c in enumerate(view.criteria)]
+    if any(c.screenshots for c in view.criteria):
+        lines += ["", "Screenshots are under the run's folder, uploaded with the job's artifacts."]
     lines += [
         "",
         "### Run",
@@ -125,10 +132,15 @@ def with_ledger(message: str, view: RunState) -> str:
 
 def _criterion(index: int, criterion: Criterion) -> str:
     line = f"- {_MARK[criterion.status]} **{index}.** {inert(_one_line(criterion.text))}"
+    if criterion.where.strip():
+        line += f" — checked{inert(_one_line(criterion.where))}"
     if criterion.evidence:
         line += f"\n  - evidence: {inert(_one_line(criterion.evidence))}"
     elif criterion.status == "pending":
         line += "\n  - evidence: none reported"
+    shots = [code(path) for path in criterion.screenshots if _SAFE_PATH.fullmatch(path)]
+    if shots:  # cardrunner's own file names (checked), never text a model wrote
+        line += "\n  - screenshots: " + ", ".join(shots)
     return line
 
 

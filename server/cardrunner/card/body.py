@@ -33,6 +33,17 @@ MARKER = re.compile(r" {0,3}<!--[ \t]*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)[ 
 
 Severity = Literal["error", "warning"]
 
+_CODE_TAG = re.compile(r"^\(code\)\s+|\s*\(code\)[.!]?$", re.IGNORECASE)
+"""`- The tests pass. (code)`: the card says a criterion is checked in the code, not the app."""
+
+
+def code_level(criterion: str) -> bool:
+    """True if the card marks `criterion` as code-level: `(code)` at its start or end.
+
+    A run that can see a running app accepts evidence for its other criteria only from calls
+    that observed the app (docs/cards.md, docs/verification.md)."""
+    return _CODE_TAG.search(criterion.strip()) is not None
+
 
 @dataclass
 class Body:

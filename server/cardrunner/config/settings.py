@@ -53,6 +53,11 @@ class McpServer(BaseModel):
         default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
     )
     required: bool = False
+    observes: bool | None = Field(
+        None,
+        description="Its calls observe the running app (evidence for app criteria); unset: "
+        "yes for a browser or UI driver (verify/observed.py).",
+    )
     timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
     tools: list[str] | None = Field(
         None,

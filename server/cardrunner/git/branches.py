@@ -231,6 +231,24 @@ class BranchRepo(GitRepo):
         else:
             await self._git("switch", "-q", "--detach", not_option(start.commit, "commit"))
 
+    async def take_back(self, sha: str, keep_as: str, paths: list[str]) -> str | None:
+        """Move HEAD from the commit `sha` back to its parent, keeping `sha` on the new branch
+        `keep_as`, and the index under `paths` with it; the parent, or None when HEAD is no
+        longer `sha` or `sha` has no parent (then nothing moved). The move is a compare-and-swap:
+        a commit made on top meanwhile is never lost."""
+        out = await self._git(
+            "rev-parse", "--verify", "-q", f"{not_option(sha, 'commit')}^", check=False
+        )
+        if out.code != 0 or await self.head() != sha:
+            return None
+        parent = out.text
+        await self._git("branch", "-q", "--", not_option(keep_as, "branch"), sha)
+        await self._git(
+            "update-ref", "-m", "cardrunner: the run did not end Done", "HEAD", parent, sha
+        )
+        await self._git("reset", "-q", parent, "--", *self._specs(paths), check=False)
+        return parent
+
     async def delete_branch(self, branch: str) -> None:
         await self._git("branch", "-q", "-D", "--", not_option(branch, "branch"))
 

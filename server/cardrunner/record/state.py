@@ -33,6 +33,11 @@ class Criterion:
     """The commit the evidence was checked on."""
     stale: str = ""
     """Why the evidence no longer holds, when it does not."""
+    screenshots: list[str] = field(default_factory=list)
+    """What the verifying calls showed of the app: files cardrunner saved under the run's
+    folder (workspace-relative)."""
+    where: str = ""
+    """` in the app`, or that it was checked in the code only (`LedgerEntry.where`)."""
 
 
 @dataclass
@@ -161,7 +166,11 @@ class RunState:
         if 0 <= event.index < len(self.criteria):
             status: Literal["verified", "failed"] = "verified" if event.passed else "failed"
             self.criteria[event.index] = Criterion(
-                self.criteria[event.index].text, status, event.evidence, event.cites
+                self.criteria[event.index].text,
+                status,
+                event.evidence,
+                event.cites,
+                screenshots=list(event.screenshots),
             )
 
     def _finished(self, event: ev.RunFinished) -> None:
@@ -175,6 +184,8 @@ class RunState:
                     entry.cites,
                     entry.commit,
                     entry.stale,
+                    list(entry.screenshots),
+                    entry.where(),
                 )
         self.reason, self.detail = event.reason, event.detail
         self.commit = event.commit or self.commit

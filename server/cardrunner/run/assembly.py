@@ -58,6 +58,7 @@ from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.builds import ChecksSoFar, RunnerChecks
 from cardrunner.verify.calls import CallLog, GitAreaState, ObservedCall, OutsideWatch
 from cardrunner.verify.hooks import CommitHooks
+from cardrunner.verify.observed import Witnesses
 
 INSTRUCTIONS = Path(__file__).parent.parent / "agent" / "instructions.md"
 
@@ -107,6 +108,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         run_dir / "evidence",
         o.root.resolve(),
         was.evidence,
+        witnesses=Witnesses.of(s.mcp, bool(s.commands.app)),
     )
     hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
     outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared, card))
@@ -280,7 +282,8 @@ async def _tool_pool(
     """Files, commands, `extra` and every MCP server's tools behind the one gate (`calls`
     records every call through it), with warnings."""
     s = prepared.options.settings
-    guard = PathGuard(area.root, s.paths.read, s.paths.write)
+    cards = [s.cards, relative(prepared.options.card_path, prepared.options.root)]
+    guard = PathGuard(area.root, s.paths.read, s.paths.write, cards=cards)
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)

@@ -146,11 +146,15 @@ class RunSession:
             notes.append(f"could not stop the run's processes: {type(exc).__name__}: {exc}")
         run = self._run
         if run is not None:
+            taken = ""
             try:
+                result, taken = await _no_commit_unless_done(run, result)
                 result, note = _same_commit_in_ledger(result, *await run.area.finish(result))
             except Exception as exc:  # keeping or undoing changes failed: say so, lose nothing
                 note = f"could not tidy up the run's changes: {exc}"
             closing: list[Event] = [Notice(level="info", message=n) for n in notes]
+            if taken:
+                closing.append(Notice(level="warning", message=taken))
             if note:  # a commit left on its branch needs the user: a warning, not a remark
                 level = "warning" if result.unmerged_branch else "info"
                 closing.append(Notice(level=level, message=note))
@@ -202,6 +206,33 @@ class RunSession:
         rel = relative(run.card.path, self.options.root)
         note = await commit_card_state(run.area.main, rel, run.card, change)
         return [Notice(level="warning", message=note)] if note else []
+
+
+async def _no_commit_unless_done(run: OpenRun, result: RunFinished) -> tuple[RunFinished, str]:
+    """A run that does not end Done leaves no commit on the user's branch, `--yes` or not.
+
+    The review is accepted (and, in the checkout, committed) while the run goes on; the verdict
+    comes after it, and may still find the run Failed (evidence refused, a change after the
+    commit). Then the commit is taken back off the branch, the write area is put back as the
+    run found it, and the commit is kept on `cardrunner/<run id>` for the user to take or drop.
+    An isolated run's commit never reached the user's branch unless Done (`WorkArea.finish`)."""
+    sha = result.commit
+    if result.status == "done" or not sha or run.area.worktree is not None:
+        return result, ""
+    keep = f"cardrunner/{run.run_id}"
+    parent = await run.area.main.take_back(sha, keep, run.area.paths)
+    if parent is None:
+        return result, (
+            f"the run did not end Done, but its commit {sha[:10]} stays on your branch: "
+            "HEAD has moved past it since; revert it yourself if you do not want it"
+        )
+    await run.area.main.restore(run.area.base_tree, run.area.paths)
+    note = (
+        f"the run did not end Done, so its commit {sha[:10]} was taken off your branch (HEAD "
+        f"is back at {parent[:10]}, the write area as the run found it); the commit is kept on "
+        f"the branch {keep} (`git cherry-pick {keep}` takes it, `git branch -D {keep}` drops it)"
+    )
+    return result.model_copy(update={"commit": None, "kept_branch": keep}), note
 
 
 def _same_commit_in_ledger(

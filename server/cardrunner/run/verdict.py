@@ -83,12 +83,17 @@ class EvidenceVerdict:
     def _evidence_on(self, tree: str | None) -> list[Problem]:
         if not self.require_evidence:
             return []
+        on = self.evidence.calls.current if tree is None else tree
+        errors: list[Problem] = [
+            ("unverified", f"the app showed an error while it was verified on this code: {e}")
+            for e in self.evidence.app_errors(on)
+        ]
         missing = self.evidence.missing_on(tree)
         if not missing:
-            return []
+            return errors
         head = f"done was claimed without passing evidence for criteria {missing}"
         lines = [head] + [_why(e) for e in self.evidence.ledger() if e.index in missing]
-        return [("unverified", line) for line in lines]
+        return [("unverified", line) for line in lines] + errors
 
 
 @dataclass(kw_only=True)
@@ -147,6 +152,16 @@ class RunVerdict(EvidenceVerdict):
             )
         if failing := self.checks.problem(tree):
             problems.append(("tests_failed", failing))
+        for entry in self.evidence.code_only():
+            if entry.index not in self.review.code_level_accepted:
+                problems.append(
+                    (
+                        "unverified",
+                        f"criterion {entry.index} was checked in the code only, not in the "
+                        "running app, and no person accepted that in the review: verify it in "
+                        "the app, or call git_commit so the review shows it",
+                    )
+                )
         return problems + self._evidence_on(tree)
 
 

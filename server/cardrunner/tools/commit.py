@@ -80,6 +80,8 @@ class CommitTool:
     """The review's last answer (accept, reject, no_commit): the verdict reads it."""
     reviewed_tree: str | None = field(default=None, init=False)
     """The write area the last review was about; once accepted, the committed tree."""
+    code_level_accepted: frozenset[int] = field(default=frozenset(), init=False)
+    """Criteria the model checked in the code only, which a person accepted knowingly."""
 
     def __post_init__(self, so_far: ReviewSoFar) -> None:
         self.last_decision, self.committed = so_far.last_decision, so_far.committed
@@ -119,6 +121,7 @@ class CommitTool:
         warnings = await self._first_checks(tree, ctx)
         if isinstance(warnings, ToolResult):
             return warnings
+        warnings += self._code_only()
         if self.hooks is not None:
             hooked = await self.hooks.run(message, tree)
             if not hooked.ok:
@@ -180,6 +183,26 @@ class CommitTool:
             warnings.append(f"tests that already failed at the start still fail: {known}")
         return warnings
 
+    def _code_only(self) -> list[str]:
+        """The criteria the model checked in the code only: a person must accept each."""
+        return [
+            f"criterion {e.index} was checked in the code only, NOT in the running app — the "
+            f"model says: {e.code_reason}"
+            for e in self.evidence.code_only()
+        ]
+
+    def _unacknowledged_code(self, decision: ReviewDecision) -> str | None:
+        """Criteria checked in the code only, not accepted knowingly: the runner refuses."""
+        marked = sorted(e.index for e in self.evidence.code_only())
+        if marked and not decision.acknowledged:
+            return (
+                f"Nothing was committed: criteria {marked} were checked in the code only, not "
+                "in the running app, and the review did not accept that knowingly (an "
+                "unattended review never does). Verify them in the app, then call git_commit."
+            )
+        self.code_level_accepted = frozenset(marked)
+        return None
+
     async def _request(
         self, message: str, files: list[str], raw: str, warnings: list[str]
     ) -> ReviewRequest:
@@ -199,6 +222,7 @@ class CommitTool:
             warnings=warnings,
             checks=self.checks.summary(),
             evidence=[f"criterion {e.index}: {e.line()}" for e in self.evidence.ledger()],
+            screenshots={e.index: e.screenshots for e in self.evidence.ledger() if e.screenshots},
         )
 
     def _declined(self, decision: ReviewDecision, files: list[str], ctx: ToolContext) -> ToolResult:
@@ -209,6 +233,8 @@ class CommitTool:
                 f"The user REJECTED the changes: {reason}\nNothing was committed; your changes are "
                 "still in the working tree. Address this, verify again, then call git_commit again."
             )
+        if decision.acknowledged:
+            self.code_level_accepted = frozenset(e.index for e in self.evidence.code_only())
         self._decided(ctx, ReviewDecided(decision="no_commit", reason=decision.reason, files=files))
         return ToolResult(
             "The user reviewed the diff; committing is switched off for this run. Do not call "
@@ -267,6 +293,8 @@ class CommitTool:
         if isinstance(stale, ToolResult):
             return stale
         if refused := self._unacknowledged_drop(choice.final, decision):
+            return self._refused(refused, reviewed.files, ctx)
+        if refused := self._unacknowledged_code(decision):
             return self._refused(refused, reviewed.files, ctx)
         body = redact(message + _commit_note(choice, decision.reason))  # a hook may add one
         trailers = self._trailer_block()  # control bytes in it: written out by the commit

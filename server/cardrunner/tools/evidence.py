@@ -7,6 +7,13 @@ this run, the quote is in its result, and the call saw the write area as it is n
 fails is refused with a tool error naming the call and the quote, so the model can verify for
 real. What is accepted goes into the evidence ledger (per criterion: claim, citations, the
 result saved under the run's folder, later the commit it was checked on).
+
+In a run that can see a running app (`Witnesses`, verify/observed.py), a criterion is about the
+app unless the card marks it `(code)` or the model says why it can only be checked in the code
+(`code_level`; the review then shows it plainly and a person must accept it). Evidence for an
+app criterion must cite a call that observed the app, and what a browser saw going wrong on the
+code (console errors, failed requests) refuses it. The screenshots of the verifying calls —
+the cited ones, and the observing calls made since the previous report — are saved with it.
 """
 
 from __future__ import annotations
@@ -14,16 +21,21 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
+import re
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cardrunner.agent.events import CriterionReported
 from cardrunner.agent.ledger import Citation, LedgerEntry
 from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
+from cardrunner.card.body import code_level
 from cardrunner.tools.base import FunctionTool, schema
 from cardrunner.verify.calls import CallLog, ObservedCall
+from cardrunner.verify.observed import Witnesses, app_errors
 
+CodeBy = Literal["", "card", "model"]
+_SAFE_EXT = re.compile(r"[^A-Za-z0-9_-]")
 MIN_QUOTE = 3
 """A quote shorter than this ("ok", "5") would be found in almost any result."""
 _NOT_EVIDENCE = frozenset({"report_criterion", "git_commit"})
@@ -58,6 +70,8 @@ class Evidence:
     root: Path
     """The workspace root, to store artifact paths relative to it."""
     so_far: InitVar[EvidenceSoFar] = EvidenceSoFar()
+    witnesses: Witnesses = field(default_factory=Witnesses)
+    """How this run can observe its app; none: every criterion is checked as before."""
     reports: dict[int, CriterionReported] = field(default_factory=dict, init=False)
     stale: dict[int, str] = field(default_factory=dict, init=False)
     """Criteria whose evidence the runner withdrew, and why (hand edits during review)."""
@@ -136,6 +150,7 @@ class Evidence:
         if not why and self.grounded and report.passed and report.tree != self.calls.current:
             why = "the code changed after this evidence was gathered"
         status = "stale" if why else ("verified" if report.passed else "failed")
+        level, by = self.level(index, report.code_level)
         return LedgerEntry(
             index=index,
             criterion=text,
@@ -144,7 +159,33 @@ class Evidence:
             cites=report.cites,
             commit=self.commits.get(index),
             stale=why,
+            level=level,
+            code_by=by,
+            code_reason=report.code_level if by == "model" else "",
+            screenshots=report.screenshots,
         )
+
+    def code_only(self) -> list[LedgerEntry]:
+        """Verified criteria the model checked in the code only: a person must accept each."""
+        return [e for e in self.ledger() if e.code_by == "model" and e.status == "verified"]
+
+    def level(self, index: int, reason: str) -> tuple[Literal["", "app", "code"], CodeBy]:
+        """Where criterion `index` is checked, and who made it code-level."""
+        if not self.witnesses.has_app:
+            return "", ""
+        if code_level(self.criteria[index]):
+            return "code", "card"
+        return ("code", "model") if reason.strip() else ("app", "")
+
+    def app_errors(self, tree: str) -> list[str]:
+        """What went wrong in the app while calls observed it on `tree`, with the call."""
+        found = [
+            f"{error} ({call.describe()})"
+            for call in sorted(self.calls.calls.values(), key=lambda c: c.seq)
+            if call.before == call.after == tree and self.witnesses.observed(call)
+            for error in app_errors(call.text)
+        ]
+        return list(dict.fromkeys(found))
 
     def tool(self) -> FunctionTool:
         return FunctionTool(
@@ -156,12 +197,14 @@ class Evidence:
                 "tool_use id and a quote copied exactly from that call's result. The runner checks "
                 "every quote against the result and that the call ran after your last change to "
                 "the code; evidence that fails is refused, saying what is missing."
+                + self._app_rule()
             ),
             input_schema=schema(
                 {
                     "index": {"type": "integer", "minimum": 0},
                     "passed": {"type": "boolean"},
                     "evidence": {"type": "string", "minLength": 1},
+                    "code_level": {"type": "string"},
                     "cites": {
                         "type": "array",
                         "maxItems": 10,
@@ -188,7 +231,11 @@ class Evidence:
                 f"(indexes 0..{len(self.criteria) - 1})."
             )
         cites = [(c["call"].strip(), c["quote"]) for c in args.get("cites", [])]
-        if problems := self.problems(passed, cites):
+        reason = str(args.get("code_level", "")).strip()
+        problems = self.problems(passed, cites)
+        if not problems and passed and self.level(index, reason)[0] == "app":
+            problems = self._app_problems(index, cites)
+        if problems:
             raise ToolError(
                 f"Evidence for criterion {index} refused; nothing was recorded.\n- "
                 + "\n- ".join(problems)
@@ -199,6 +246,8 @@ class Evidence:
             evidence=claim,
             cites=[self._citation(self.calls.calls[call], quote) for call, quote in cites],
             tree=self.calls.current,
+            code_level=reason if self.witnesses.has_app else "",
+            screenshots=self._screenshots([call for call, _ in cites]),
         )
         self.reports[index] = report
         self.stale.pop(index, None)
@@ -245,6 +294,52 @@ class Evidence:
             return self._stale_problem(call)
         return None
 
+    def _app_rule(self) -> str:
+        if not self.witnesses.has_app:
+            return ""
+        return (
+            " This run can observe the running app: a criterion is verified only by a call that "
+            f"observed it ({self.witnesses.describe()}); read_file, list_files and test runs "
+            "show the code, not the app. A criterion that can only be checked in the code: set "
+            "code_level to why (the user's review shows it and must accept it)."
+        )
+
+    def _app_problems(self, index: int, cites: list[tuple[str, str]]) -> list[str]:
+        """An app criterion rests on a call that observed the app, and the app showed no error."""
+        problems: list[str] = []
+        seen = [self.calls.calls[call] for call, _ in cites]
+        if not any(self.witnesses.observed(call) for call in seen):
+            named = ", ".join(dict.fromkeys(call.name for call in seen))
+            problems.append(
+                f"criterion {index} is about the running app, and {named} did not observe it: "
+                f"cite a call that did ({self.witnesses.describe()}) — reading the source or "
+                "running the tests is not seeing the app. If it can only be checked in the "
+                "code, say why in code_level"
+            )
+        problems += [
+            f"the app showed an error while it was verified: {error}"
+            for error in self.app_errors(self.calls.current)
+        ]
+        return problems
+
+    def _screenshots(self, cited: list[str]) -> list[str]:
+        """The images of the verifying calls: the cited ones, and the calls that observed the
+        app on this code since the previous report (at most 6), saved under the run's folder."""
+        ordered = sorted(self.calls.calls.values(), key=lambda c: c.seq)
+        since = max((c.seq for c in ordered if c.name == "report_criterion"), default=-1)
+        calls = [self.calls.calls[c] for c in dict.fromkeys(cited)]
+        calls += [
+            c
+            for c in ordered
+            if c.seq > since
+            and c.id not in cited
+            and c.images
+            and self.witnesses.observed(c)
+            and c.before == c.after == self.calls.current
+        ]
+        saved = [path for call in calls for path in self._save_images(call)]
+        return saved[:6]
+
     def _stale_problem(self, call: ObservedCall) -> str:
         if call.changed_area:
             return f"{call.describe()} changed the code itself; cite a call made after it"
@@ -266,12 +361,24 @@ class Evidence:
             self.artifacts.mkdir(parents=True, exist_ok=True)
             path = self.artifacts / f"{call.id}.txt"
             path.write_text(call.text, encoding="utf-8")
-            for n, image in enumerate(call.images, 1):
-                ext = image.media_type.rsplit("/", 1)[-1]
-                (self.artifacts / f"{call.id}-{n}.{ext}").write_bytes(base64.b64decode(image.data))
-        except (OSError, binascii.Error):
+        except OSError:
             return None
+        self._save_images(call)
         return _relative(path, self.root)
+
+    def _save_images(self, call: ObservedCall) -> list[str]:
+        """The call's images under the run's folder, named by the call; their paths."""
+        saved: list[str] = []
+        for n, image in enumerate(call.images, 1):
+            ext = _SAFE_EXT.sub("", image.media_type.rsplit("/", 1)[-1])[:8] or "img"
+            path = self.artifacts / f"{_SAFE_EXT.sub('_', call.id)}-{n}.{ext}"
+            try:
+                self.artifacts.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(base64.b64decode(image.data, validate=True))
+            except (OSError, binascii.Error):
+                continue
+            saved.append(_relative(path, self.root))
+        return saved
 
 
 def _relative(path: Path, root: Path) -> str:

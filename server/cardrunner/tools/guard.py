@@ -18,6 +18,7 @@ import re
 import secrets
 import stat
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from cardrunner.agent.toolpool import ToolError
@@ -45,9 +46,13 @@ class PathGuard:
     """Resolves model-given paths and refuses any outside the allowed read or write folders."""
 
     def __init__(
-        self, root: Path, read: list[str], write: list[str], home: Path | None = None
-    ) -> None:
+        self, root: Path, read: list[str], write: list[str], home: Path | None = None,
+        cards: Sequence[str] = (),
+    ) -> None:  # fmt: skip
         self.root = Path(os.path.realpath(root))
+        self._cards = [Path(os.path.realpath(self.root / c)) for c in cards]
+        """The cards folder and the card being run: what the run is judged by is never the
+        model's to write, whatever `paths.write` covers."""
         self.home = Path(os.path.realpath(home or Path.home()))
         """Whose secret stores are refused (ours; a test's own home)."""
         self._write = [(_clean_folder(n), Path(os.path.realpath(self.root / n))) for n in write]
@@ -70,7 +75,13 @@ class PathGuard:
 
     def resolve_write(self, path: str) -> Path:
         """The real path of `path` if the model may write it; `ToolError` otherwise."""
-        return self._resolve(path, self._write, "write")
+        real = self._resolve(path, self._write, "write")
+        if any(real == card or real.is_relative_to(card) for card in self._cards):
+            raise ToolError(
+                f"{path} is a card file. Cards say what the run is judged by: no tool may "
+                "write them, whatever paths.write says. Change the code, not the card."
+            )
+        return real
 
     def is_writable(self, rel: str) -> bool:
         """True if `rel` resolves inside a write folder (for callers that only need a yes/no)."""
