@@ -24,7 +24,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from annotated_types import Gt
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.model_table import Effort, ModelSpec, Price, ThinkingKind, model_spec
@@ -190,6 +190,15 @@ class Commands(_Strict):
     build: list[str] | None = None
     test: list[str] | None = None
     app: list[str] | None = None
+    app_url: str | None = Field(
+        None,
+        description="The URL the app serves, e.g. http://localhost:5000/ (a port number means "
+        "http://localhost:PORT/): start_app waits until it answers, the model is told where "
+        "the app is, and a change of files restarts the running app.",
+    )
+    app_wait_seconds: float = Field(
+        60, gt=0, description="How long start_app waits for app_url to answer."
+    )
     test_args: TestArgs = Field(default_factory=TestArgs)
     test_report: str | None = Field(
         None,
@@ -199,6 +208,21 @@ class Commands(_Strict):
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )
+
+    @field_validator("app_url", mode="before")
+    @classmethod
+    def _port_or_url(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = f"http://localhost:{value}/"
+        if isinstance(value, str) and not value.startswith(("http://", "https://")):
+            raise ValueError("app_url must be an http:// or https:// URL, or a port number")
+        return value
+
+    @model_validator(mode="after")
+    def _url_of_an_app(self) -> Commands:
+        if self.app_url and not self.app:
+            raise ValueError("app_url needs app: the command that starts the app")
+        return self
 
 
 class ModelOptions(_Strict):

@@ -4,12 +4,20 @@
 exit code and what it said), and `stop_app` must end the app's whole process group, whatever it
 spawned. The process itself is started like every command (`command.spawn`: its own session and
 group, noted in the run's `ProcessGroups`, inside the sandbox when there is one).
+
+A web app names the URL it serves (`[commands] app_url`): then "came up" means the URL answers,
+asked from inside the run's private network by a probe process (cardrunner itself sits outside
+it), within a bound; an app that dies first, or never answers, is reported with its output. A
+stale app must not be what a browser checks: starting a running app restarts it, and while the
+model wants the app up, `refresh` restarts it after each change of files (tools/commands.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+import sys
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +26,43 @@ from cardrunner.processes.command import (
     Child,
     CommandError,
     kill_group,
+    run_command,
     spawn,
     spawn_failure,
     wait_within,
 )
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox
+
+PROBE = """
+import sys, time, urllib.error, urllib.request
+url, end = sys.argv[1], time.monotonic() + float(sys.argv[2])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+last = "no answer"
+while time.monotonic() < end:
+    try:
+        with opener.open(url, timeout=2) as answer:
+            print("HTTP", answer.status); sys.exit(0)
+    except urllib.error.HTTPError as error:
+        print("HTTP", error.code); sys.exit(0)
+    except Exception as error:
+        last = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
+    time.sleep(0.1)
+print(last); sys.exit(1)
+"""
+"""Asks `url` until it answers (any HTTP status) or the time is up; runs where the app runs."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the app was last started, so a restart starts the same."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str] | None
+    sandbox: Sandbox | None
+    url: str | None
+    wait_seconds: float
 
 
 @dataclass
@@ -35,6 +74,9 @@ class AppProcess:
     startup_seconds: float = 1.0
     """How long `start` watches a fresh process for dying at once."""
     _proc: Child | None = field(default=None, init=False)
+    _launch: Launch | None = field(default=None, init=False)
+    _wanted: bool = field(default=False, init=False)
+    """Started by the model and not stopped since: a change of files restarts it."""
     _reader: asyncio.Task[None] | None = field(default=None, init=False)
     _lines: deque[str] = field(init=False)
 
@@ -78,35 +120,100 @@ class AppProcess:
         cwd: Path,
         env: dict[str, str] | None = None,
         sandbox: Sandbox | None = None,
+        url: str | None = None,
+        wait_seconds: float = 60.0,
     ) -> str:
-        """Start the app; report its first output, or raise `CommandError` if it fails at once."""
-        if self.running:
-            assert self._proc is not None
-            return f"The app is already running (pid {self._proc.pid}). Call stop_app first."
+        """Start the app (restart it if it runs); report its first output, or that `url`
+        answers; raise `CommandError` if it fails at once or `url` never answers."""
+        was = self._proc.pid if self.running and self._proc is not None else None
         await self._finish()
         self._lines.clear()
+        self._launch = Launch(list(argv), cwd, env, sandbox, url, wait_seconds)
         try:
             extra = {"PYTHONUNBUFFERED": "1", **(env or {})}
             proc = await spawn(argv, cwd, extra, groups=self.groups, sandbox=sandbox)
         except OSError as exc:
             raise CommandError(spawn_failure(argv, exc)[1]) from exc
         self._proc, self._reader = proc, asyncio.create_task(self._pump(proc.stdout))
+        self._wanted = True
+        again = f"Restarted the app (the one running as pid {was} was stopped). " if was else ""
+        if url is not None:
+            return again + await self._answering(proc, url, wait_seconds)
         try:
             async with asyncio.timeout(self.startup_seconds):
                 await proc.wait()
         except TimeoutError:
             first = list(self._lines)[:30]
             shown = "\n".join(first) if first else "(no output yet)"
-            return f"Started the app (pid {proc.pid}): {shlex.join(argv)}\nFirst output:\n{shown}"
+            return (
+                f"{again}Started the app (pid {proc.pid}): {shlex.join(argv)}\n"
+                f"First output:\n{shown}"
+            )
+        return await self._died(proc)
+
+    async def _died(self, proc: Child, serves: bool = False) -> str:
+        """What an app that exited at once said; CommandError unless it exited with 0 and was
+        not meant to serve a URL."""
         code = proc.returncode
         await self._finish()
         text = f"The app exited at once with exit code {code}. Its output:\n{self.output()}"
-        if code != 0:
+        if code != 0 or serves:
             raise CommandError(text)
         return text
 
+    async def _answering(self, proc: Child, url: str, seconds: float) -> str:
+        """Wait until `url` answers, asked from where the app runs; CommandError (the app
+        stopped) if the app dies first or the URL does not answer within `seconds`."""
+        assert self._launch is not None
+        launch, began = self._launch, time.monotonic()
+        argv = [sys.executable, "-I", "-S", "-c", PROBE, url, str(seconds)]
+        probe = asyncio.create_task(
+            run_command(argv, launch.cwd, seconds + 10, launch.env, groups=self.groups,
+                        sandbox=launch.sandbox)
+        )  # fmt: skip
+        exited = asyncio.create_task(proc.wait())
+        try:
+            await asyncio.wait({probe, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (probe, exited):
+                task.cancel()
+            await asyncio.gather(probe, exited, return_exceptions=True)
+        if proc.returncode is not None:
+            return await self._died(proc, serves=True)
+        said = probe.result().output.strip() if probe.done() and not probe.cancelled() else ""
+        if not said.startswith("HTTP "):
+            await self._finish()
+            raise CommandError(
+                f"The app did not answer at {url} within {seconds:g} s ({said or 'no answer'}); "
+                f"it was stopped. Its output:\n{self.output()}"
+            )
+        took = time.monotonic() - began
+        return (
+            f"Started the app (pid {proc.pid}): {shlex.join(launch.argv)}\n"
+            f"It answers at {url} ({said}, after {took:.1f} s); this run's MCP servers reach it "
+            f"there. First output:\n{self.output(15)}"
+        )
+
+    async def refresh(self) -> str:
+        """After the model changed files: restart the app it wants running, so nothing checks
+        the old code; a note for the model ("" when there was nothing to restart)."""
+        launch = self._launch
+        if not self._wanted or launch is None:
+            return ""
+        try:
+            said = await self.start(
+                launch.argv, launch.cwd, launch.env, launch.sandbox, launch.url,
+                launch.wait_seconds,
+            )  # fmt: skip
+        except CommandError as exc:
+            self._wanted = True  # the next change tries again
+            return f"[The app was restarted to run this change, and failed: {exc}]"
+        where = f" at {launch.url}" if launch.url else ""
+        return f"[The app was restarted to run this change; it runs{where} now.]\n{said}"
+
     async def stop(self) -> str:
         """Stop the app's whole process group; report how it ended and its last output."""
+        self._wanted = False
         proc = self._proc
         if proc is None:
             return "The app is not running."

@@ -6,7 +6,8 @@ the system read-only; the user's home and the host's sockets hidden but for tool
 (read-only) and their caches (writable, `processes/hiding.py`); the work tree writable for builds
 and tests — what may be *committed* is the model's write area, decided elsewhere — except
 `.git`, `.cardrunner` and cardrunner's own config; the run's own folder and a private `/tmp`; no
-network unless `[sandbox] network = true`; its own PID namespace, so when the command returns
+network unless `[sandbox] network = true` but the run's private loopback (`network.py`), which
+the run's app, MCP servers, builds and tests share; its own PID namespace, so when the command returns
 every process it started (a `setsid` daemon included) is gone. An isolated run's
 worktree is mounted at the checkout's own path, so an editable install, a `.pth` file or a
 `node_modules` link that names the checkout leads to the code being committed. The environment
@@ -42,6 +43,7 @@ from cardrunner.config.paths import BUILD_READ, BUILD_WRITE, STATE_DIR
 from cardrunner.config.secrets import is_secret_name
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.hiding import HOST_SOCKET_DIRS, Hidden, clean_git_configs
+from cardrunner.processes.network import PrivateNetwork
 
 BASE_ENV = frozenset(
     {
@@ -91,7 +93,11 @@ def describe(mode: Mode, network: bool) -> str:
     found = probe(network)
     if not found.ok:
         return f"sandbox: unavailable, runs are refused: {found.detail}"
-    net = "network allowed" if network else "no network"
+    net = (
+        "network allowed"
+        if network
+        else "no network; the run's app, MCP servers, builds and tests share a private localhost"
+    )
     return (
         f"sandbox: {found.detail} ({net}; builds write the work tree, toolchain caches and a "
         "private /tmp; your home's secrets, git's credentials and the host's sockets are hidden)"
@@ -169,6 +175,8 @@ class Sandbox:
     sandbox built by `start` always has one)."""
     git_configs: tuple[tuple[Path, Path], ...] = ()
     """(copy without credentials, the repository config file it is shown over), host paths."""
+    shared: PrivateNetwork | None = None
+    """The run's network every command joins (network.py); None: each one its own, or the host's."""
 
     @classmethod
     def start(
@@ -209,6 +217,15 @@ class Sandbox:
             None if same else checkout, tuple(protect), hidden, configs[0],
         )  # fmt: skip
 
+    def joined(self, net: PrivateNetwork) -> Sandbox:
+        """This sandbox with every command in `net` instead of a network of its own."""
+        return replace(self, shared=net)
+
+    def close(self) -> None:
+        """The run is over: let go of its private network, if it has one."""
+        if self.shared is not None:
+            self.shared.close()
+
     @property
     def inside_root(self) -> Path:
         """The path the work tree has inside the sandbox."""
@@ -248,9 +265,10 @@ class Sandbox:
         program = _program(argv[0], seen_from, env.get("PATH", os.defpath))
         if self.mode == "off":
             return [program, *argv[1:]]
-        out = [self.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        joined = self.shared.enter() if self.shared is not None else []
+        out = [*joined, self.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         out += ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-        out += [] if self.network else ["--unshare-net"]
+        out += [] if self.network or joined else ["--unshare-net"]
         out += ["--die-with-parent"]
         for _, _, mount in sorted(self._mounts()):
             out += mount

@@ -11,14 +11,14 @@ import asyncio
 import json
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cardrunner.agent.compaction import Compactor
 from cardrunner.agent.events import RunStarted
-from cardrunner.agent.limits import Guards, Spent
+from cardrunner.agent.limits import Guards
 from cardrunner.agent.loop import Loop
 from cardrunner.agent.model import Message
 from cardrunner.agent.toolpool import Tool, ToolPool
@@ -34,29 +34,24 @@ from cardrunner.record.log import RunLog, new_run_id
 from cardrunner.run.options import RunRefused
 from cardrunner.run.prepare import (
     PreparedRun,
+    Restored,
     Told,
     api_model,
+    app_prompt,
     old_log_warning,
     review_prompt,
     told_for,
 )
-from cardrunner.run.resume import (
-    ResumeState,
-    carry_over,
-    observed_calls,
-    reviewed_tree,
-    spent,
-    what_changed,
-)
+from cardrunner.run.resume import carry_over, what_changed
 from cardrunner.run.verdict import RunVerdict
 from cardrunner.run.workarea import WorkArea, WorkAreaError, command_env, open_sandbox
-from cardrunner.tools.commands import command_tools
+from cardrunner.tools.commands import command_tools, restarting
 from cardrunner.tools.commit import CommitTool, ReviewSoFar
-from cardrunner.tools.evidence import Evidence, EvidenceSoFar
+from cardrunner.tools.evidence import Evidence
 from cardrunner.tools.files import file_tools
 from cardrunner.tools.guard import PathGuard
-from cardrunner.verify.builds import ChecksSoFar, RunnerChecks
-from cardrunner.verify.calls import CallLog, GitAreaState, ObservedCall, OutsideWatch
+from cardrunner.verify.builds import RunnerChecks
+from cardrunner.verify.calls import CallLog, GitAreaState, OutsideWatch
 from cardrunner.verify.hooks import CommitHooks
 from cardrunner.verify.observed import Witnesses
 
@@ -89,7 +84,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     s = o.settings
     was = Restored.of(resume)
     guards = Guards(limits, s.price(), was.spent)
-    sandbox = await _sandbox(prepared, area, run_dir)
+    sandbox, sandbox_notes = await _sandbox(prepared, area, run_dir, stack)
     checks = RunnerChecks(
         area.root,
         s.commands,
@@ -119,13 +114,15 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
     )  # fmt: skip
     extra = [evidence.tool(), commit.tool()]
     pool, warnings = await _tool_pool(prepared, area, run_dir, stack, extra, sandbox, calls)
-    prompt = resume.prompt if resume else card.prompt() + review_prompt(o.review)
+    private = sandbox.shared is not None
+    told_app = app_prompt(s.commands, private)
+    prompt = resume.prompt if resume else card.prompt() + review_prompt(o.review) + told_app
     verdict = RunVerdict(
         evidence, s.require_evidence, s.verify_attempts, review=commit, checks=checks, calls=calls
     )
     told = await asyncio.to_thread(told_for, prepared, card, area.root, run_dir)
     loop = _loop(prepared, pool, guards, verdict, prompt, told)
-    warnings = [*prepared.notes, *told.notes, *warnings, *old_log_warning(prepared)]
+    warnings = [*prepared.notes, *told.notes, *sandbox_notes, *warnings, *old_log_warning(prepared)]
     shape = await area.main.shape()
     started = _started(
         prepared, run_id, card, area, loop, pool.names, warnings, told, prompt, shape
@@ -199,36 +196,6 @@ async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, Work
     return card, area
 
 
-@dataclass(frozen=True)
-class Restored:
-    """What the runner knew before the interruption, for each part that knew it: the budget
-    spent, the calls, the checks, the evidence and the review. `Restored()`: a new run."""
-
-    spent: Spent = field(default_factory=Spent)
-    calls: tuple[ObservedCall, ...] = ()
-    checks: ChecksSoFar = field(default_factory=ChecksSoFar)
-    evidence: EvidenceSoFar = field(default_factory=EvidenceSoFar)
-    review: ReviewSoFar = field(default_factory=ReviewSoFar)
-
-    @classmethod
-    def of(cls, resume: ResumeState | None) -> Restored:
-        if resume is None:
-            return cls()
-        review, tree = resume.review, reviewed_tree(resume)
-        committed = review.commit if review is not None else None
-        return cls(
-            spent=spent(resume),
-            calls=tuple(observed_calls(resume)),
-            checks=ChecksSoFar(
-                resume.baseline, resume.baseline_skipped, resume.known_failures, resume.last_checks
-            ),
-            evidence=EvidenceSoFar(
-                resume.reports, (committed, tree) if committed and tree else None
-            ),
-            review=ReviewSoFar(review.decision, committed, tree) if review else ReviewSoFar(),
-        )
-
-
 def _commit_tool(
     prepared: PreparedRun,
     card: Card,
@@ -291,7 +258,9 @@ async def _tool_pool(
     source = prepared.options.read_text if area.worktree is None else None
     pool = ToolPool(
         [
-            *file_tools(guard, timeout=s.tool_timeout_seconds, source=source),
+            *restarting(
+                file_tools(guard, timeout=s.tool_timeout_seconds, source=source), app, s.commands
+            ),
             *command_tools(area.root, s.commands, app, command_env(run_dir), sandbox, guard),
             *extra,
         ],
@@ -338,14 +307,20 @@ async def _refuse_uncommitted_config(area: WorkArea, guard: PathGuard) -> None:
         )
 
 
-async def _sandbox(prepared: PreparedRun, area: WorkArea, run_dir: Path) -> Sandbox:
-    """The run's sandbox (run/workarea.py); RunRefused where it cannot start or would let the
-    tests import the checkout instead of the worktree."""
+async def _sandbox(
+    prepared: PreparedRun, area: WorkArea, run_dir: Path, stack: AsyncExitStack
+) -> tuple[Sandbox, list[str]]:
+    """The run's sandbox (run/workarea.py), closed with the run after all it started, and its
+    warning; RunRefused where it cannot start or would let the tests import the checkout."""
     o = prepared.options
     try:
-        return await asyncio.to_thread(open_sandbox, o.settings, o.root, area, run_dir)
+        box, notes = await asyncio.to_thread(
+            open_sandbox, o.settings, o.root, area, run_dir, o.processes
+        )
     except (SandboxUnavailable, WorkAreaError) as exc:
         raise RunRefused(str(exc)) from exc
+    stack.callback(box.close)
+    return box, notes
 
 
 def _loop(

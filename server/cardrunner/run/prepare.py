@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cardrunner.agent.limits import Spent
 from cardrunner.agent.model import Block, Model
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.images import card_images, keep_images
 from cardrunner.config.instructions import ProjectInstructions, read_instructions
-from cardrunner.config.settings import Settings
+from cardrunner.config.settings import Commands, Settings
 from cardrunner.run.choices import card_settings
 from cardrunner.run.liveness import keep_ledger, sweep
 from cardrunner.run.options import (
@@ -36,8 +37,18 @@ from cardrunner.run.options import (
     replay_path,
     require_key,
 )
-from cardrunner.run.resume import ResumeState, prepare_resume
+from cardrunner.run.resume import (
+    ResumeState,
+    observed_calls,
+    prepare_resume,
+    reviewed_tree,
+    spent,
+)
+from cardrunner.tools.commit import ReviewSoFar
+from cardrunner.tools.evidence import EvidenceSoFar
 from cardrunner.trust.consent import Untrusted, ensure_trusted
+from cardrunner.verify.builds import ChecksSoFar
+from cardrunner.verify.calls import ObservedCall
 
 __all__ = ["PreparedRun", "api_model", "choose_model", "prepare_run"]
 
@@ -186,6 +197,25 @@ def review_prompt(reason: str | None) -> str:
     )
 
 
+def app_prompt(commands: Commands, private: bool) -> str:
+    """What the model is told after the card about a web app (`[commands] app_url`; "" if
+    none): where it is, who reaches it, and that it is restarted after a change."""
+    if not commands.app_url:
+        return ""
+    closed = (
+        " on the run's private network: nothing outside the run reaches it, and it reaches "
+        "nothing outside"
+        if private
+        else ""
+    )
+    return (
+        "\nTHE APP\n-------\n"
+        f"The app is a web app at {commands.app_url}. start_app starts it and returns once "
+        f"that URL answers; this run's MCP servers (a browser among them) reach it there{closed}. "
+        "While it runs, write_file and edit_file restart it, so it serves the files as they are.\n"
+    )
+
+
 def old_log_warning(prepared: PreparedRun) -> list[str]:
     """A log from before `system` and `tools` were kept: they are rebuilt from today's settings,
     which may not be what the run sent, and the API may then refuse its thinking."""
@@ -202,3 +232,33 @@ def old_log_warning(prepared: PreparedRun) -> list[str]:
         "today's settings. If the API refuses with 'The block is bound to a different "
         "conversation', set options.drop_mismatched_thinking = true and resume again."
     ]
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What the runner knew before the interruption, for each part that knew it: the budget
+    spent, the calls, the checks, the evidence and the review. `Restored()`: a new run."""
+
+    spent: Spent = field(default_factory=Spent)
+    calls: tuple[ObservedCall, ...] = ()
+    checks: ChecksSoFar = field(default_factory=ChecksSoFar)
+    evidence: EvidenceSoFar = field(default_factory=EvidenceSoFar)
+    review: ReviewSoFar = field(default_factory=ReviewSoFar)
+
+    @classmethod
+    def of(cls, resume: ResumeState | None) -> Restored:
+        if resume is None:
+            return cls()
+        review, tree = resume.review, reviewed_tree(resume)
+        committed = review.commit if review is not None else None
+        return cls(
+            spent=spent(resume),
+            calls=tuple(observed_calls(resume)),
+            checks=ChecksSoFar(
+                resume.baseline, resume.baseline_skipped, resume.known_failures, resume.last_checks
+            ),
+            evidence=EvidenceSoFar(
+                resume.reports, (committed, tree) if committed and tree else None
+            ),
+            review=ReviewSoFar(review.decision, committed, tree) if review else ReviewSoFar(),
+        )

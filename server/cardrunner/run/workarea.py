@@ -44,6 +44,8 @@ from cardrunner.agent.events import RunFinished
 from cardrunner.config.paths import STATE_DIR, StatePaths
 from cardrunner.git.branches import BranchRepo
 from cardrunner.git.repo import GitError, GitRepo
+from cardrunner.processes.groups import ProcessGroups
+from cardrunner.processes.network import NetworkUnavailable, PrivateNetwork
 from cardrunner.processes.sandbox import (
     DEPENDENCY_DIRS,
     PROTECTED,
@@ -277,14 +279,41 @@ def command_env(run_dir: Path) -> dict[str, str]:
     return {"PATH": path, "CARDRUNNER_RUN_DIR": str(run_dir)}
 
 
-def open_sandbox(settings: Settings, root: Path, area: WorkArea, run_dir: Path) -> Sandbox:
-    """The sandbox a run works in (call it off the event loop); raises `SandboxUnavailable`
-    where the configured one cannot start, and WorkAreaError where an isolated run's tests
-    would import the checkout instead of the worktree."""
+def open_sandbox(
+    settings: Settings, root: Path, area: WorkArea, run_dir: Path, groups: ProcessGroups
+) -> tuple[Sandbox, list[str]]:
+    """The sandbox a run works in (call it off the event loop; `close()` it at the run's end)
+    and its warnings (its commands could not share one private network; a server outside it
+    cannot see the app); raises `SandboxUnavailable` where the configured one cannot start,
+    and WorkAreaError where an isolated run's tests would import the checkout."""
     checkout = root.resolve() if area.worktree is not None else None
     if checkout is not None and settings.sandbox.mode == "off":
         _refuse_escaping_imports(checkout, area.root)
-    return run_sandbox(settings, root, area.root, run_dir, checkout)
+    box = run_sandbox(settings, root, area.root, run_dir, checkout)
+    if box.mode == "off" or box.network:
+        return box, []  # the host's network: the app is on the host's localhost already
+    try:
+        box = box.joined(PrivateNetwork.open(box.binary, groups))
+    except NetworkUnavailable as exc:  # still no network; only the app is out of reach
+        return box, [
+            f"the run's commands could not share a private network ({exc}): each gets a "
+            "network of its own, so the app started by start_app is out of reach of MCP "
+            "servers and of other commands"
+        ]
+    if not settings.commands.app_url:
+        return box, []
+    return box, [_outside(name) for name, server in settings.mcp.items() if server.url]
+
+
+def _outside(name: str) -> str:
+    """An HTTP server runs outside the run's private network, where the app is not."""
+    return (
+        f"MCP server {name!r} is reached over HTTP, outside this run's private network, so it "
+        "cannot open the app: a browser server must run inside the run. Configure it as a "
+        'stdio server (command and args, e.g. command = "npx", args = ["@playwright/mcp", '
+        "\"--headless\"]) and cardrunner starts it in the run's network, where the app's URL "
+        "answers"
+    )
 
 
 def run_sandbox(

@@ -12,11 +12,11 @@ allowed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
+from cardrunner.agent.toolpool import Tool, ToolContext, ToolError, ToolResult
 from cardrunner.config.confinement import TestArgs
 from cardrunner.git.repo import GitError
 from cardrunner.processes.command import CommandError
@@ -42,6 +42,38 @@ class FunctionTool:
         except (GitError, CommandError) as exc:  # the layers below speak to the model through us
             raise ToolError(str(exc)) from exc
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
+
+
+@dataclass
+class Followed:
+    """`inner`, with `after` run when a call succeeds and its note added to the result (the
+    app restarted after a write: tools/commands.py); the same name, schema and description."""
+
+    inner: Tool
+    after: Callable[[], Awaitable[str]]
+    extra_seconds: float
+    """What `after` may take on top of the inner tool's timeout."""
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def description(self) -> str:
+        return self.inner.description
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.inner.input_schema
+
+    @property
+    def timeout(self) -> float:
+        return self.inner.timeout + self.extra_seconds
+
+    async def call(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = await self.inner.call(arguments, ctx)
+        note = "" if result.is_error else await self.after()
+        return replace(result, text=f"{result.text}\n{note}") if note else result
 
 
 def schema(

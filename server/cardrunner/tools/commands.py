@@ -22,7 +22,7 @@ from cardrunner.config.settings import Commands
 from cardrunner.processes.command import CommandResult, run_command
 from cardrunner.processes.liveapp import AppProcess
 from cardrunner.processes.sandbox import Sandbox
-from cardrunner.tools.base import FunctionTool, Handler, check_test_args
+from cardrunner.tools.base import Followed, FunctionTool, Handler, check_test_args
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.guard import PathGuard
 from cardrunner.verify.decisive import classify, decisive
@@ -300,7 +300,7 @@ def command_tools(
         ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
         text = summarize_output(result, label, count=tool == "run_tests")
         if tool == "build_app" and app.running:
-            text += "\nNote: the app is still running the previous build; stop_app, then start_app."
+            text += "\nNote: the app is still running the previous build; start_app restarts it."
         if result.timed_out:  # the command could not do its job: an error, not a verdict
             raise ToolError(text)
         return text
@@ -319,12 +319,21 @@ def command_tools(
     async def start_app(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.app:
             raise _not_configured("app")
-        return await app.start(commands.app, root, env, sandbox)
+        url, wait = commands.app_url, commands.app_wait_seconds
+        return await app.start(commands.app, root, env, sandbox, url, wait)
 
     async def stop_app(args: dict[str, Any], ctx: ToolContext) -> str:
         return await app.stop()
 
     return _described(commands, app, [build_app, run_tests, start_app, stop_app])
+
+
+def restarting(tools: list[Tool], app: AppProcess, commands: Commands) -> list[Tool]:
+    """`tools` (the file tools), with `write_file` and `edit_file` restarting the app the model
+    started, so no browser checks code older than the files (`AppProcess.refresh`)."""
+    budget = commands.app_wait_seconds + _APP_STARTUP_MARGIN
+    writes = ("write_file", "edit_file")
+    return [Followed(t, app.refresh, budget) if t.name in writes else t for t in tools]
 
 
 def _shown(argv: list[str] | None) -> str:
@@ -335,6 +344,14 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
     """The four command tools as the model sees them, around their handlers (in that order)."""
     build_app, run_tests, start_app, stop_app = handlers
     limit = commands.timeout_seconds
+    url = commands.app_url
+    serves = (
+        f" It serves {url}: the call returns once that URL answers, and this run's MCP servers "
+        "(a browser) reach it there. While it runs, write_file and edit_file restart it."
+        if url
+        else ""
+    )
+    wait = commands.app_wait_seconds if url else app.startup_seconds
     return [
         FunctionTool(
             "build_app",
@@ -359,12 +376,12 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
         ),
         FunctionTool(
             "start_app",
-            f"Starts the app with {_shown(commands.app)} in the background (one instance). "
-            "Returns its first output lines, or its exit code and output if it dies at once. "
-            "Then verify the card's behaviour live. Call stop_app before build_app.",
+            f"Starts the app with {_shown(commands.app)} in the background (one instance; a "
+            f"running one is restarted).{serves} Returns its first output lines, or its exit "
+            "code and output if it dies at once. Then verify the card's behaviour live.",
             make_schema(),
             start_app,
-            timeout=app.startup_seconds + _APP_STARTUP_MARGIN,
+            timeout=wait + _APP_STARTUP_MARGIN,
         ),
         FunctionTool(
             "stop_app",

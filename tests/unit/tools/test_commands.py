@@ -173,8 +173,10 @@ async def test_app_start_output_stop(tmp_path: Path) -> None:
     assert app.running
     pgid = app._proc.pid if app._proc else -1
     await wait_until(lambda: "listening on 8000" in app.output())
-    again = await app.start([PY, "-c", code], tmp_path)
-    assert "already running" in again
+    again = await app.start([PY, "-c", code], tmp_path)  # a running app is restarted
+    assert again.startswith(f"Restarted the app (the one running as pid {pgid} was stopped).")
+    await wait_until(lambda: group_gone(pgid))
+    pgid = app._proc.pid if app._proc else -1
     stopped = await app.stop()
     assert stopped.startswith("Stopped the app") and "listening on 8000" in stopped
     assert not app.running
