@@ -13,8 +13,6 @@ the app), and leaves no commit on the user's branch.
 from __future__ import annotations
 
 import json
-import os
-import socket
 from pathlib import Path
 
 import yaml
@@ -29,21 +27,6 @@ from tests.support.webapp import (
     play_dishonest,
     wrong_transcript,
 )
-
-OPEN_NETWORK = "[sandbox]\nnetwork = true\n"
-
-
-def _port() -> int:
-    low, _ = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    start = 20000 + os.getpid() % 5000
-    for port in [*range(start, low), *range(10000, start)]:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port below the ephemeral range")
 
 
 def _state(app: WebApp) -> str:
@@ -60,7 +43,7 @@ def _no_browser_files(app: WebApp, commits: str) -> None:
 
 
 def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> None:
-    app = make_webapp(tmp_path / "flaskr", _port(), OPEN_NETWORK)
+    app = make_webapp(tmp_path / "flaskr")
     checked = app.cli("check", ".")
     assert checked.returncode == 0, checked.stdout
     transcript = app.play("done", good_transcript(app.root, app.port))
@@ -72,10 +55,12 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
     assert _state(app) == "Done"
     change = git(app.root, "log", "-1", "--format=%B", "HEAD~1")
     assert (
-        f'Criterion-1: verified — mcp__browser__browser_find toolu_posts: "{POSTS_SAY}"' in change
+        f'Criterion-1: verified in the app — mcp__browser__browser_find toolu_posts: "{POSTS_SAY}"'
+        in change
     )
     assert (
-        f'Criterion-2: verified — mcp__browser__browser_find toolu_login: "{LOGIN_SAYS}"' in change
+        f'Criterion-2: verified in the app — mcp__browser__browser_find toolu_login: "{LOGIN_SAYS}"'
+        in change
     )
     _no_browser_files(app, f"{start}..HEAD")
     assert git(app.root, "status", "--porcelain") == "", "the run left the tree dirty"
@@ -85,7 +70,7 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
 
 
 def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Path) -> None:
-    app = make_webapp(tmp_path / "flaskr", _port(), OPEN_NETWORK)
+    app = make_webapp(tmp_path / "flaskr")
     transcript = app.play("wrong", wrong_transcript(app.root, app.port))
     start = git(app.root, "rev-parse", "HEAD").strip()
 
@@ -97,5 +82,6 @@ def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Pat
     assert f"the quote '{POSTS_SAY}' does not appear in the result of mcp__browser" in refused
     assert "read_file" in refused, refused  # the source is no evidence of what the page shows
     assert not any(e["status"] == "verified" for e in result.get("ledger", [])), result["ledger"]
-    assert git(app.root, "rev-parse", "main").strip() == start, "the wrong fix was committed"
+    touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
+    assert set(touched) <= {app.card}, f"the wrong fix was committed: {touched}"
     _no_browser_files(app, f"{start}..main")

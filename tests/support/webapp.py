@@ -45,6 +45,7 @@ write = ["flaskr", "tests"]
 [commands]
 test = ["python", "-m", "pytest", "-q"]
 app = ["sh", "serve.sh"]
+app_url = "http://localhost:5000/"
 
 [mcp.browser]
 command = "node_modules/.bin/playwright-mcp"
@@ -300,7 +301,7 @@ def make_webapp(root: Path, port: int = 5000, extra_toml: str = "") -> WebApp:
     # Our pytest-asyncio, which the project's virtualenv shares, warns at start, and flaskr's
     # `filterwarnings = ["error"]` makes that fatal: switched off for flaskr's tests only.
     toml = TOML.replace('"-q"]', '"-q", "-p", "no:asyncio"]')
-    (root / "cardrunner.toml").write_text(extra_toml + toml)
+    (root / "cardrunner.toml").write_text(extra_toml + toml.replace(":5000/", f":{port}/"))
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(
         ["git", "commit", "-qm", "cardrunner: the browser and a card"], cwd=root, check=True

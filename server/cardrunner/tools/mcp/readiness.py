@@ -25,8 +25,9 @@ from cardrunner.tools.mcp.hub import RUN_DIR_VAR
 PLAYWRIGHT_MCP = "@playwright/mcp@0.0.86"
 """The Playwright MCP release the docs (docs/webapp.md) and CI pin."""
 
-INSTALL = f"npm install --prefix ~/.cache/playwright-mcp {PLAYWRIGHT_MCP}"
-INSTALLED = "${HOME}/.cache/playwright-mcp/node_modules/.bin/playwright-mcp"
+INSTALL = f"npm install --save-dev {PLAYWRIGHT_MCP}"
+INSTALLED = "node_modules/.bin/playwright-mcp"
+"""Where that install puts the program, relative to the repository (the command's form)."""
 CHROMIUM = "/usr/bin/chromium"
 
 LAUNCHERS = frozenset({"npx", "bunx", "pnpx", "uvx"})
