@@ -111,7 +111,7 @@ def setups(port: int) -> list[Setup]:
         Setup("login form", "cardrunner", ours_toml, [
             turn(browser("browser_navigate", url=login)),
             turn(fill), turn(click),
-            turn(browser("browser_find", "toolu_seen", text="username")),
+            turn(browser("browser_find", "toolu_seen", text=SAYS)),
             said(SAYS), end,
         ], form),
         Setup(f"posts page, {POSTS} posts", "default", default_toml, [
@@ -275,7 +275,15 @@ def main() -> int:
         finally:
             server.kill()
             server.wait()
-    worst = 0.0
+    skill = modules / "node_modules/playwright-core/lib/tools/skills/playwright-cli/SKILL.md"
+    if skill.is_file():
+        from cardrunner.apirules.promptcache import estimate_tokens
+
+        text = skill.read_text(encoding="utf-8")
+        print(
+            f"   playwright-cli's SKILL.md (what an agent with a shell loads to use the CLI): "
+            f"{len(text):,} characters, ~{estimate_tokens(text):,} tokens by the same count"
+        )
     for case in dict.fromkeys(s.case for s, _ in results):
         print(f"   -- {case}")
         pair = {s.name: r for s, r in results if s.case == case}
@@ -288,7 +296,6 @@ def main() -> int:
         ours, default = pair["cardrunner"], pair["default"]
         ratio = ours["browser_billed"] / default["browser_billed"]
         whole = ours["billed"] / default["billed"]
-        worst = max(worst, ratio)
         print(
             f"RATIO {case}: the browser's billed input cardrunner/default {ratio:.3f}× ({verdict(ratio, TARGET)})"
         )

@@ -56,7 +56,7 @@ args = [
 ]
 tools = [
   "browser_navigate", "browser_fill_form", "browser_click", "browser_find",
-  "browser_take_screenshot", "browser_console_messages",
+  "browser_take_screenshot",
 ]
 timeout = 60
 """
@@ -119,14 +119,14 @@ def look(port: int, shown: bool = True) -> list[dict[str, Any]]:
     return [
         turn(use("start_app", "toolu_app")),
         turn(browser("browser_navigate", url=f"{url}/")),
-        turn(browser("browser_find", "toolu_posts", text="posts")),
+        turn(browser("browser_find", "toolu_posts", text=POSTS_SAY)),
         {
             **turn(browser("browser_navigate", url=f"{url}/auth/login")),
             "expect": [POSTS_SAY] if shown else [],
         },
         turn(browser("browser_fill_form", fields=fields)),
         turn(browser("browser_click", target="input[type=submit]", element="Log In button")),
-        turn(browser("browser_find", "toolu_login", text="user")),
+        turn(browser("browser_find", "toolu_login", text=LOGIN_SAYS)),
     ]
 
 

@@ -260,7 +260,7 @@ class McpHub:
             return ToolResult(
                 f"Calling {tool} on MCP server '{server}' failed: {describe(exc)}", True
             )
-        converted = self._converter.convert(server, tool, result)
+        converted = self._converter.convert(server, tool, result, arguments)
         note, relisted = conn.take_restart()
         if note:
             _notify(ctx, note.strip("[]"))

@@ -87,3 +87,60 @@ def test_other_servers_are_only_checked_for_their_program(tmp_path: Path, networ
     spec = McpServer(command="python", args=["-m", "mcp_server_git"])
     path = str(Path(sys.executable).parent)
     assert server_problems("git", spec, tmp_path, path, network) == []
+
+
+def test_console_entries_in_the_run_folder_are_shown_in_the_result(tmp_path: Path) -> None:
+    import mcp_types as types
+
+    from cardrunner.tools.mcp.results import ResultConverter
+
+    run_dir = tmp_path / "run"
+    (run_dir / "browser").mkdir(parents=True)
+    log = run_dir / "browser" / "console-1.log"
+    log.write_text(
+        "[     117ms] [ERROR] Failed to load resource: 404 @ http://localhost:5000/x.js:1\n"
+        "[     300ms] [ERROR] Uncaught TypeError: boom @ http://localhost:5000/app.js:7\n"
+    )
+    (tmp_path / "elsewhere.log").write_text("[1ms] [ERROR] not the run's\n")
+    text = (
+        "### Page\n- Console: 2 errors, 0 warnings\n### Events\n"
+        "- New console entries: .cardrunner/runs/r/browser/console-1.log#L2\n"
+        "- New console entries: ../elsewhere.log#L1\n"
+        "- New console entries: *.log#L1"
+    )
+    result = types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+    shown = ResultConverter(run_dir, tmp_path).convert("browser", "browser_click", result).text
+    assert "- New console entries:\n- [ERROR] Uncaught TypeError: boom" in shown
+    assert "Failed to load resource" not in shown  # before line 2: shown with an earlier call
+    assert "- New console entries: ../elsewhere.log#L1" in shown  # not in the run's folder
+    assert "- New console entries: *.log#L1" in shown
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said", "shown"),
+    [
+        ({"text": "No posts yet."}, 'No matches found for "No posts yet.".', "No matches found."),
+        (
+            {"text": "No posts"},
+            'Found 1 match for "No posts":\n\n- paragraph [ref=e13]: No posts yet.',
+            "Found 1 match:\n\n- paragraph [ref=e13]: No posts yet.",
+        ),
+        (
+            {"regex": "a/No posts yet./"},
+            "Found 2 matches for /a\\/No posts yet.\\// (showing first 1):\n- heading: Posts",
+            "Found 2 matches (showing first 1):\n- heading: Posts",
+        ),
+    ],
+)
+def test_browser_find_answers_without_the_words_it_was_asked_for(
+    tmp_path: Path, arguments: dict[str, str], said: str, shown: str
+) -> None:
+    import mcp_types as types
+
+    from cardrunner.tools.mcp.results import ResultConverter
+
+    result = types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"### Result\n{said}")]
+    )
+    converted = ResultConverter(tmp_path, tmp_path).convert("b", "browser_find", result, arguments)
+    assert converted.text == f"### Result\n{shown}"
