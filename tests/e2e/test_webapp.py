@@ -67,6 +67,12 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
     runs = app.root / ".cardrunner" / "runs"
     (run_dir,) = [d for d in runs.iterdir() if d.is_dir()]
     assert list((run_dir / "browser").glob("console-*.log")), "the browser's files went elsewhere"
+    (log,) = runs.glob("*.jsonl")
+    (end,) = [r for r in map(json.loads, log.read_text().splitlines()) if r["type"] == "result"]
+    for entry in end["data"]["ledger"]:  # the proof shown with each criterion
+        shots = entry["screenshots"]
+        assert len(shots) == 1 and (app.root / shots[0]).is_file(), shots
+        assert shots[0].startswith(".cardrunner/runs/"), shots
 
 
 def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Path) -> None:

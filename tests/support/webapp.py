@@ -109,24 +109,31 @@ LOGIN_SAYS = "No user with that name."
 
 
 def look(port: int, shown: bool = True) -> list[dict[str, Any]]:
-    """Start the app, then see both criteria in the browser: the empty posts page, and the login
-    page's answer to a user name that does not exist (`shown`: the replay expects the words)."""
+    """Start the app and see each criterion in the browser, a screenshot of it, and its report:
+    the empty posts page, then the login page's answer to a user name that does not exist
+    (`shown`: the words are on the pages, and the replay expects them)."""
     url = f"http://localhost:{port}"
     fields = [
         {"name": "Username", "type": "textbox", "target": "#username", "value": "nobody"},
         {"name": "Password", "type": "textbox", "target": "#password", "value": "secret"},
     ]
+
+    def shot(_id: str, words: str) -> dict[str, Any]:
+        taken = turn(browser("browser_take_screenshot", _id, scale="css"))
+        return {**taken, "expect": [words] if shown else []}
+
     return [
         turn(use("start_app", "toolu_app")),
         turn(browser("browser_navigate", url=f"{url}/")),
         turn(browser("browser_find", "toolu_posts", text=POSTS_SAY)),
-        {
-            **turn(browser("browser_navigate", url=f"{url}/auth/login")),
-            "expect": [POSTS_SAY] if shown else [],
-        },
+        shot("toolu_shot_posts", POSTS_SAY),
+        turn(report(0, "the posts page shows it", ("toolu_posts", POSTS_SAY))),
+        turn(browser("browser_navigate", url=f"{url}/auth/login")),
         turn(browser("browser_fill_form", fields=fields)),
         turn(browser("browser_click", target="input[type=submit]", element="Log In button")),
         turn(browser("browser_find", "toolu_login", text=LOGIN_SAYS)),
+        shot("toolu_shot_login", LOGIN_SAYS),
+        turn(report(1, "the login page shows it", ("toolu_login", LOGIN_SAYS))),
     ]
 
 
@@ -152,13 +159,6 @@ def good_transcript(root: Path, port: int) -> list[dict[str, Any]]:
         _writes(GOOD),
         turn(use("run_tests", "toolu_tests")),
         *look(port),
-        {
-            **turn(
-                report(0, "the posts page shows it", ("toolu_posts", POSTS_SAY)),
-                report(1, "the login page shows it", ("toolu_login", LOGIN_SAYS)),
-            ),
-            "expect": [LOGIN_SAYS],
-        },
         turn(use("stop_app")),
         turn(use("git_commit", message="card: Friendlier empty board and login error")),
         final(),
@@ -175,10 +175,6 @@ def wrong_transcript(root: Path, port: int) -> list[dict[str, Any]]:
         _writes(WRONG),
         turn(use("run_tests", "toolu_tests")),
         *look(port, shown=False),
-        turn(
-            report(0, "the posts page shows it", ("toolu_posts", POSTS_SAY)),
-            report(1, "the login page shows it", ("toolu_login", LOGIN_SAYS)),
-        ),
         turn(
             use("read_file", "toolu_template", path=INDEX),
             use("read_file", "toolu_auth", path=AUTH),
