@@ -92,7 +92,10 @@ async def test_evidence_gathered_before_the_last_write(tmp_path: Path) -> None:
     events, result, _ = await play(tmp_path, steps)
     not_done(result, "unverified")
     assert "the code changed after this evidence was gathered" in told(events)
-    assert result.commit, "the fix itself was committed; only the evidence does not hold"
+    assert result.commit is None and result.kept_branch, (
+        "the fix was committed, then taken back off the branch: its evidence does not hold"
+    )
+    assert git(tmp_path, "show", f"{result.kept_branch}:src/calc.py") == FIXED
 
 
 async def test_tests_broken_after_the_evidence(tmp_path: Path) -> None:

@@ -27,6 +27,17 @@ if TYPE_CHECKING:  # the ledger's models are pydantic: the idle language server 
 
 
 @dataclass(frozen=True)
+class Proof:
+    """What a reviewer sees of one criterion beside its evidence line."""
+
+    checked: str = ""
+    """"in the app", "in the code only (…)", or "" in a run without an app."""
+    screenshots: tuple[str, ...] = ()
+    """The screenshots its verifying calls took: files cardrunner saved under the run's
+    folder, workspace-relative (never a path the model wrote)."""
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     """What the user reviews: the model's commit message and the diff since the run started."""
 
@@ -49,9 +60,8 @@ class ReviewRequest:
     """The runner's own build and test run on exactly this tree, in one line."""
     evidence: list[str] = field(default_factory=list)
     """The evidence ledger, one line per criterion."""
-    screenshots: dict[int, list[str]] = field(default_factory=dict)
-    """Per criterion (0-based), the screenshots its verifying calls took: files under the
-    run's folder, workspace-relative, saved by cardrunner (never a path the model wrote)."""
+    proof: dict[int, Proof] = field(default_factory=dict)
+    """Per criterion (0-based): where it was checked and what the app showed."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ mentions and issue references; HTML and brackets are escaped; names go in code s
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -87,7 +88,7 @@ def pr_body(report: RunReport) -> str:
     lines += ["", "### Acceptance criteria", ""]
     lines += [_criterion(i, c) for i, c in enumerate(view.criteria)]
     if any(c.screenshots for c in view.criteria):
-        lines += ["", "Screenshots are under the run's folder, uploaded with the job's artifacts."]
+        lines += ["", f"Screenshots: the run's folder, in the job's artifacts{_run_link()}."]
     lines += [
         "",
         "### Run",
@@ -133,7 +134,7 @@ def with_ledger(message: str, view: RunState) -> str:
 def _criterion(index: int, criterion: Criterion) -> str:
     line = f"- {_MARK[criterion.status]} **{index}.** {inert(_one_line(criterion.text))}"
     if criterion.where.strip():
-        line += f" — checked{inert(_one_line(criterion.where))}"
+        line += f" — checked {inert(_one_line(criterion.where))}"
     if criterion.evidence:
         line += f"\n  - evidence: {inert(_one_line(criterion.evidence))}"
     elif criterion.status == "pending":
@@ -142,6 +143,21 @@ def _criterion(index: int, criterion: Criterion) -> str:
     if shots:  # cardrunner's own file names (checked), never text a model wrote
         line += "\n  - screenshots: " + ", ".join(shots)
     return line
+
+
+_SERVER = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def _run_link() -> str:
+    """A link to the workflow run whose artifacts hold the screenshots, from the variables
+    GitHub Actions sets (checked to be a plain https origin, owner/name and a number); none
+    outside Actions. cardrunner writes it; no model text becomes a link."""
+    server, repo = os.environ.get("GITHUB_SERVER_URL", ""), os.environ.get("GITHUB_REPOSITORY", "")
+    run = os.environ.get("GITHUB_RUN_ID", "")
+    if not (_SERVER.fullmatch(server) and _REPO.fullmatch(repo) and run.isdigit()):
+        return ""
+    return f" ([the workflow run]({server}/{repo}/actions/runs/{run}))"
 
 
 def _result(view: RunState) -> str:

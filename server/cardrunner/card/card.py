@@ -33,6 +33,7 @@ from cardrunner.card.backlog import board_of
 from cardrunner.card.fields import CardChoices
 from cardrunner.card.parse import CardProblem, read_card
 from cardrunner.card.record import CardUpdate, RunRecord
+from cardrunner.card.text import find_front_matter, split_lines
 from cardrunner.card.writeback import update_card_text
 from cardrunner.config.paths import escapes, find_root
 from cardrunner.config.readfile import read_regular
@@ -240,6 +241,27 @@ def _replace_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def split_card(text: str) -> tuple[str, str]:
+    """(the front matter with its delimiters, the Markdown below it): cardrunner writes the
+    first; the second is what a run is judged by, and only its author changes it."""
+    found = find_front_matter(text)
+    if isinstance(found, str):
+        return "", text
+    head = "".join(split_lines(text)[: found.close_line + 1])
+    return head, text[len(head) :]
+
+
+def put_back_body(path: Path, body: str, whole: str) -> None:
+    """Write `body` below the card's front matter as it is now (`whole`, the card as it was,
+    where the file is gone or unreadable)."""
+    try:
+        head = split_card(read_regular(path, MAX_CARD_BYTES).decode("utf-8"))[0]
+    except (OSError, UnicodeDecodeError):
+        path.write_text(whole, encoding="utf-8")
+        return
+    _replace_atomically(path, (head + body).encode("utf-8"))
 
 
 def find_cards(root: Path, folder: str = "cards") -> list[Path]:

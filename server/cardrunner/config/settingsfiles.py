@@ -168,7 +168,7 @@ def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any
     return out
 
 
-_MCP_JSON_KEYS = {"command", "args", "env", "url", "headers", "required", "timeout"}
+_MCP_JSON_KEYS = {"command", "args", "env", "url", "headers", "required", "timeout", "observes"}
 
 
 def _mcp_json_entry(

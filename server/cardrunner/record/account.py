@@ -33,7 +33,7 @@ from typing import Any, assert_never
 
 from cardrunner.agent import events as ev
 from cardrunner.record.log import EventReader, LogTail
-from cardrunner.record.state import RunState
+from cardrunner.record.state import Criterion, RunState
 
 LIVE_ROUNDS = 30
 """Rounds a live run's timeline carries (the newest); an ended run's carries all."""
@@ -131,10 +131,20 @@ class Timeline:
                 }
                 for r in rounds
             ],
-            "criteria": [
-                {"text": c.text, "status": c.status, "evidence": c.evidence} for c in view.criteria
-            ],
+            "criteria": [_criterion(c) for c in view.criteria],
         }
+
+
+def _criterion(c: Criterion) -> dict[str, object]:
+    """A criterion for the run view; its screenshots are workspace-relative files that
+    cardrunner saved in the run's folder."""
+    return {
+        "text": c.text,
+        "status": c.status,
+        "evidence": c.evidence,
+        "checked": c.where.strip(),
+        "screenshots": list(c.screenshots),
+    }
 
 
 def log_account(path: Path) -> str:
@@ -243,7 +253,10 @@ def describe(event: ev.Event, view: RunState) -> list[str]:
             cites = [
                 f"     cites {c.tool} {c.call}: {json.dumps(c.quote)[:90]}" for c in event.cites
             ]
-            return [f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}", *cites]
+            code = [f"     in the code only, NOT in the app: {event.code_level[:100]}"]
+            shots = [f"     screenshot {path}" for path in event.screenshots]
+            head = f"   criterion {event.index + 1}: {verdict} — {event.evidence[:100]}"
+            return [head, *cites, *(code if event.code_level else []), *shots]
         case ev.ChecksRan():
             return _checks_lines(event)
         case ev.BuildChecked(ok=False):
@@ -294,8 +307,16 @@ def _result_lines(event: ev.RunFinished, view: RunState) -> list[str]:
         event.status, f"FAILED ({event.reason}: {event.detail})"
     )
     commit = f" · commit {event.commit[:10]}" if event.commit else ""
-    ledger = [f"  criterion {e.index + 1}: {e.line()}" for e in event.ledger]
-    return [f"result: {status} · {view.totals()}{commit}", *ledger]
+    ledger = [
+        line
+        for e in event.ledger
+        for line in [
+            f"  criterion {e.index + 1}: {e.line()}",
+            *(f"    screenshot {path}" for path in e.screenshots),
+        ]
+    ]
+    kept = [f"  the commit is kept on {event.kept_branch}"] if event.kept_branch else []
+    return [f"result: {status} · {view.totals()}{commit}", *kept, *ledger]
 
 
 LIVE_LINES = 60

@@ -106,7 +106,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         witnesses=Witnesses.of(s.mcp, bool(s.commands.app)),
     )
     hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
-    outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared, card))
+    outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared), card.path)
     commit = _commit_tool(
         prepared, card, area, run_id, guards,
         calls=calls, checks=checks, evidence=evidence, hooks=hooks, outside=outside,
@@ -168,10 +168,10 @@ def _started(
     )
 
 
-def _cards_of(prepared: PreparedRun, card: Card) -> list[str]:
-    """What cardrunner itself writes outside the write area: the cards folder and the card."""
-    root = prepared.options.root
-    return [prepared.options.settings.cards, relative(card.path, root)]
+def _cards_of(prepared: PreparedRun) -> list[str]:
+    """The cards folder and the card: cardrunner writes them, no tool of the model may."""
+    o = prepared.options
+    return [o.settings.cards, relative(o.card_path, o.root)]
 
 
 async def _card_and_area(prepared: PreparedRun, run_id: str) -> tuple[Card, WorkArea]:
@@ -249,8 +249,7 @@ async def _tool_pool(
     """Files, commands, `extra` and every MCP server's tools behind the one gate (`calls`
     records every call through it), with warnings."""
     s = prepared.options.settings
-    cards = [s.cards, relative(prepared.options.card_path, prepared.options.root)]
-    guard = PathGuard(area.root, s.paths.read, s.paths.write, cards=cards)
+    guard = PathGuard(area.root, s.paths.read, s.paths.write, cards=_cards_of(prepared))
     await _refuse_uncommitted_config(area, guard)
     app = AppProcess(prepared.options.processes)
     stack.push_async_callback(app.aclose)

@@ -241,6 +241,8 @@ class _Replay:
                 state.review = event
             case ev.RunFinished():
                 state.work_tree = event.work_tree
+                if event.kept_branch:  # its commit was taken off the branch: review again
+                    state.review = None
                 state.previous_reason = event.reason or "interrupted"
             case (
                 ev.RunStarted()

@@ -226,13 +226,14 @@ async def _no_commit_unless_done(run: OpenRun, result: RunFinished) -> tuple[Run
             f"the run did not end Done, but its commit {sha[:10]} stays on your branch: "
             "HEAD has moved past it since; revert it yourself if you do not want it"
         )
+    work = await run.area.main.snapshot(run.area.paths)  # a resume brings the files back
     await run.area.main.restore(run.area.base_tree, run.area.paths)
     note = (
         f"the run did not end Done, so its commit {sha[:10]} was taken off your branch (HEAD "
         f"is back at {parent[:10]}, the write area as the run found it); the commit is kept on "
         f"the branch {keep} (`git cherry-pick {keep}` takes it, `git branch -D {keep}` drops it)"
     )
-    return result.model_copy(update={"commit": None, "kept_branch": keep}), note
+    return result.model_copy(update={"commit": None, "kept_branch": keep, "work_tree": work}), note
 
 
 def _same_commit_in_ledger(

@@ -116,6 +116,13 @@ class RunVerdict(EvidenceVerdict):
 
     def _done(self) -> tuple[list[Problem], Outcome]:
         r, calls = self.review, self.calls
+        if (card := r.outside.card) is not None and card.changed():
+            why = (
+                f"the card {card.rel} was changed during the run (something this run ran wrote "
+                "it); it was put back as the run found it, and a run whose card changed under "
+                "it cannot end Done"
+            )
+            return [("unverified", why)], Outcome("failed")
         if r.last_decision == "reject":
             return [("rejected", "the last review rejected the changes; address its reason")], (
                 Outcome("failed")

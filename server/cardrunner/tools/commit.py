@@ -222,7 +222,7 @@ class CommitTool:
             warnings=warnings,
             checks=self.checks.summary(),
             evidence=[f"criterion {e.index}: {e.line()}" for e in self.evidence.ledger()],
-            screenshots={e.index: e.screenshots for e in self.evidence.ledger() if e.screenshots},
+            proof=self.evidence.proof(),
         )
 
     def _declined(self, decision: ReviewDecision, files: list[str], ctx: ToolContext) -> ToolResult:

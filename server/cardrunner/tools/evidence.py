@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from cardrunner.agent.events import CriterionReported
 from cardrunner.agent.ledger import Citation, LedgerEntry
+from cardrunner.agent.review import Proof
 from cardrunner.agent.toolpool import ToolContext, ToolError, ToolResult
 from cardrunner.card.body import code_level
 from cardrunner.tools.base import FunctionTool, schema
@@ -165,6 +166,14 @@ class Evidence:
             screenshots=report.screenshots,
         )
 
+    def proof(self) -> dict[int, Proof]:
+        """Per criterion, where it was checked and its screenshots, for the review."""
+        return {
+            e.index: Proof(e.where().strip(), tuple(e.screenshots))
+            for e in self.ledger()
+            if e.where() or e.screenshots
+        }
+
     def code_only(self) -> list[LedgerEntry]:
         """Verified criteria the model checked in the code only: a person must accept each."""
         return [e for e in self.ledger() if e.code_by == "model" and e.status == "verified"]
@@ -233,7 +242,8 @@ class Evidence:
         cites = [(c["call"].strip(), c["quote"]) for c in args.get("cites", [])]
         reason = str(args.get("code_level", "")).strip()
         problems = self.problems(passed, cites)
-        if not problems and passed and self.level(index, reason)[0] == "app":
+        in_app = self.level(index, reason)[0] == "app"
+        if not problems and passed and in_app:
             problems = self._app_problems(index, cites)
         if problems:
             raise ToolError(
@@ -247,7 +257,7 @@ class Evidence:
             cites=[self._citation(self.calls.calls[call], quote) for call, quote in cites],
             tree=self.calls.current,
             code_level=reason if self.witnesses.has_app else "",
-            screenshots=self._screenshots([call for call, _ in cites]),
+            screenshots=self._screenshots([call for call, _ in cites], in_app),
         )
         self.reports[index] = report
         self.stale.pop(index, None)
@@ -322,16 +332,18 @@ class Evidence:
         ]
         return problems
 
-    def _screenshots(self, cited: list[str]) -> list[str]:
-        """The images of the verifying calls: the cited ones, and the calls that observed the
-        app on this code since the previous report (at most 6), saved under the run's folder."""
+    def _screenshots(self, cited: list[str], in_app: bool) -> list[str]:
+        """The images of the verifying calls: the cited ones, and for an app criterion the calls
+        that observed the app on this code since the previous report (at most 6), saved under
+        the run's folder."""
         ordered = sorted(self.calls.calls.values(), key=lambda c: c.seq)
         since = max((c.seq for c in ordered if c.name == "report_criterion"), default=-1)
         calls = [self.calls.calls[c] for c in dict.fromkeys(cited)]
         calls += [
             c
             for c in ordered
-            if c.seq > since
+            if in_app
+            and c.seq > since
             and c.id not in cited
             and c.images
             and self.witnesses.observed(c)

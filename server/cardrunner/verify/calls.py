@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from cardrunner.agent.events import CallObserved
 from cardrunner.agent.toolpool import Image, ToolContext, ToolResult
+from cardrunner.card.card import put_back_body, split_card
 from cardrunner.git.repo import GitRepo
 
 READ_ONLY_TOOLS = frozenset({"list_files", "read_file", "report_criterion"})
@@ -160,6 +161,44 @@ RESTORED = "the runner's restore of files outside the write area"
 
 
 @dataclass
+class CardWatch:
+    """The card being run, below its front matter, as the run found it.
+
+    cardrunner writes the front matter (the state, the run's record); the Markdown below it is
+    what the run is judged by. The model's tools cannot write it (`PathGuard`), and the sandbox
+    mounts the cards read-only for builds; a build run without the sandbox still could. So the
+    commit and the verdict look: a changed card is put back, and the run cannot end Done."""
+
+    path: Path
+    rel: str
+    whole: str
+    body: str
+    tampered: bool = False
+
+    @classmethod
+    def take(cls, path: Path, root: Path) -> CardWatch:
+        text = path.read_text(encoding="utf-8")
+        real = path.resolve()
+        rel = (
+            real.relative_to(root.resolve()).as_posix()
+            if real.is_relative_to(root.resolve())
+            else str(path)
+        )
+        return cls(path, rel, text, split_card(text)[1])
+
+    def changed(self) -> bool:
+        """True once the card's body changed during the run (each change is put back)."""
+        try:
+            now = split_card(self.path.read_text(encoding="utf-8"))[1]
+        except (OSError, UnicodeDecodeError):
+            now = None
+        if now != self.body:
+            self.tampered = True
+            put_back_body(self.path, self.body, self.whole)
+        return self.tampered
+
+
+@dataclass
 class OutsideWatch:
     """The tracked files outside the write area, as the run found them.
 
@@ -173,10 +212,15 @@ class OutsideWatch:
     """What cardrunner itself writes outside the write area: the cards."""
     start: dict[str, str] = field(default_factory=dict)
     """Files outside the write area that differed from HEAD at the start: their content's hash."""
+    card: CardWatch | None = None
+    """The card being run: its body is never the run's to change, wherever it lies."""
 
     @classmethod
-    async def take(cls, git: GitRepo, write: list[str], exempt: Sequence[str]) -> OutsideWatch:
-        watch = cls(git, write, tuple(exempt))
+    async def take(
+        cls, git: GitRepo, write: list[str], exempt: Sequence[str], card: Path | None = None
+    ) -> OutsideWatch:
+        watched = None if card is None else await asyncio.to_thread(CardWatch.take, card, git.root)
+        watch = cls(git, write, tuple(exempt), card=watched)
         for path in await watch._dirty():
             watch.start[path] = await asyncio.to_thread(_digest, git.root / path)
         return watch
@@ -195,6 +239,8 @@ class OutsideWatch:
         """Tracked files outside the write area that differ from how the run found them."""
         now = await self._dirty()
         moved = [p for p in now if p not in self.start]
+        if self.card is not None and await asyncio.to_thread(self.card.changed):
+            moved.append(self.card.rel)  # already put back: the run's own card
         for path, digest in self.start.items():
             if await asyncio.to_thread(_digest, self.git.root / path) != digest:
                 moved.append(path)
@@ -205,6 +251,8 @@ class OutsideWatch:
         user had changed before the run cannot be put back and are returned."""
         kept = []
         for path in paths:
+            if self.card is not None and path == self.card.rel:
+                continue  # put back when it was found changed
             if path in self.start:
                 kept.append(path)
                 continue

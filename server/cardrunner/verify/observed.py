@@ -112,7 +112,7 @@ def app_errors(text: str) -> list[str]:
     ]
     for method, url, status, rest in _REQUEST.findall(text):
         if not _FAVICON.search(url):
-            found.append(f"request {method} {_cut(url)} => {status}{_cut(rest)}")
+            found.append(f"request {method} {_cut(url)} => {status} {_cut(rest)}".rstrip())
     return list(dict.fromkeys(found))
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, TypeAdapter
 
 from cardrunner.agent import events as ev
-from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.agent.review import HunkRef, Proof, ReviewDecision, ReviewRequest
 from cardrunner.card.record import KEEP, CardUpdate, RunRecord
 from cardrunner.trust.consent import TrustQuestion
 
@@ -85,7 +85,11 @@ def encode_review(request: ReviewRequest) -> dict[str, Any]:
 
 def decode_review(data: dict[str, Any]) -> ReviewRequest:
     paths = {"card_path": Path(data["card_path"]), "root": Path(data["root"])}
-    return ReviewRequest(**{**data, **paths})
+    proof = {  # JSON's keys are text; a criterion's proof is its own type again
+        int(k): Proof(str(v.get("checked", "")), tuple(map(str, v.get("screenshots", ()))))
+        for k, v in (data.get("proof") or {}).items()
+    }
+    return ReviewRequest(**{**data, **paths, "proof": proof})
 
 
 def encode_decision(decision: ReviewDecision) -> dict[str, Any]:

@@ -20,11 +20,11 @@ import pytest
 from lsprotocol import types
 
 from cardrunner.agent.events import RoundStarted, RunFinished, RunStarted, Usage
-from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.agent.review import HunkRef, Proof, ReviewDecision, ReviewRequest
 from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.review import ACCEPT, ACTIONS
-from cardrunner.record.state import RunState
+from cardrunner.record.state import Criterion, RunState
 from tests.support.inprocess import InProcessEditor
 from tests.support.lsp import CARD, Project, is_forecast, make_project
 
@@ -260,3 +260,36 @@ async def test_criteria_not_verified_yet_stay_out_of_problems_while_the_run_goes
         "the warnings once the run is over",
         lambda: {d["severity"] for d in criteria().values()} == {warning},
     )
+
+
+async def test_the_review_shows_where_each_criterion_was_checked_and_its_screenshots(
+    native: InProcessEditor, project: Project
+) -> None:
+    card, task = await ask_review(native, project)  # a plain review first: no proof, same shape
+    [plain] = await native.wait_for("the review", lambda: native.sent(names.REVIEW_REQUESTED))
+    assert plain["criteria"] == []
+    await native.command(names.REJECT, card.as_uri(), "again")
+    await decided(task)
+    view = RunState(card_path=card, run_id="r", title="Friendly greeting")
+    view.criteria = [Criterion("Says hello."), Criterion("Tests pass. (code)")]
+    request = ReviewRequest(
+        run_id="20261201-120000-proof", card_title="Friendly greeting", card_path=card,
+        root=project.root, message="card: Friendly greeting", files=["src/app.py"], diff="",
+        base_tree="", proof={
+            0: Proof("in the app", (".cardrunner/runs/r/evidence/toolu_1-1.png",)),
+            1: Proof("in the code only (the card marks it (code))"),
+        },
+    )  # fmt: skip
+    approver = native.app.reviews.approver(view)
+    asked = asyncio.create_task(approver.review(request))
+    review = await native.wait_for(
+        "the second review", lambda: native.sent(names.REVIEW_REQUESTED)[1:]
+    )
+    first, second = review[0]["criteria"]
+    assert {"text", "status", "evidence"} <= first.keys()  # the fields clients know stay
+    assert first["checked"] == "in the app"
+    shot = project.root / ".cardrunner/runs/r/evidence/toolu_1-1.png"
+    assert first["screenshots"] == [str(shot)]
+    assert second["checked"].startswith("in the code only") and second["screenshots"] == []
+    await native.command(names.REJECT, card.as_uri(), "done looking")
+    assert (await decided(asked)).decision == "reject"

@@ -120,3 +120,79 @@ async def test_the_model_cannot_edit_its_card_even_when_the_write_area_holds_it(
     assert all("is a card file" in w.result for w in writes)
     assert "- The tests pass." in card.read_text()
     assert not (tmp_path / "cards" / "new.md").exists()
+
+
+TAMPER = """import pathlib, subprocess, sys
+card = pathlib.Path("cards/fix-add.md")
+card.write_text(card.read_text().replace("- The tests pass.\\n", ""))
+sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
+"""
+
+
+async def test_a_card_a_build_rewrote_is_put_back_and_the_run_is_not_done(tmp_path: Path) -> None:
+    card = make_project(tmp_path, extra_toml='\n[sandbox]\nmode = "off"\n')
+    (tmp_path / "tamper.py").write_text(TAMPER)
+    toml = tmp_path / "cardrunner.toml"
+    old_test = 'test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]'
+    toml.write_text(toml.read_text().replace(old_test, 'test = ["python", "tamper.py"]'))
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "a test command that rewrites the card (no sandbox)")
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    steps = [
+        turn(use("read_file", path="src/calc.py")),
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(1, "1 passed", ("toolu_tests", "1 passed")),
+        ),
+        turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
+        final(), final(), final(),
+    ]  # fmt: skip
+    events = await _run(tmp_path, steps)
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.status == "failed", result
+    assert "cards/fix-add.md was changed during the run" in result.detail
+    assert (
+        "- The tests pass." in card.read_text()
+    )  # put back, below the front matter cardrunner wrote
+    assert "state: Failed" in card.read_text()
+    assert git(tmp_path, "rev-list", f"{head}..HEAD", "--", "src") == ""
+
+
+async def test_a_resumed_run_whose_commit_was_taken_back_reviews_and_commits_again(
+    tmp_path: Path,
+) -> None:
+    from cardrunner.run.options import ResumeGrant
+
+    make_project(tmp_path)
+    toml = tmp_path / "cardrunner.toml"
+    toml.write_text(toml.read_text().replace("max_rounds = 30", "max_rounds = 5"))
+    git(tmp_path, "commit", "-qam", "five rounds")
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    commit = turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +."))
+    steps = [
+        turn(use("read_file", path="src/calc.py")),
+        turn(use("write_file", path="src/calc.py", content=FIXED)),
+        turn(use("run_tests", "toolu_tests")),
+        turn(
+            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(1, "1 passed", ("toolu_tests", "1 passed")),
+        ),
+        commit,  # round 5: committed, then the round budget ends the run
+        turn(use("list_files", path="src")),
+        commit,
+        final(),
+    ]
+    stopped = (await _run(tmp_path, steps))[-1]
+    assert isinstance(stopped, RunFinished) and stopped.reason == "max_rounds", stopped
+    assert stopped.kept_branch and stopped.work_tree
+    assert "src/calc.py" not in git(tmp_path, "diff", "--name-only", head, "HEAD")
+    opts = options(tmp_path, model=ScriptedModel(steps), resume=ResumeGrant(rounds=5))
+    events = [e async for e in RunSession(opts).events()]
+    result = events[-1]
+    assert isinstance(result, RunFinished) and result.status == "done", result
+    commits = [e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit"]
+    assert len(commits) == 1 and not commits[0].is_error  # reviewed and committed again
+    assert git(tmp_path, "show", f"{result.commit}:src/calc.py") == FIXED
+    assert git(tmp_path, "merge-base", "--is-ancestor", result.commit, "HEAD") == ""

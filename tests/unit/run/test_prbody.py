@@ -127,3 +127,28 @@ def test_inert_text_has_no_mention_reference_tag_or_link(text: str) -> None:
     assert not re.search(r"(?<!\\)[\[\]]", out)
     closing = r"\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s*(#|GH-|https?:|[\w.-]+/[\w.-]+#)"
     assert not re.search(closing, out, re.I)
+
+
+def test_screenshots_and_where_a_criterion_was_checked_go_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
+    monkeypatch.setenv("GITHUB_RUN_ID", "42")
+    shot = ".cardrunner/runs/run-1/evidence/toolu_1-1.png"
+    hostile = "x.png](https://evil.example/track.png) ![a"
+    v = view(
+        Criterion(
+            "A dialog names the item.", "verified", "seen", screenshots=[shot, hostile],
+            where=" in the app",
+        ),
+        Criterion('"No" keeps the row.', "verified", "read", where=" in the code only (x)"),
+    )  # fmt: skip
+    body = pr_body(report(v))
+    assert "- ✅ **0.** A dialog names the item. — checked in the app" in body
+    assert f"  - screenshots: `{shot}`\n" in body  # cardrunner's own file, as a code span
+    assert "evil.example" not in body  # a path not of cardrunner's own shape is left out
+    assert '"No" keeps the row. — checked in the code only (x)' in body
+    assert "([the workflow run](https://github.com/o/r/actions/runs/42))" in body
+    monkeypatch.setenv("GITHUB_REPOSITORY", "o/r)(javascript:x")
+    assert "workflow run" not in pr_body(report(v))  # not a plain owner/name: no link

@@ -30,7 +30,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from cardrunner.agent.review import HunkRef, ReviewDecision, ReviewRequest
+from cardrunner.agent.review import HunkRef, Proof, ReviewDecision, ReviewRequest
 from cardrunner.config.paths import StatePaths
 from cardrunner.git.hunks import Hunk, ParsedDiff, comments_reason, parse_diff, quote
 from cardrunner.git.repo import GitRepo
@@ -56,8 +56,8 @@ class PendingReview:
     decided: asyncio.Future[ReviewDecision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
-    criteria: list[dict[str, str]] = field(default_factory=list)
-    """Each acceptance criterion as the run left it: text, status and evidence, for the reviewer."""
+    criteria: list[dict[str, object]] = field(default_factory=list)
+    """Each criterion as the run left it: text, status, evidence, `checked` and `screenshots`."""
     dropped: set[HunkRef] = field(default_factory=set)
     """Hunks the reviewer marked to drop so far (lenses, code actions, `toggleHunk`)."""
 
@@ -194,7 +194,10 @@ class ReviewHub:
         return diff
 
     async def review(
-        self, card_path: Path, request: ReviewRequest, criteria: list[dict[str, str]] | None = None
+        self,
+        card_path: Path,
+        request: ReviewRequest,
+        criteria: list[dict[str, object]] | None = None,
     ) -> ReviewDecision:
         diff_path, files = await write_review_files(request, self._root())
         pending = PendingReview(card_path, request, diff_path, files, criteria=criteria or [])
@@ -282,10 +285,13 @@ class EditorApprover:
         self._view = view
 
     async def review(self, request: ReviewRequest) -> ReviewDecision:
-        criteria = [
-            {"text": c.text, "status": c.status, "evidence": c.evidence}
-            for c in self._view.criteria
-        ]
+        root, none = self._hub._root(), Proof()  # the run's files are relative to the root
+        criteria: list[dict[str, object]] = [
+            {"text": c.text, "status": c.status, "evidence": c.evidence,
+             "checked": (p := request.proof.get(i, none)).checked,
+             "screenshots": [str(root / shot) for shot in p.screenshots]}
+            for i, c in enumerate(self._view.criteria)
+        ]  # fmt: skip
         return await self._hub.review(self._view.card_path, request, criteria)
 
 

@@ -79,13 +79,15 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
 def _criterion(number: int, c: Criterion) -> str:
     """The evidence ledger's entry: claim, cited calls with their quotes and saved results."""
     detail = f": {inert(c.evidence)}" if c.evidence else ""
-    text = f"criterion {number}: **{inert(c.status)}**{detail}"
+    text = f"criterion {number}: **{inert(c.status)}**{inert(c.where)}{detail}"
     if c.stale:
         text += f"\n\nstale: {inert(c.stale)}"
     for cite in c.cites:
         saved = f" — saved result {code(cite.artifact)}" if cite.artifact else ""
         quote = inert(cite.quote)
         text += f"\n\n- {code(cite.tool)} {code(cite.call)} (round {cite.round}): “{quote}”{saved}"
+    for shot in c.screenshots:  # cardrunner's own files under the run's folder
+        text += f"\n\n- screenshot {code(shot)}"
     if c.commit:
         text += f"\n\nchecked on commit {code(c.commit[:10])}"
     return text
