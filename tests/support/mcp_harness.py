@@ -234,6 +234,13 @@ def fail() -> str:
 
 
 @server.tool()
+def browser_error() -> types.CallToolResult:
+    """Fail the way Playwright MCP does: a `### Error` heading, the reason on the next line."""
+    text = "### Error\nError: page.goto: net::ERR_CONNECTION_REFUSED at http://localhost:5000/"
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+@server.tool()
 def crash() -> str:
     """Die in the middle of the call."""
     sys.stderr.write("crashing on purpose\n")

@@ -58,7 +58,13 @@ class McpServer(BaseModel):
         description="Its calls observe the running app (evidence for app criteria); unset: "
         "yes for a browser or UI driver (verify/observed.py).",
     )
-    timeout: float = Field(30, gt=0, description="Seconds for start-up and for each call.")
+    timeout: float = Field(30, gt=0, description="Seconds for each call (and start-up).")
+    start_timeout: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds to start and list tools; None: `timeout`, but at least 120 for a "
+        "server a package runner starts (npx, uvx, bunx, pnpm dlx), which may download first.",
+    )
     tools: list[str] | None = Field(
         None,
         description="Only these of the server's tools (its own names) are offered; every tool "
@@ -73,6 +79,23 @@ class McpServer(BaseModel):
         if self.headers and not self.url:
             raise ValueError("'headers' only applies to a 'url' server")
         return self
+
+    @property
+    def package_runner(self) -> str | None:
+        """The package runner that starts this server (`npx`, `pnpm dlx` …), or None."""
+        program = (self.command or "").replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".cmd")
+        if program in ("npx", "pnpx", "bunx", "uvx"):
+            return program
+        verb = self.args[0] if self.args else ""
+        runs = program in ("pnpm", "yarn", "bun", "npm") and verb in ("dlx", "x", "exec")
+        return f"{program} {verb}" if runs else None
+
+    @property
+    def start_seconds(self) -> float:
+        """How long the server may take to start and list its tools."""
+        if self.start_timeout is not None:
+            return self.start_timeout
+        return max(self.timeout, 120.0) if self.package_runner else self.timeout
 
     @property
     def users_own(self) -> bool:

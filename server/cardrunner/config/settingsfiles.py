@@ -168,7 +168,17 @@ def _read_mcp_json(root: Path, problems: list[SettingsProblem]) -> dict[str, Any
     return out
 
 
-_MCP_JSON_KEYS = {"command", "args", "env", "url", "headers", "required", "timeout", "observes"}
+_MCP_JSON_KEYS = {
+    "command",
+    "args",
+    "env",
+    "url",
+    "headers",
+    "required",
+    "timeout",
+    "start_timeout",
+    "observes",
+}
 
 
 def _mcp_json_entry(

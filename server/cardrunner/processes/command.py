@@ -107,9 +107,11 @@ async def spawn(
     *,
     groups: ProcessGroups,
     sandbox: Sandbox | None = None,
+    keep_fds: tuple[int, ...] = (),
 ) -> Child:
     """Start `argv` in a new process group (noted in `groups`), stdout and stderr in one pipe;
-    inside `sandbox` (with its environment) when given. A missing program raises OSError here."""
+    inside `sandbox` (with its environment) when given, with `keep_fds` open in it. A missing
+    program raises OSError here."""
     full_env = sandbox.env(env) if sandbox else child_env(env)
     if sandbox is not None:
         argv = await asyncio.to_thread(sandbox.wrap, argv, cwd, full_env)
@@ -124,6 +126,7 @@ async def spawn(
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=follow_priority(),
+        pass_fds=keep_fds,
     )
     child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, groups)
     groups.note(child.pid)

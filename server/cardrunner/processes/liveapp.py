@@ -10,17 +10,21 @@ asked from inside the run's private network by a probe process (cardrunner itsel
 it), within a bound; an app that dies first, or never answers, is reported with its output. A
 stale app must not be what a browser checks: starting a running app restarts it, and while the
 model wants the app up, `refresh` restarts it after each change of files (tools/commands.py).
+An MCP server reached over HTTP runs outside the private network; for it (`forward`) a port on
+the host's 127.0.0.1 is relayed to the app by a process inside, while the app runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+import socket
 import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from cardrunner.processes.command import (
     Child,
@@ -52,6 +56,37 @@ print(last); sys.exit(1)
 """
 """Asks `url` until it answers (any HTTP status) or the time is up; runs where the app runs."""
 
+RELAY = """
+import socket, sys, threading
+listener, app = socket.socket(fileno=int(sys.argv[1])), (sys.argv[2], int(sys.argv[3]))
+
+def pump(source, sink):
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    for end in (source, sink):
+        try:
+            end.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+def serve(client):
+    try:
+        inside = socket.create_connection(app, timeout=10)
+    except OSError:
+        return client.close()
+    inside.settimeout(None)
+    threading.Thread(target=pump, args=(inside, client), daemon=True).start()
+    pump(client, inside)
+
+while True:
+    threading.Thread(target=serve, args=(listener.accept()[0],), daemon=True).start()
+"""
+"""Accepts on a listening socket made on the host (its descriptor, inherited) and carries each
+connection to the app inside the run's network: the only way in, and only while the app runs."""
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -70,15 +105,23 @@ class AppProcess:
     """The app under test: at most one instance, in its own process group, output in a ring."""
 
     groups: ProcessGroups
+    forward: bool = False
+    """Also reach a URL app from the host's 127.0.0.1 (for MCP servers reached over HTTP, which
+    run outside the run's private network): a port of ours, relayed inside while the app runs."""
     max_lines: int = 2000
     startup_seconds: float = 1.0
     """How long `start` watches a fresh process for dying at once."""
     _proc: Child | None = field(default=None, init=False)
     _launch: Launch | None = field(default=None, init=False)
+    _listener: socket.socket | None = field(default=None, init=False)
+    _relay: Child | None = field(default=None, init=False)
+    _port: int = field(default=0, init=False)
     _wanted: bool = field(default=False, init=False)
     """Started by the model and not stopped since: a change of files restarts it."""
     _reader: asyncio.Task[None] | None = field(default=None, init=False)
     _lines: deque[str] = field(init=False)
+    _turn: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    """One start or stop at a time: a restart after a write must not race another."""
 
     def __post_init__(self) -> None:
         self._lines = deque(maxlen=self.max_lines)
@@ -105,9 +148,14 @@ class AppProcess:
             self._lines.append(partial.decode("utf-8", errors="replace").rstrip("\r"))
 
     async def _finish(self) -> None:
-        """Kill what is left of the group, let the reader drain, forget the process."""
-        proc, reader = self._proc, self._reader
-        self._proc = self._reader = None
+        """Kill what is left of the group (and the relay), let the reader drain, forget it."""
+        proc, reader, relay = self._proc, self._reader, self._relay
+        self._proc = self._reader = self._relay = None
+        if relay is not None:
+            await kill_group(relay)
+        if self._listener is not None:  # refused, not left hanging, while the app is down
+            self._listener.close()
+            self._listener = None
         if proc is not None:
             await kill_group(proc)
         if reader is not None:
@@ -125,6 +173,18 @@ class AppProcess:
     ) -> str:
         """Start the app (restart it if it runs); report its first output, or that `url`
         answers; raise `CommandError` if it fails at once or `url` never answers."""
+        async with self._turn:
+            return await self._start(argv, cwd, env, sandbox, url, wait_seconds)
+
+    async def _start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str] | None,
+        sandbox: Sandbox | None,
+        url: str | None,
+        wait_seconds: float,
+    ) -> str:
         was = self._proc.pid if self.running and self._proc is not None else None
         await self._finish()
         self._lines.clear()
@@ -188,10 +248,16 @@ class AppProcess:
                 f"it was stopped. Its output:\n{self.output()}"
             )
         took = time.monotonic() - began
+        outside = ""
+        if self.forward:
+            outside = (
+                f" MCP servers reached over HTTP run outside this run's network: they reach it "
+                f"at {await self._forwarded(url)} instead."
+            )
         return (
             f"Started the app (pid {proc.pid}): {shlex.join(launch.argv)}\n"
             f"It answers at {url} ({said}, after {took:.1f} s); this run's MCP servers reach it "
-            f"there. First output:\n{self.output(15)}"
+            f"there.{outside} First output:\n{self.output(15)}"
         )
 
     async def refresh(self) -> str:
@@ -213,6 +279,10 @@ class AppProcess:
 
     async def stop(self) -> str:
         """Stop the app's whole process group; report how it ended and its last output."""
+        async with self._turn:
+            return await self._stop()
+
+    async def _stop(self) -> str:
         self._wanted = False
         proc = self._proc
         if proc is None:
@@ -229,3 +299,25 @@ class AppProcess:
     async def aclose(self) -> None:
         """Kill the app's group if it is running; safe to call any number of times."""
         await self._finish()
+
+    async def _forwarded(self, url: str) -> str:
+        """Start the relay from our 127.0.0.1 port into the app's network; the URL it gives."""
+        assert self._launch is not None
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:  # the same port as before where it is free: a restart keeps the URL
+            self._listener.bind(("127.0.0.1", self._port))
+        except OSError:
+            self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(64)
+        self._port = self._listener.getsockname()[1]
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        fd = self._listener.fileno()
+        argv = [sys.executable, "-I", "-S", "-c", RELAY, str(fd), parts.hostname or "", str(port)]
+        launch = self._launch
+        self._relay = await spawn(
+            argv, launch.cwd, launch.env, groups=self.groups, sandbox=launch.sandbox,
+            keep_fds=(fd,),
+        )  # fmt: skip
+        return urlunsplit(parts._replace(netloc=f"127.0.0.1:{self._port}"))

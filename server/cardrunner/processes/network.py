@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -40,8 +41,9 @@ HOLDER_SECONDS = 10.0
 """How long the holder may take to name its child (it takes ~10 ms)."""
 
 
-class NetworkUnavailable(Exception):
-    """The private network cannot be made here; str() says why."""
+class NetworkUnavailable(OSError):
+    """The private network cannot be made here, or is closed; str() says why (an OSError: a
+    spawn into a closed network fails as a command that cannot start)."""
 
 
 @dataclass
@@ -126,7 +128,9 @@ def _read_info(fd: int) -> dict[str, object]:
     """bwrap's `--info-fd` JSON, read until it parses (bwrap keeps the pipe open)."""
     data = b""
     deadline = time.monotonic() + HOLDER_SECONDS
-    while time.monotonic() < deadline:
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([fd], [], [], left)[0]:
+            break  # a holder that neither speaks nor exits: given up on, killed by `_reap`
         chunk = os.read(fd, 4096)
         if not chunk:
             break

@@ -93,11 +93,10 @@ def describe(mode: Mode, network: bool) -> str:
     found = probe(network)
     if not found.ok:
         return f"sandbox: unavailable, runs are refused: {found.detail}"
-    net = (
-        "network allowed"
-        if network
-        else "no network; the run's app, MCP servers, builds and tests share a private localhost"
-    )
+    shared = "the run's app, MCP servers, builds and tests share a private localhost"
+    if shutil.which("nsenter") is None:  # network.py cannot join: one network per command
+        shared = "no nsenter (util-linux): each command has a network of its own"
+    net = "network allowed" if network else f"no network; {shared}"
     return (
         f"sandbox: {found.detail} ({net}; builds write the work tree, toolchain caches and a "
         "private /tmp; your home's secrets, git's credentials and the host's sockets are hidden)"

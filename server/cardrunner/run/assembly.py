@@ -251,7 +251,8 @@ async def _tool_pool(
     s = prepared.options.settings
     guard = PathGuard(area.root, s.paths.read, s.paths.write, cards=_cards_of(prepared))
     await _refuse_uncommitted_config(area, guard)
-    app = AppProcess(prepared.options.processes)
+    outside = any(m.url for m in s.mcp.values()) and sandbox.shared is not None
+    app = AppProcess(prepared.options.processes, forward=outside and bool(s.commands.app_url))
     stack.push_async_callback(app.aclose)
     # the client's buffers are of the checkout: a run in a worktree reads its own files
     source = prepared.options.read_text if area.worktree is None else None

@@ -308,11 +308,11 @@ def open_sandbox(
 def _outside(name: str) -> str:
     """An HTTP server runs outside the run's private network, where the app is not."""
     return (
-        f"MCP server {name!r} is reached over HTTP, outside this run's private network, so it "
-        "cannot open the app: a browser server must run inside the run. Configure it as a "
-        'stdio server (command and args, e.g. command = "npx", args = ["@playwright/mcp", '
-        "\"--headless\"]) and cardrunner starts it in the run's network, where the app's URL "
-        "answers"
+        f"MCP server {name!r} is reached over HTTP, outside this run's private network: it "
+        "reaches the app through a port on this machine's 127.0.0.1 that cardrunner relays to "
+        "the app while it runs (start_app names it), which any local process can open too. To "
+        "keep the app private, run the browser server inside the run as a stdio server "
+        '(command and args, e.g. command = "npx", args = ["@playwright/mcp", "--headless"])'
     )
 
 

@@ -51,7 +51,7 @@ def _server(name: str, spec: McpServer) -> Request:
         what = f"runs `{_argv([spec.command or '', *spec.args])}`"
         if spec.env:
             what += f" with the environment variables {', '.join(sorted(spec.env))}"
-    value = spec.model_dump(mode="json", exclude={"timeout", "required"})
+    value = spec.model_dump(mode="json", exclude={"timeout", "start_timeout", "required"})
     return Request(f"mcp.{name}", value, f"MCP server '{name}' ({spec.source}) {what}")
 
 

@@ -6,11 +6,15 @@ cannot reach the host's loopback or anything else; nothing of the holder is left
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import re
 import socket
 import sys
 import textwrap
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +24,8 @@ from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.command import CommandError, run_command
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.liveapp import AppProcess
-from cardrunner.processes.network import PrivateNetwork
-from cardrunner.processes.sandbox import Sandbox
+from cardrunner.processes.network import NetworkUnavailable, PrivateNetwork
+from cardrunner.processes.sandbox import Sandbox, describe
 from tests.support.mcp_harness import free_port
 
 PY = sys.executable
@@ -154,4 +158,72 @@ async def test_an_app_that_never_answers_or_dies_is_reported_with_its_output(
             await app.start(dies, tmp_path, sandbox=box, url=url, wait_seconds=30)
         assert "exited at once with exit code 4" in str(died.value)
         assert "no such template" in str(died.value)
+    assert groups.live() == set()
+
+
+def host_get(url: str) -> str:
+    """GET from the host, outside the run's network (no proxy)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=5) as answer:
+        return str(answer.read().decode())
+
+
+async def test_a_forwarded_port_reaches_the_app_from_the_host_only_while_it_runs(
+    tmp_path: Path,
+) -> None:
+    """For an MCP server reached over HTTP (outside the network): our 127.0.0.1 port, relayed."""
+    groups = ProcessGroups()
+    argv = site(tmp_path)
+    url = f"http://localhost:{argv[3]}/"
+    app = AppProcess(groups, forward=True)
+    with private(tmp_path, groups) as box:
+        started = await app.start(argv, tmp_path, sandbox=box, url=url, wait_seconds=30)
+        found = re.search(r"they reach it at (http://127\.0\.0\.1:(\d+)/) instead", started)
+        assert found, started
+        assert "private page 7f3a" in await asyncio.to_thread(host_get, found[1])
+        with pytest.raises(urllib.error.URLError):  # the app's own port stays inside
+            await asyncio.to_thread(host_get, url)
+        again = await app.start(argv, tmp_path, sandbox=box, url=url, wait_seconds=30)
+        assert found[1] in again  # a restart keeps the forwarded URL
+        await app.stop()
+        with pytest.raises(urllib.error.URLError, match="refused"):
+            await asyncio.to_thread(host_get, found[1])
+    assert groups.live() == set()
+
+
+async def test_two_runs_never_share_a_network(tmp_path: Path) -> None:
+    groups = ProcessGroups()
+    argv = site(tmp_path)
+    url = f"http://127.0.0.1:{argv[3]}/"
+    app = AppProcess(groups)
+    with private(tmp_path, groups) as one, private(tmp_path, groups) as other:
+        await app.start(argv, tmp_path, sandbox=one, url=url, wait_seconds=30)
+        assert "private page 7f3a" in await fetch(one, tmp_path, url, groups)
+        assert "failed:" in await fetch(other, tmp_path, url, groups)
+        await app.aclose()
+    assert groups.live() == set()
+
+
+def test_without_nsenter_there_is_no_shared_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = probe()
+    assert found.binary is not None
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nsenter there
+    with pytest.raises(NetworkUnavailable, match="nsenter"):
+        PrivateNetwork.open(found.binary, ProcessGroups())
+    assert "no nsenter (util-linux): each command has a network of its own" in describe(
+        "bwrap", False
+    )
+
+
+def test_a_holder_that_names_no_namespace_is_reported_and_gone(tmp_path: Path) -> None:
+    failing = tmp_path / "bwrap"
+    failing.write_text(
+        "#!/bin/sh\necho 'bwrap: No permission to create new namespace' >&2\nexit 1\n"
+    )
+    failing.chmod(0o755)
+    groups = ProcessGroups()
+    with pytest.raises(NetworkUnavailable, match="named no child: bwrap: No permission"):
+        PrivateNetwork.open(str(failing), groups)
     assert groups.live() == set()

@@ -23,6 +23,7 @@ from cardrunner.tools.mcp.results import describe
 from cardrunner.tools.mcp.transport import (
     GRACE_SECONDS,
     TERM_SECONDS,
+    HttpTrail,
     Launch,
     StdioProcess,
     http_streams,
@@ -72,6 +73,8 @@ class ServerConnection:
         self.name = name
         self.spec = spec
         self._launch = launch
+        self.http = HttpTrail()
+        """What an HTTP server last answered with an error status."""
         self.process: StdioProcess | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -106,7 +109,7 @@ class ServerConnection:
         try:
             # The owner enforces the timeout itself; this bound only catches a wedged teardown.
             # The shield keeps `ready` (the owner's to settle) alive when the bound cancels us.
-            async with asyncio.timeout(self.spec.timeout + CLOSE_SECONDS):
+            async with asyncio.timeout(self.spec.start_seconds + CLOSE_SECONDS):
                 tools = await asyncio.shield(ready)
         except TimeoutError:
             await self._finish_owner()
@@ -123,11 +126,13 @@ class ServerConnection:
         """The owner task: enters the client, serves calls in its task group, leaves on stop."""
         from mcp import Client
 
-        scope = anyio.CancelScope(deadline=anyio.current_time() + self.spec.timeout)
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.spec.start_seconds)
         try:
             with scope:
                 transport: Any = (
-                    self.process.connect() if self.process else http_streams(self._launch)
+                    self.process.connect()
+                    if self.process
+                    else http_streams(self._launch, self.http)
                 )
                 async with Client(transport) as client:
                     tools = await _list_tools(client)
@@ -151,9 +156,21 @@ class ServerConnection:
             _settle(ready, error=ServerUnavailable("start-up was interrupted"))
 
     def _start_timeout(self) -> str:
-        return self._with_stderr(f"did not start within {self.spec.timeout:g} s")
+        said = f"did not start within {self.spec.start_seconds:g} s (start_timeout)"
+        if self.process is not None and not self.process.stderr_tail():
+            said += "; it printed nothing on stderr"
+        if runner := self.spec.package_runner:
+            said += (
+                f". {runner} downloads a package the first time it runs it, and the sandbox "
+                "has no network, so it can wait for a download that never comes: install the "
+                "server first (e.g. `npm install -g PACKAGE`, then its program as `command`) or "
+                "run it once outside so the package cache holds it"
+            )
+        return self._with_stderr(said)
 
     async def _start_failure(self, exc: BaseException) -> str:
+        if self.http.last:
+            return f"{self._launch.url} answered {self.http.last}"
         if self.process is not None and self.process.pid is not None:
             code = await self.process.wait_exit(1.0)
             if code is not None:

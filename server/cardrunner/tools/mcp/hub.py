@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 __all__ = ["McpHub", "McpStartError", "McpTool"]
 
 TIMEOUT_MARGIN = 5.0
-"""The gate's timeout is twice the server's (a restart, then the call) plus this margin, so the
-hub's own, clearer timeout message wins."""
+"""The gate's timeout is the server's start and call timeouts (a restart, then the call) plus
+this margin, so the hub's own, clearer timeout message wins."""
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -217,7 +217,7 @@ class McpHub:
             taken.add(name)
             schema = {"type": "object", **tool.input_schema}
             description = tool.description or tool.title or f"{tool.name} (MCP server {server})"
-            timeout = 2 * spec.timeout + TIMEOUT_MARGIN
+            timeout = spec.start_seconds + spec.timeout + TIMEOUT_MARGIN
             self._tools.append(McpTool(name, description, schema, timeout, server, tool.name, self))
 
     def tools(self) -> list[Tool]:
@@ -242,6 +242,7 @@ class McpHub:
         if conn is None or server in self.failures:
             why = self.failures.get(server, "it is not configured")
             return ToolResult(f"MCP server '{server}' is not available: {why}", is_error=True)
+        answered = conn.http.count
         try:
             result = await conn.call(tool, arguments)
         except ServerUnavailable as exc:
@@ -254,8 +255,10 @@ class McpHub:
             )
             return ToolResult(text, is_error=True)
         except MCPError as exc:
-            text = f"MCP server '{server}' rejected the call to {tool}: {exc.message} (code {exc.code})"
-            return ToolResult(text, is_error=True)
+            why = f"{exc.message} (code {exc.code})"
+            if conn.http.count > answered:  # the SDK's words hide the HTTP answer: show it
+                why = f"it answered {conn.http.last}"
+            return ToolResult(f"MCP server '{server}' rejected the call to {tool}: {why}", True)
         except Exception as exc:
             return ToolResult(
                 f"Calling {tool} on MCP server '{server}' failed: {describe(exc)}", True

@@ -93,6 +93,8 @@ class ResultConverter:
         if not has_text and result.structured_content is not None:
             parts.insert(0, _compact(result.structured_content))
         text = "\n".join(parts)
+        if result.is_error:
+            text = reason_first(text)
         if not text:
             text = (
                 "(the tool reported an error without a message)"
@@ -201,6 +203,19 @@ def _is_base64(data: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return True
+
+
+_ERROR_HEADING = re.compile(r"\A\s*#{1,6}\s*errors?\s*:?\s*\n+", re.IGNORECASE)
+
+
+def reason_first(text: str) -> str:
+    """A failed call's text with its reason on the first line, where every summary looks
+    (the live view, the log's account, the editor): Playwright MCP answers `### Error` and
+    gives the reason on the next line."""
+    rest = _ERROR_HEADING.sub("", text, count=1)
+    if rest == text or not rest.strip():
+        return text
+    return rest if rest.lower().startswith("error") else f"Error: {rest}"
 
 
 def describe(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from cardrunner.config.secrets import redact
 from cardrunner.processes.groups import ProcessGroups, follow_priority_of
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ TERM_SECONDS = 2.0
 _POLL = 0.02
 _TAIL_CHARS = 2000
 _TAIL_LINES = 20
+_BODY_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -183,20 +185,39 @@ class StdioProcess:
                 await process.aclose()
 
 
+@dataclass
+class HttpTrail:
+    """What an HTTP server last answered with an error status, and how many such answers came.
+
+    The SDK turns every 4xx/5xx into "Server returned an error response"; the user needs the
+    status and the body (a host check's refusal, a missing token) to act, so we keep them."""
+
+    last: str = ""
+    count: int = 0
+
+    async def note(self, response: Any) -> None:
+        """httpx's response hook: keep an error answer to a message (a POST)."""
+        if response.status_code < 400 or response.request.method != "POST":
+            return
+        await response.aread()  # kept by the response: the SDK's own read gets the same body
+        body = redact(" ".join(response.text.split())[:_BODY_CHARS])
+        said = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        self.last = f"{said}: {body}" if body else f"{said} (empty body)"
+        self.count += 1
+
+
 @contextlib.asynccontextmanager
-async def http_streams(launch: Launch) -> AsyncIterator[Any]:
-    """Streamable HTTP streams; with configured headers, over our own HTTP client."""
+async def http_streams(launch: Launch, trail: HttpTrail) -> AsyncIterator[Any]:
+    """Streamable HTTP streams over our own HTTP client: the configured headers, and `trail`
+    hears every answer."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     assert launch.url is not None
-    if not launch.headers:
-        async with streamable_http_client(launch.url) as streams:
-            yield streams
-        return
     timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults for its own client
+    hooks = {"response": [trail.note]}
     async with (
-        httpx2.AsyncClient(headers=launch.headers, timeout=timeout) as http,
+        httpx2.AsyncClient(headers=launch.headers, timeout=timeout, event_hooks=hooks) as http,
         streamable_http_client(launch.url, http_client=http) as streams,
     ):
         yield streams

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from cardrunner.agent.events import RunFinished, ToolFinished
+from cardrunner.agent.events import RunFinished, RunStarted, ToolFinished
 from cardrunner.agent.review import AutoApprover
 from cardrunner.config.loading import load_settings
 from cardrunner.models.scripted import ScriptedModel
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.run.options import RunOptions
 from cardrunner.run.session import run_card
-from tests.support.mcp_harness import TEST_SERVER, free_port
+from tests.support.mcp_harness import TEST_SERVER, free_port, http_server
 from tests.unit.tools.mcp.test_mcp_loop import tool_result_text
 
 pytestmark = pytest.mark.skipif(not probe().ok, reason="bubblewrap cannot run here")
@@ -152,4 +153,35 @@ async def test_a_cancelled_run_leaves_no_process_group(tmp_path: Path) -> None:
     task.cancel()
     async with asyncio.timeout(60):
         await asyncio.gather(task, return_exceptions=True)
+    assert options.processes.live() == set()
+
+
+async def test_a_server_reached_over_http_sees_the_app_through_the_forwarded_port(
+    tmp_path: Path,
+) -> None:
+    card, url = workspace(tmp_path / "ws")
+    with http_server(tmp_path / "outside") as (server_url, _):
+        with (tmp_path / "ws" / "cardrunner.toml").open("a") as toml:
+            toml.write(f'\n[mcp.outside]\nurl = "{server_url}"\n')
+        settings, problems = load_settings(tmp_path / "ws")
+        assert not problems
+
+        def fetch_forwarded(body: dict[str, Any], index: int) -> dict[str, Any]:
+            started, _ = tool_result_text(body)
+            found = re.search(r"they reach it at (\S+) instead", started)
+            assert found and found[1] != url, started  # not the app's own, inside the network
+            return call("mcp__outside__fetch", url=found[1])
+
+        done = {"content": [{"type": "text", "text": "Seen.\nRESULT: done"}]}
+        model = ScriptedModel([call("start_app"), fetch_forwarded, done])
+        options = RunOptions(
+            root=tmp_path / "ws", card_path=card, settings=settings, model=model,
+            approver=AutoApprover(),
+        )  # fmt: skip
+        events = [e async for e in run_card(options)]
+    model.assert_complete()
+    started = next(e for e in events if isinstance(e, RunStarted))
+    assert any("'outside' is reached over HTTP" in w for w in started.warnings)
+    page, is_error = tool_result_text(model.requests[2])
+    assert not is_error and "the run's own page 51c9" in page, page
     assert options.processes.live() == set()
