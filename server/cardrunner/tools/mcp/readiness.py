@@ -119,8 +119,9 @@ def server_problems(
         )
         if not network:
             return [
-                f"mcp.{name}: {Path(command).name} downloads the server at every start, and "
-                f"the run's sandbox has no network, so it cannot start; {how}"
+                f"mcp.{name}: {Path(command).name} asks the registry for the server when it "
+                f"starts (and downloads it when npm's cache lacks it), and the run's sandbox "
+                f"has no network, so it cannot start; {how}"
             ]
     elif _program(command, root, path) is None:
         fix = f"install it ({INSTALL})" if playwright else "install it, or name it by its path"

@@ -54,7 +54,7 @@ GOOD = ["--headless", "--output-dir", "${CARDRUNNER_RUN_DIR}/browser"]
 
 def test_npx_cannot_start_without_the_network_and_the_fix_is_named(tmp_path: Path) -> None:
     (problem,) = _browser(tmp_path, "npx", "@playwright/mcp@latest")
-    assert "npx downloads the server at every start" in problem
+    assert "npx asks the registry for the server when it starts" in problem
     assert "npm install --save-dev @playwright/mcp@0.0.86" in problem
     assert "node_modules/.bin/playwright-mcp" in problem
 
