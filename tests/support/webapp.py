@@ -162,6 +162,8 @@ def good_transcript(root: Path, port: int) -> list[dict[str, Any]]:
         turn(use("stop_app")),
         turn(use("git_commit", message="card: Friendlier empty board and login error")),
         final(),
+        final(),  # not played when the run ends Done; when the runner objects, the model
+        final(),  # insists until the run ends Failed (not a replay that runs out)
     ]
 
 
