@@ -9,7 +9,7 @@ status=0
 {
   echo "# bench/run_all.sh — $(date -u '+%Y-%m-%d %H:%M UTC') — commit $(git rev-parse --short HEAD)"
   echo "# nproc $(nproc); $(free -h | awk '/^Mem:/ {print "mem " $2}'); $($PY --version)"
-  for name in token_cost compaction_tokens loop_overhead startup idle_memory idle_wakeups idle_pair editor_latency spawn_pause client_cpu editor_gone run_start board_size plan_board card_parse sandbox_overhead big_repo; do
+  for name in token_cost compaction_tokens loop_overhead startup idle_memory idle_wakeups idle_pair editor_latency spawn_pause client_cpu editor_gone run_start board_size plan_board card_parse sandbox_overhead big_repo browser_tokens; do
     echo
     echo "\$ $PY bench/$name.py"
     start=$(date +%s)

@@ -71,11 +71,22 @@ PINS = {
             "typescript", "npm", "tiny-invariant", "1.3.3", "tiny-invariant-1.3.3.tgz",
             "746a0b1c98dafa3f96769e200a23fd10dacece300b312d111d19bb65c85c3d48", "package",
         ),
+        Pin(
+            "flaskr", "pypi", "flask", "3.1.2", "flask-3.1.2.tar.gz",
+            "bf656c15c80190ed628ad08cdfd3aaa35beb087855e2f494910aa3774cc4fd87",
+            "flask-3.1.2/examples/tutorial",
+        ),
     )
 }  # fmt: skip
 
 FLIT_SCM = "flit_scm==1.7.0"
 """exceptiongroup's build backend, installed once for `pip install -e . --no-build-isolation`."""
+FLASK = (
+    "flask==3.1.2", "werkzeug==3.1.9", "jinja2==3.1.6", "markupsafe==3.0.4", "itsdangerous==2.2.0",
+    "click==8.5.1", "blinker==1.9.0", "flit_core==3.12.0",
+)  # fmt: skip
+"""Flask's tutorial app "flaskr" (the sdist's examples/tutorial, BSD) runs on Flask and what it
+depends on, pinned here, with flit_core, flaskr's build backend, for its editable install."""
 MOCHA = "mocha@10.8.2"
 """sprintf-js's devDependency (`"mocha": "*"` in its package.json), pinned here."""
 
@@ -166,6 +177,11 @@ def _prepare_python(project: Path, extra: Path) -> None:
     )
 
 
+def _prepare_flaskr(project: Path, extra: Path) -> None:
+    argv = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
+    _run([*argv, str(extra / "buildtools"), *FLASK], project, "install Flask")
+
+
 def _prepare_javascript(project: Path, extra: Path) -> None:
     _run(["npm", "install", "-q", "--no-save", "--no-audit", "--no-fund", MOCHA], project, "mocha")
 
@@ -180,6 +196,7 @@ PREPARE: dict[str, Callable[[Path, Path], None]] = {
     "rust": lambda project, extra: None,  # dependency-free: `cargo test --offline` needs nothing
     "javascript": _prepare_javascript,
     "typescript": _prepare_typescript,
+    "flaskr": _prepare_flaskr,
 }
 
 

@@ -42,6 +42,7 @@ from cardrunner.processes.sandbox import SandboxUnavailable, describe
 from cardrunner.run.choices import choice_problems
 from cardrunner.run.liveness import live_cards
 from cardrunner.run.workarea import command_env, run_sandbox
+from cardrunner.tools.mcp.readiness import server_problems
 from cardrunner.verify.builds import RunnerChecks, not_counted
 
 _SHELL_RE = re.compile(r"&&|\|\||[|;<>`]|\$\(")
@@ -86,13 +87,17 @@ def _inside(folder: str, other: str) -> bool:
 
 
 def command_problems(root: Path, settings: Settings) -> list[str]:
-    """Programs that do not exist and shell lines, for build, test and app."""
+    """Programs that do not exist and shell lines, for build, test and app; MCP servers that
+    cannot start in a run (tools/mcp/readiness.py)."""
     path = command_env(root)["PATH"]
     out: list[str] = []
     commands = settings.commands
     for name, argv in (("build", commands.build), ("test", commands.test), ("app", commands.app)):
         if argv is not None:
             out += _argv_problems(name, argv, root, path)
+    network = settings.sandbox.network
+    for name, server in sorted(settings.mcp.items()):
+        out += server_problems(name, server, root, path, network)
     return out
 
 

@@ -65,6 +65,7 @@ class McpServer(BaseModel):
         description="Seconds to start and list tools; None: `timeout`, but at least 120 for a "
         "server a package runner starts (npx, uvx, bunx, pnpm dlx), which may download first.",
     )
+    tools: list[str] | None = Field(None, description="Offer only these tools (each costs tokens).")
     source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
 
     @model_validator(mode="after")

@@ -3,7 +3,8 @@
 `McpHub` starts every configured server at once (one slow server does not delay the others),
 offers each server tool as `mcp__<server>__<tool>` and turns each call into plain text. Servers
 are untrusted neighbours: a stdio server runs in the workspace root with a minimal environment
-(basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`; no API
+(basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`, which
+`${CARDRUNNER_RUN_DIR}` in its args names too; no API
 keys unless the configuration passes them on, `${VAR}` style — and a secret-looking `${VAR}` only
 for a server the user's own config defines, never a repository's), its stderr goes to
 `run_dir/mcp/<server>.stderr.log`, and no server process outlives the run. A server an ACP
@@ -51,6 +52,8 @@ this margin, so the hub's own, clearer timeout message wins."""
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
+RUN_DIR_VAR = "CARDRUNNER_RUN_DIR"
+
 
 class McpStartError(Exception):
     """A `required` server did not start; the run ends with `config_error`."""
@@ -92,6 +95,9 @@ class McpHub:
         self._run_dir = run_dir
         self._root = root
         self._environ = os.environ if environ is None else environ
+        self._own = {RUN_DIR_VAR: str(run_dir)}
+        """What cardrunner itself fills in: `${CARDRUNNER_RUN_DIR}` names this run's folder, so a
+        server's files (a browser's snapshots) can go there and never into the work tree."""
         self._converter = ResultConverter(run_dir, root)
         self._connections: dict[str, ServerConnection] = {}
         self._tools: list[McpTool] = []
@@ -156,11 +162,11 @@ class McpHub:
         env["PATH"] = os.pathsep.join(
             filter(None, [str(Path(sys.executable).parent), env.get("PATH")])
         )
-        env["CARDRUNNER_RUN_DIR"] = str(self._run_dir)
+        env[RUN_DIR_VAR] = str(self._run_dir)
         env.update({k: self._expand(v, f"env.{k}", spec) for k, v in spec.env.items()})
         command = self._expand(spec.command or "", "command", spec)
-        if "/" in command and not Path(command).is_absolute():
-            command = str(self._root / command)
+        if "/" in command and not Path(command).is_absolute() and self._sandbox is None:
+            command = str(self._root / command)  # a sandbox finds it as its commands see the tree
         argv = [command, *(self._expand(a, "args", spec) for a in spec.args)]
         if self._sandbox is not None:
             if self._sandbox.mode == "bwrap":
@@ -178,7 +184,7 @@ class McpHub:
             return value
 
         def one(match: re.Match[str]) -> str:
-            found = self._environ.get(match.group(1))
+            found = self._own.get(match.group(1), self._environ.get(match.group(1)))
             if found is None and match.group(2) is None:
                 raise ValueError(f"{where} uses ${{{match.group(1)}}}, which is not set")
             return found if found is not None else match.group(2)
@@ -188,6 +194,14 @@ class McpHub:
     def _add_tools(self, server: str, tools: list[mcp_types.Tool]) -> None:
         taken = {t.name for t in self._tools}
         spec = self._specs[server]
+        if spec.tools is not None:
+            listed = {t.name for t in tools}
+            self.warnings += [
+                f"MCP server '{server}' has no tool {name!r} (listed in its `tools`)"
+                for name in spec.tools
+                if name not in listed
+            ]
+            tools = [t for t in tools if t.name in spec.tools]
         for tool in tools:
             wanted = f"mcp__{server}__{tool.name}"
             name = _INVALID.sub("_", wanted)[:128]
@@ -249,12 +263,14 @@ class McpHub:
             return ToolResult(
                 f"Calling {tool} on MCP server '{server}' failed: {describe(exc)}", True
             )
-        converted = self._converter.convert(server, tool, result)
+        converted = self._converter.convert(server, tool, result, arguments)
         note, relisted = conn.take_restart()
         if note:
             _notify(ctx, note.strip("[]"))
             converted = replace(converted, text=f"{note}\n{converted.text}")
         if relisted is not None:
+            allowed = conn.spec.tools
+            relisted = [t for t in relisted if allowed is None or t.name in allowed]
             offered = [t for t in self._tools if t.server == server]
             converted = replace(converted, announce=tool_change(server, offered, relisted))
         return converted

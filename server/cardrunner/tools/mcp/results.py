@@ -6,7 +6,9 @@ tokens and hide the layout). Structured content is shown as compact JSON only wh
 sent no text, because servers that send both put the same data in the text. Binary content
 never goes into the conversation as base64 text: images and audio are saved under
 `run_dir/mcp/` and referenced by path (images also travel as image content the model can see),
-and so are embedded blobs. Resource links are listed as `name <uri>`.
+and so are embedded blobs. Resource links are listed as `name <uri>`. A browser's console
+entries, which Playwright MCP links as a file in the run's folder, are shown as the entries,
+and its `browser_find` answers without the search words (they would be evidence made by asking).
 
 When a server comes back with a different tool list, what changed is worded for the model. The
 tools a run offers are fixed when it starts: `tools` is part of every thinking block's prefix,
@@ -43,18 +45,28 @@ MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/we
 """Image media types the Messages API accepts as image content."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_CONSOLE_LINK = re.compile(r"^- New console entries: (\S+\.log)#L(\d+)$", re.MULTILINE)
+_LOG_NAME = re.compile(r"[\w.-]+\.log")
+_ENTRY_TIME = re.compile(r"^\[\s*\d+ms\] ")
+_ENTRIES = 10
+_ENTRY_CHARS = 300
 
 
 class ResultConverter:
     """Converts results for one run; owns the numbering of the files it saves."""
 
     def __init__(self, run_dir: Path, root: Path) -> None:
+        self._run_dir = run_dir
         self._folder = run_dir / "mcp"
         self._root = root
         self._seq = count(1)
 
-    def convert(self, server: str, tool: str, result: mcp_types.CallToolResult) -> ToolResult:
-        """The text, images and error flag the model should see for `result`."""
+    def convert(
+        self, server: str, tool: str, result: mcp_types.CallToolResult,
+        arguments: dict[str, Any] | None = None,
+    ) -> ToolResult:  # fmt: skip
+        """The text, images and error flag the model should see for `result` of the call with
+        these `arguments`."""
         import mcp_types as types
 
         parts: list[str] = []
@@ -63,7 +75,7 @@ class ResultConverter:
         for block in result.content:
             if isinstance(block, types.TextContent):
                 has_text = True
-                parts.append(block.text)
+                parts.append(self._inline_console(_unechoed(tool, block.text, arguments)))
             elif isinstance(block, types.ImageContent):
                 where = self._save(server, tool, block.data, block.mime_type)
                 parts.append(f"[image {block.mime_type}: {where}]")
@@ -90,6 +102,34 @@ class ResultConverter:
                 else "(no output)"
             )
         return ToolResult(text=text, is_error=bool(result.is_error), images=images)
+
+    def _inline_console(self, text: str) -> str:
+        """Playwright MCP's `- New console entries: <file>#L<n>` as the entries themselves.
+
+        The file is in the run's folder (`--output-dir`), where the model's tools may not read;
+        the link alone would cost a call to `browser_console_messages` (and that tool's
+        definition in every request) to learn what went wrong. A link to anything outside the
+        run's folder stays as it is."""
+
+        def one(match: re.Match[str]) -> str:
+            name = Path(match.group(1)).name
+            if not _LOG_NAME.fullmatch(name):
+                return match.group(0)
+            found = [p for p in self._run_dir.rglob(name) if p.is_file()]
+            try:
+                lines = found[0].read_text("utf-8", "replace").splitlines() if found else []
+            except OSError:
+                lines = []
+            lines = [_ENTRY_TIME.sub("", line) for line in lines[int(match.group(2)) - 1 :]]
+            if not lines:
+                return match.group(0)
+            shown = [f"- {line[:_ENTRY_CHARS]}" for line in lines[:_ENTRIES]]
+            more = len(lines) - len(shown)
+            return "- New console entries:\n" + "\n".join(
+                shown + ([f"- ({more} more)"] if more else [])
+            )
+
+        return _CONSOLE_LINK.sub(one, text)
 
     def _embedded(self, server: str, tool: str, resource: Any) -> str:
         import mcp_types as types
@@ -120,6 +160,25 @@ class ResultConverter:
             return str(path.resolve().relative_to(self._root.resolve()))
         except ValueError:
             return str(path.resolve())
+
+
+def _unechoed(tool: str, text: str, arguments: dict[str, Any] | None) -> str:
+    """Playwright MCP's `browser_find` without the words it was asked for.
+
+    Its answer starts `Found 2 matches for "No posts yet.":` — or `No matches found for "No posts
+    yet.".` on a page that does not show them. Left in, the search words would be a quote the
+    call's own result contains whatever the page shows: evidence made by asking. Only what the
+    page matched remains. A regex is echoed as JavaScript prints it (`/source/flags`, every `/`
+    in the source escaped), so its end is the first unescaped `/`."""
+    query = (arguments or {}).get("text") if tool == "browser_find" else None
+    regex = (arguments or {}).get("regex") if tool == "browser_find" else None
+    if not isinstance(query, str) and not isinstance(regex, str):
+        return text
+    asked = re.escape(f'"{query}"') if isinstance(query, str) else r"/(?:\\.|[^/\\])*/[a-z]*"
+    text = re.sub(
+        rf"No matches found for {asked}\.", "No matches found.", text, count=1, flags=re.S
+    )
+    return re.sub(rf"(Found \d+ match(?:es)?) for {asked}", r"\1", text, count=1, flags=re.S)
 
 
 def _suffix(media_type: str) -> str:
