@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
 from tests.support.project import git
@@ -43,16 +42,6 @@ def _no_browser_files(app: WebApp, commits: str) -> None:
     assert "console-" not in changed and ".png" not in changed, changed
 
 
-FAVICON = pytest.mark.xfail(
-    strict=True,
-    reason="verify/observed.py counts Playwright's `- Console: 1 errors` page line against Done, "
-    "and flaskr's missing /favicon.ico alone makes it (the module means to ignore favicon "
-    "requests, and does in the entries themselves); with that count not held against Done "
-    "this test passes",
-)
-
-
-@FAVICON
 def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> None:
     app = make_webapp(tmp_path / "flaskr")
     checked = app.cli("check", ".")

@@ -15,12 +15,11 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
-from tests.e2e.test_webapp import FAVICON, _no_browser_files
+from tests.e2e.test_webapp import _no_browser_files
 from tests.support.lsp import ACCEPT, Editor, command, front_matter, git, make_client, wait_for
 from tests.support.webapp import good_transcript, make_webapp
 
 
-@FAVICON
 @pytest.mark.timeout(420)  # flaskr's tests, twice, and the browser, on a shared machine
 async def test_the_fix_ends_done_from_the_editor(tmp_path: Path) -> None:
     root = tmp_path / "flaskr"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -41,6 +42,7 @@ _PNG = b"\x89PNG\r\n\x1a\n" + b"".join(
 """A valid 1x1 PNG: the "screenshot"."""
 server = MCPServer("fake-playwright")
 _state = {"url": "about:blank"}
+_logs: list[Path] = []
 
 
 def _page(url: str) -> tuple[str, str, list[str]]:
@@ -62,8 +64,12 @@ def _page(url: str) -> tuple[str, str, list[str]]:
 def _response(code: str) -> str:
     title, text, errors = _page(_state["url"])
     page = [f"- Page URL: {_state['url']}", f"- Page Title: {title}"]
-    if errors:
+    if errors:  # the count since the page opened, and a link to the new entries, as Playwright
         page.append(f"- Console: {len(errors)} errors, 0 warnings")
+        log = Path(os.environ.get("CARDRUNNER_RUN_DIR", ".")) / f"console-{len(_logs)}.log"
+        log.write_text("".join(f"[ERROR] {e} @ {_state['url']}:3\n" for e in errors), "utf-8")
+        _logs.append(log)
+        page.append(f"- New console entries: {log}#L1")
     snapshot = "\n".join(
         f"- paragraph [ref=e{i + 2}]: {line}" for i, line in enumerate(text.splitlines())
     )

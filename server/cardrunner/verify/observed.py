@@ -46,6 +46,12 @@ _HTTP = re.compile(r"^- HTTP status: (5\d\d\b.*)$", re.MULTILINE)
 _CRASHED = re.compile(r"^- Page status: crashed$", re.MULTILINE)
 _ERROR_LINE = re.compile(r"^(?:- )?\[ERROR\] (.+)$", re.MULTILINE)
 _REQUEST = re.compile(r"^(?:\d+\. )?\[([A-Z]+)\] (\S+) => \[(FAILED|5\d\d)\](.*)$", re.MULTILINE)
+_UNREAD_ENTRIES = re.compile(r"^- New console entries: \S+#L\d+$", re.MULTILINE)
+"""Playwright's link to the new entries, left as it was (tools/mcp/results.py shows them in its
+place when it can read them). The page's `- Console: N errors` counts every error since the page
+opened, so where the entries are shown, or none are new, the entries alone say what went wrong:
+the count would hold a favicon's 404 against Done, and an error already seen against every later
+call."""
 _FAVICON = re.compile(r"/favicon\.ico(?:[?#:\s]|$)")
 """A page without a favicon is not a broken page: the browser asks for one on its own."""
 _SHOWN = 160
@@ -100,9 +106,8 @@ class Witnesses:
 def app_errors(text: str) -> list[str]:
     """What a browser result says went wrong in the app, one line each; empty when nothing."""
     found: list[str] = []
-    for count in _CONSOLE.findall(text):
-        if int(count):
-            found.append(f"the page logged {count} console error(s)")
+    if _UNREAD_ENTRIES.search(text):  # the entries were not shown: their count is all we know
+        found += [f"the page logged {n} console error(s)" for n in _CONSOLE.findall(text) if int(n)]
     found += [f"the page answered HTTP {_cut(status)}" for status in _HTTP.findall(text)]
     found += ["the page crashed"] if _CRASHED.search(text) else []
     found += [

@@ -77,7 +77,17 @@ def test_only_observing_calls_on_the_app_count() -> None:
 
 
 def test_console_errors_failed_requests_and_5xx_pages_are_errors() -> None:
-    assert app_errors(NAVIGATE) == ["the page logged 2 console error(s)"]
+    unread = NAVIGATE.replace(
+        "1 warnings\n", "1 warnings\n- New console entries: /run/console-1.log#L1\n"
+    )  # the entries could not be shown: their count is all there is to go by
+    assert app_errors(unread) == ["the page logged 2 console error(s)"]
+    favicon_only = NAVIGATE.replace("2 errors", "1 errors").replace(
+        "1 warnings\n",
+        "1 warnings\n- New console entries:\n- [ERROR] Failed to load resource: the server "
+        "responded with a status of 404 (NOT FOUND) @ http://localhost:5000/favicon.ico:0\n",
+    )  # Playwright's count holds the favicon a page lacks, its entries say that is all it was
+    assert app_errors(favicon_only) == []
+    assert app_errors(NAVIGATE) == []  # a count with no new entries: errors seen before it
     assert app_errors(CONSOLE) == [
         "console error: Uncaught TypeError: form is null @ http://localhost:5000/static/app.js:3"
     ]  # the favicon a page lacks is not an error of the page; a warning is not an error
