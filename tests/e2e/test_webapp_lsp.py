@@ -55,7 +55,9 @@ async def test_the_fix_ends_done_from_the_editor(tmp_path: Path) -> None:
         assert "Criterion-1: verified in the app — mcp__browser__browser_find toolu_posts" in change
         assert "Criterion-2: verified in the app — mcp__browser__browser_find toolu_login" in change
         _no_browser_files(app, f"{start}..main")
-        assert not git(root, "worktree", "list").strip().count("\n"), "a worktree was left"
+        trees = git(root, "worktree", "list", "--porcelain").split("\n\n")
+        kept = [t for t in trees if t.strip() and "branch refs/heads/main" not in t]
+        assert all("\ndetached" in t and "/parked-" in t for t in kept), kept  # parked for reuse
         await client.shutdown_session()
     finally:
         await client.stop()
