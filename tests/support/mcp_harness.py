@@ -44,7 +44,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from cardrunner.agent.events import Event
 from cardrunner.agent.toolpool import ToolContext
-from cardrunner.config.settings import USER_SOURCE, McpServer
+from cardrunner.config.settingsfiles import USER_SOURCE, McpServer
 
 TEST_SERVER = Path(__file__).resolve()
 """This module, run as the test MCP server."""

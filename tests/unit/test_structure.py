@@ -149,7 +149,10 @@ def test_every_name_is_imported_from_where_it_lives() -> None:
 FRONT_ENDS = {"cli", "lsp", "acp", "terminal", "demo"}
 """A front end may name a module after the core concept it presents (`cli/plan.py` for the plan)."""
 
-MAX_MODULES = 170
+MAX_MODULES = 175
+"""170 until the private network, the endpoint profile and its request shaping, the evidence that
+observed the app, the test runners' own output and a browser server's readiness came as rooms of
+their own (172); the margin is for the next concept, not for splitting a module that fits."""
 MAX_PER_FOLDER = 15
 
 
@@ -171,7 +174,7 @@ def test_the_modules_are_found() -> None:
     assert {"run/session.py", "agent/loop.py", "lsp/server.py"} <= names
 
 
-def test_at_most_170_modules_and_15_a_folder() -> None:
+def test_at_most_175_modules_and_15_a_folder() -> None:
     found = modules()
     assert len(found) <= MAX_MODULES, f"{len(found)} modules of more than 8 lines"
     crowded = {r: n for r, n in Counter(room(p) for p in found).items() if n > MAX_PER_FOLDER}

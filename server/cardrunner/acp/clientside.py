@@ -35,7 +35,8 @@ from pathlib import Path
 from acp import Client
 from acp.schema import ClientCapabilities, HttpMcpServer, McpServerStdio, SseMcpServer
 
-from cardrunner.config.settings import CLIENT_SOURCE, McpServer, Settings
+from cardrunner.config.settings import Settings
+from cardrunner.config.settingsfiles import CLIENT_SOURCE, McpServer
 
 ClientServer = HttpMcpServer | SseMcpServer | McpServerStdio
 

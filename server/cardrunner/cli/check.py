@@ -34,7 +34,8 @@ from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparser
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
 from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings, secret_refusal
+from cardrunner.config.settings import Settings
+from cardrunner.config.settingsfiles import secret_refusal
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.refusal import refusals

@@ -7,19 +7,10 @@ repository's files, then overrides (CLI flags, LSP `initializationOptions` /
 
 `[agent]` (`AgentSettings`) is what the agent is told besides the card, as the user allows it;
 `Settings.agent` is its only reader.
-
-An MCP server's settings (`McpServer`) keep where they came from, because where a server was
-configured decides what it may be given: a `${VAR}` of a secret-looking name is filled only for
-a server the user's own config names (`USER_SOURCE`), never for one a repository wrote
-(tools/mcp/hub.py, docs/security.md). A server an ACP client passed in (`CLIENT_SOURCE`) comes
-with its values already filled by the client: they are taken literally, and cardrunner fills
-nothing of its own environment into them. `source` is set by the loader
-(config/settingsfiles.py), whatever a file says it is.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -28,102 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from cardrunner.config.confinement import GitHooks, Sandbox, TestArgs
 from cardrunner.config.model_table import Effort, ModelSpec, Price, ThinkingKind, model_spec
-from cardrunner.config.secrets import is_secret_name
-
-USER_SOURCE = "your user config"
-"""The `source` of a server defined in the user's own config.toml (config/settingsfiles.py)."""
-
-CLIENT_SOURCE = "the agent panel's client"
-"""The `source` of a server an ACP client passed in `session/new` (acp/clientside.py)."""
-
-VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-"""`${NAME}` or `${NAME:-default}` in a server's command, args, env, url or headers."""
-
-
-class McpServer(BaseModel):
-    """One MCP server: a stdio command, or a Streamable HTTP url."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    url: str | None = None
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="HTTP headers for a url server, e.g. Authorization."
-    )
-    required: bool = False
-    observes: bool | None = Field(
-        None,
-        description="Its calls observe the running app (evidence for app criteria); unset: "
-        "yes for a browser or UI driver (verify/observed.py).",
-    )
-    timeout: float = Field(30, gt=0, description="Seconds for each call (and start-up).")
-    start_timeout: float | None = Field(
-        None,
-        gt=0,
-        description="Seconds to start and list tools; None: `timeout`, but at least 120 for a "
-        "server a package runner starts (npx, uvx, bunx, pnpm dlx), which may download first.",
-    )
-    tools: list[str] | None = Field(None, description="Offer only these tools (each costs tokens).")
-    source: str = Field("cardrunner.toml", description="Where it was configured (for messages).")
-
-    @model_validator(mode="after")
-    def _command_or_url(self) -> McpServer:
-        if bool(self.command) == bool(self.url):
-            raise ValueError("set exactly one of 'command' or 'url'")
-        if self.headers and not self.url:
-            raise ValueError("'headers' only applies to a 'url' server")
-        return self
-
-    @property
-    def package_runner(self) -> str | None:
-        """The package runner that starts this server (`npx`, `pnpm dlx` …), or None."""
-        program = (self.command or "").replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".cmd")
-        if program in ("npx", "pnpx", "bunx", "uvx"):
-            return program
-        verb = self.args[0] if self.args else ""
-        runs = program in ("pnpm", "yarn", "bun", "npm") and verb in ("dlx", "x", "exec")
-        return f"{program} {verb}" if runs else None
-
-    @property
-    def start_seconds(self) -> float:
-        """How long the server may take to start and list its tools."""
-        if self.start_timeout is not None:
-            return self.start_timeout
-        return max(self.timeout, 120.0) if self.package_runner else self.timeout
-
-    @property
-    def users_own(self) -> bool:
-        """Defined in the user's own config, not by a repository."""
-        return self.source == USER_SOURCE
-
-    @property
-    def from_client(self) -> bool:
-        """Passed in by the ACP client: its values are literal, no `${VAR}` is filled in."""
-        return self.source == CLIENT_SOURCE
-
-    def secret_uses(self) -> list[str]:
-        """Where this server asks for a secret-looking `${VAR}`: `url uses ${X}` and so on."""
-        fields = [("command", self.command or ""), ("url", self.url or "")]
-        fields += [("args", a) for a in self.args]
-        fields += [(f"env.{k}", v) for k, v in self.env.items()]
-        fields += [(f"headers.{k}", v) for k, v in self.headers.items()]
-        return [
-            f"{where} uses ${{{m.group(1)}}}"
-            for where, value in fields
-            for m in VAR.finditer(value)
-            if is_secret_name(m.group(1))
-        ]
-
-
-def secret_refusal(use: str) -> str:
-    """The one wording of a secret not filled in for a repository's server."""
-    return (
-        f"{use}, a secret; cardrunner fills secrets only for MCP servers "
-        f"your own config names (config.toml in your cardrunner config folder, "
-        f"docs/security.md), never for one a repository configures"
-    )
+from cardrunner.config.settingsfiles import McpServer
 
 
 class AgentSettings(BaseModel):

@@ -25,7 +25,8 @@ from cardrunner.config.confinement import TestArgs
 from cardrunner.config.instructions import instruction_files
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import McpServer, Settings
+from cardrunner.config.settings import Settings
+from cardrunner.config.settingsfiles import McpServer
 from cardrunner.git.safety import safe_argv
 
 

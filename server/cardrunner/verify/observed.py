@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cardrunner.config.settings import McpServer
+    from cardrunner.config.settingsfiles import McpServer
     from cardrunner.verify.calls import ObservedCall
 
 _DRIVER = re.compile(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from cardrunner.acp.clientside import client_servers
-from cardrunner.config.settings import McpServer, Settings
+from cardrunner.config.settings import Settings
+from cardrunner.config.settingsfiles import McpServer
 
 
 def test_stdio_and_http_servers_join_the_projects_and_a_taken_name_stays_the_projects() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from cardrunner.config.settings import McpServer
+from cardrunner.config.settingsfiles import McpServer
 from cardrunner.verify.calls import ObservedCall
 from cardrunner.verify.observed import Witnesses, app_errors, server_observes
 

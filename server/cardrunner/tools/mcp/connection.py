@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from mcp import Client
 
-    from cardrunner.config.settings import McpServer
+    from cardrunner.config.settingsfiles import McpServer
 
 MAX_RESTARTS = 3
 """Restarts per server and run: a server that keeps crashing should not eat the run."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from cardrunner.agent.events import Notice
 from cardrunner.agent.toolpool import TOOL_NAME_RE, Tool, ToolContext, ToolResult
-from cardrunner.config.settings import VAR, secret_refusal
+from cardrunner.config.settingsfiles import VAR, secret_refusal
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import Sandbox, filter_env
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
@@ -42,7 +42,7 @@ from cardrunner.tools.mcp.transport import Launch
 if TYPE_CHECKING:
     import mcp_types
 
-    from cardrunner.config.settings import McpServer
+    from cardrunner.config.settingsfiles import McpServer
 
 __all__ = ["McpHub", "McpStartError", "McpTool"]
 

@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from cardrunner.config.settings import VAR, McpServer
+from cardrunner.config.settingsfiles import VAR, McpServer
 from cardrunner.tools.mcp.hub import RUN_DIR_VAR
 
 PLAYWRIGHT_MCP = "@playwright/mcp@0.0.86"

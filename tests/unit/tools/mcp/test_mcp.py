@@ -14,7 +14,7 @@ import pytest
 from cardrunner.agent.events import Event, Notice
 from cardrunner.agent.toolpool import MAX_RESULT_CHARS, TOOL_NAME_RE, ToolPool
 from cardrunner.config.loading import has_clash, load_settings
-from cardrunner.config.settings import USER_SOURCE, McpServer
+from cardrunner.config.settingsfiles import USER_SOURCE, McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.processes.sandbox import BASE_ENV
 from cardrunner.tools.mcp import transport as mcp_transport

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.config.settings import McpServer
+from cardrunner.config.settingsfiles import McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from cardrunner.tools.mcp.readiness import server_problems

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cardrunner.config.settings import CLIENT_SOURCE, McpServer
+from cardrunner.config.settingsfiles import CLIENT_SOURCE, McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import TEST_SERVER, recorded_pids, wait_gone

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cardrunner.config.settings import McpServer
+from cardrunner.config.settingsfiles import McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import context, recorded_pids, server_spec, wait_gone

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cardrunner.agent.toolpool import ToolPool
-from cardrunner.config.settings import McpServer
+from cardrunner.config.settingsfiles import McpServer
 from cardrunner.processes.groups import ProcessGroups
 from cardrunner.tools.mcp.hub import McpHub
 from tests.support.mcp_harness import context, processes_with_arg, wait_gone
