@@ -53,7 +53,9 @@ async def test_a_harmless_change_ends_done_from_the_editor(key: str, tmp_path: P
         assert front_matter(editor.text(uri))["state"] == "Done"
         subjects = git(root, "log", "--format=%s", "main")
         assert f"card: Document {project.eco.topic}\n" in subjects
-        assert not git(root, "worktree", "list").strip().count("\n"), "a worktree was left"
+        trees = git(root, "worktree", "list", "--porcelain").split("\n\n")
+        kept = [t for t in trees if t.strip() and "branch refs/heads/main" not in t]
+        assert all("\ndetached" in t and "/parked-" in t for t in kept), kept  # parked for reuse
         await client.shutdown_session()
     finally:
         await client.stop()

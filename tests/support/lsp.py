@@ -349,9 +349,24 @@ def _offset(text: str, position: types.Position) -> int:
     return sum(len(line) for line in lines[: position.line]) + position.character
 
 
+class _Client(LanguageClient):
+    """pytest-lsp's client, except that `stop()` lets the server know.
+
+    pygls's `stop()` waits for the server to exit and never tells it to: after an assertion
+    failed before `shutdown_session()`, the server went on reading its still open stdin and the
+    test hung until pytest's timeout (5 minutes, each ecosystem of a parametrized test). Closing
+    its stdin is what an editor that goes away does; the server ends on it."""
+
+    async def stop(self) -> Any:
+        server = self._server
+        if server is not None and server.returncode is None and server.stdin is not None:
+            server.stdin.close()
+        return await super().stop()
+
+
 def make_client() -> LanguageClient:
     """The pytest-lsp client without the defaults `Editor` replaces."""
-    client = LanguageClient(converter_factory=default_converter)
+    client = _Client(converter_factory=default_converter)
     replaced = {types.WINDOW_SHOW_DOCUMENT, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
     register_lsp_features(
         client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in replaced}
