@@ -138,7 +138,9 @@ async def test_board_and_symbols_group_cards_by_state_with_live_runs(
     assert work["uri"] == gamma.as_uri() and work["path"] == "cards/gamma.md"
     assert work["run"]["round"] == 1 and work["run"]["maxRounds"] == 12
     assert work["run"]["summary"].startswith("round 1/12")
-    assert [a["title"] for a in work["actions"]] == ["■ Cancel", work["run"]["summary"]]
+    lens = work["run"]["summary"].replace("$0.01", "≈$0.01 est.")  # a replay: nobody was billed
+    assert [a["title"] for a in work["actions"]] == ["■ Cancel", lens]
+    assert work["run"]["costEstimated"] is True
     assert result["running"] == 1 and result["waitingReviews"] == 0
     [new] = column(result, "New")
     assert new["actions"][0] == {
@@ -240,11 +242,15 @@ async def test_review_in_the_diff_document_comments_reject_then_one_hunk_dropped
             "text": "The greeting says hello.",
             "status": "verified",
             "evidence": "src/long.txt shows 'line two'",
+            "checked": "",
+            "screenshots": [],
         },
         {
             "text": "The greeting names the user.",
             "status": "verified",
             "evidence": "src/long.txt shows 'line twenty-eight'",
+            "checked": "",
+            "screenshots": [],
         },
     ]
     diff_path = Path(editor.reviews[-1]["diffPath"])
