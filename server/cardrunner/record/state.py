@@ -84,6 +84,12 @@ class RunState:
     def live(self) -> bool:
         return self.state in ("running", "review")
 
+    @property
+    def replayed(self) -> bool:
+        """Played from a transcript: its cost is what the table would have charged, nobody was
+        billed it."""
+        return self.model.startswith("replay:")
+
     def summary(self) -> str:
         """`round 7/60 · 31.2k tok · $0.18 · build_app` — the one line every view shows."""
         limit = f"/{self.max_rounds}" if self.max_rounds else ""

@@ -137,7 +137,7 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
             tool=view.tool,
             summary=view.summary(),
             log_path=str(view.log_path) if view.log_path else None,
-            cost_estimated=view.model.startswith("replay:"),  # as status.cost_estimated
+            cost_estimated=view.replayed,  # as status.cost_estimated
         )
     actions = [
         BoardAction(title=c.title, command=c.command, arguments=list(c.arguments or []))

@@ -128,7 +128,7 @@ def lens_summary(view: RunState) -> str:
     """The running card's lens: its summary, "baseline check" before the first round, and a
     replayed run's cost as the estimate it is (nobody was billed it)."""
     text = view.summary()
-    if view.model.startswith("replay:"):
+    if view.replayed:
         cost = f"${view.cost_usd:.2f}"
         text = text.replace(cost, f"≈{cost} est.", 1)
     return f"baseline check · {text}" if view.round <= 0 and not view.tool else text

@@ -175,7 +175,7 @@ def doing(view: RunState) -> str:
         line = "waiting for your review · " + (summary.removesuffix(tool) if view.tool else summary)
     elif view.round <= 0 and not view.tool:
         line = f"baseline check · {line}"
-    return f"{line} · cost est. (replayed)" if view.model.startswith("replay:") else line
+    return f"{line} · cost est. (replayed)" if view.replayed else line
 
 
 def _percent(view: RunState) -> int | None:

@@ -25,7 +25,7 @@ DEBOUNCE = 0.05
 def cost_estimated(view: RunState) -> bool:
     """Whether a run's cost is an estimate: a replayed run's model answers cost nobody anything,
     its figures are what the table would have charged (the CLI says so; the editor must too)."""
-    return view.model.startswith("replay:")
+    return view.replayed
 
 
 def status_entry(view: RunState, uri: str) -> dict[str, Any]:
