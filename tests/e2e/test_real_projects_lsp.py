@@ -17,7 +17,16 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
 from tests.support.ecosystems import ECOSYSTEMS, make_real_project
-from tests.support.lsp import ACCEPT, Editor, command, front_matter, git, make_client, wait_for
+from tests.support.lsp import (
+    ACCEPT,
+    Editor,
+    assert_only_parked_worktrees,
+    command,
+    front_matter,
+    git,
+    make_client,
+    wait_for,
+)
 
 
 @pytest.mark.parametrize("key", list(ECOSYSTEMS))
@@ -53,9 +62,7 @@ async def test_a_harmless_change_ends_done_from_the_editor(key: str, tmp_path: P
         assert front_matter(editor.text(uri))["state"] == "Done"
         subjects = git(root, "log", "--format=%s", "main")
         assert f"card: Document {project.eco.topic}\n" in subjects
-        trees = git(root, "worktree", "list", "--porcelain").split("\n\n")
-        kept = [t for t in trees if t.strip() and "branch refs/heads/main" not in t]
-        assert all("\ndetached" in t and "/parked-" in t for t in kept), kept  # parked for reuse
+        assert_only_parked_worktrees(root)
         await client.shutdown_session()
     finally:
         await client.stop()

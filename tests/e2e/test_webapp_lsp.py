@@ -16,7 +16,16 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
 from tests.e2e.test_webapp import _no_browser_files
-from tests.support.lsp import ACCEPT, Editor, command, front_matter, git, make_client, wait_for
+from tests.support.lsp import (
+    ACCEPT,
+    Editor,
+    assert_only_parked_worktrees,
+    command,
+    front_matter,
+    git,
+    make_client,
+    wait_for,
+)
 from tests.support.webapp import good_transcript, make_webapp
 
 
@@ -55,9 +64,7 @@ async def test_the_fix_ends_done_from_the_editor(tmp_path: Path) -> None:
         assert "Criterion-1: verified in the app — mcp__browser__browser_find toolu_posts" in change
         assert "Criterion-2: verified in the app — mcp__browser__browser_find toolu_login" in change
         _no_browser_files(app, f"{start}..main")
-        trees = git(root, "worktree", "list", "--porcelain").split("\n\n")
-        kept = [t for t in trees if t.strip() and "branch refs/heads/main" not in t]
-        assert all("\ndetached" in t and "/parked-" in t for t in kept), kept  # parked for reuse
+        assert_only_parked_worktrees(root)
         await client.shutdown_session()
     finally:
         await client.stop()

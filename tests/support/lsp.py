@@ -383,6 +383,13 @@ def server_config() -> ClientServerConfig:
     )
 
 
+def assert_only_parked_worktrees(root: Path) -> None:
+    """No worktree of a run is left but the card's own, parked (detached) for its next run."""
+    trees = git(root, "worktree", "list", "--porcelain").split("\n\n")
+    kept = [t for t in trees if t.strip() and "branch refs/heads/main" not in t]
+    assert all("\ndetached" in t and "/parked-" in t for t in kept), kept
+
+
 # --- waiting ------------------------------------------------------------------------------------
 
 
