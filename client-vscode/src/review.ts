@@ -1,6 +1,7 @@
 /**
- * Reviewing a run's changes in VS Code: native diff editors, a per-file keep/drop pick, then
- * "Accept & commit" or "Reject with a reason…", sent to the server as its review commands.
+ * Reviewing a run's changes in VS Code: native diff editors in the editor area, and beside them the
+ * review list (reviewView.ts: files to keep, criteria and evidence, "Accept & commit" / "Reject
+ * with a reason…"), whose decisions go to the server as its review commands.
  *
  * Why in the client: other editors get the server's `.diff` document and review question; VS Code
  * can do better with its own diff editors. The client says so at `initialize` (`nativeReview`,
@@ -12,15 +13,9 @@ import type * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import type { ClientHooks } from "./clientOptions";
 import { ReviewRequestedMethod, ServerCommand, parseReviewRequested, type ReviewRequestedParams } from "./protocol";
-import {
-  acceptArguments,
-  diffPlan,
-  evidenceFolds,
-  evidenceText,
-  rejectArguments,
-  reviewLabel,
-  type DiffEntry,
-} from "./reviewPlan";
+import { acceptArguments, diffPlan, rejectArguments, reviewLabel, type DiffEntry } from "./reviewPlan";
+import { diffStats, type FileStats, type ReviewAction } from "./reviewTree";
+import { ReviewView } from "./reviewView";
 import type { Transition } from "./statusItems";
 import * as api from "./vscodeapi";
 
@@ -30,16 +25,7 @@ const BEFORE_SCHEME = "cardrunner-before";
 const AFTER_SCHEME = "cardrunner-after";
 /** The side that does not exist (before a new file, after a deleted one), at the real path. */
 const EMPTY_SCHEME = "cardrunner-empty";
-const EVIDENCE_SCHEME = "cardrunner-evidence";
-/** The evidence's language: word wrap on (package.json's configurationDefaults). */
-const EVIDENCE_LANGUAGE = "cardrunner-evidence";
-/** The diff's share of the editor height, the evidence below it. */
-const REVIEW_SHARE = 0.68;
 const MAX_DIFFS = 20;
-
-interface FileItem extends vscode.QuickPickItem {
-  entry: DiffEntry;
-}
 
 export class ReviewController implements vscode.Disposable {
   private readonly pending = new Map<string, ReviewRequestedParams>();
@@ -48,22 +34,25 @@ export class ReviewController implements vscode.Disposable {
   private readonly opened = new Map<string, Set<string>>();
   /** Per card: the title of the multi-file diff editor opened for its review. */
   private readonly multi = new Map<string, string>();
-  /** Cards whose file pick is on screen now (a second Review only brings the diffs forward). */
-  private readonly picking = new Set<string>();
+  /** The list beside the diff: files, criteria, the decisions. */
+  private readonly view: ReviewView;
 
   constructor(
     private readonly server: ServerClient,
     private readonly log: vscode.LogOutputChannel,
   ) {
+    this.view = new ReviewView({
+      decide: (review, action, kept) => void this.decide(review, action, kept),
+      openFile: (review, entry) =>
+        void this.openDiff(review.uri, entry, false).then(undefined, (err: unknown) => {
+          this.log.warn(`could not open the diff of ${entry.path}: ${String(err)}`);
+        }),
+    });
     this.disposables.push(
+      this.view,
       api.registerContentProvider(EMPTY_SCHEME, () => ""),
       api.registerContentProvider(BEFORE_SCHEME, (uri) => api.readText(uri.query)),
       api.registerContentProvider(AFTER_SCHEME, (uri) => api.readText(uri.query)),
-      api.registerContentProvider(EVIDENCE_SCHEME, (uri) => {
-        const review = this.pending.get(decodeURIComponent(uri.query));
-        return review ? evidenceText(review) : "This review has been decided.";
-      }),
-      api.registerFoldingRanges(EVIDENCE_LANGUAGE, evidenceFolds),
     );
   }
 
@@ -154,21 +143,24 @@ export class ReviewController implements vscode.Disposable {
       }),
     );
     const entries = diffPlan(review.files, (path) => present.has(path));
-    const shown = await this.focusOpen(review.uri);
-    if (!shown) {
-      await this.openDiffs(review.uri, entries);
-      await this.openEvidence(review);
+    this.view.show(review, entries, await this.stats(review));
+    await this.view.reveal().then(undefined, (err: unknown) => {
+      this.log.warn(`could not show the review list: ${String(err)}`);
+    });
+    if (!(await this.focusOpen(review.uri))) {
+      await this.openDiffs(review.uri, entries); // a second Review only brings this one forward
     }
-    if (this.picking.has(review.uri)) {
-      return; // its file pick is on screen already: one review, brought forward
+  }
+
+  /** Hunks and changed lines per file, from the review's `.diff` (none when it cannot be read). */
+  private async stats(review: ReviewRequestedParams): Promise<Map<string, FileStats>> {
+    if (!review.diffPath) {
+      return new Map();
     }
-    this.picking.add(review.uri);
-    const kept = await this.pickFiles(review, entries).finally(() => this.picking.delete(review.uri));
-    if (kept === undefined) {
-      this.log.info(`review of ${review.title} left open (nothing sent)`);
-      return;
-    }
-    await this.decide(review, kept);
+    return api.readText(review.diffPath).then(diffStats, (err: unknown) => {
+      this.log.info(`no hunk counts: could not read ${review.diffPath}: ${String(err)}`);
+      return new Map<string, FileStats>();
+    });
   }
 
   /** Bring the card's open review editor forward; false when none is open. */
@@ -229,21 +221,6 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  /** Each criterion's evidence, below the diff (focus stays on the diff). */
-  private async openEvidence(review: ReviewRequestedParams): Promise<void> {
-    const name = encodeURIComponent(`${review.title.replace(/[^\w .-]+/g, " ").trim()} — evidence`);
-    const uri = api.parseUri(`${EVIDENCE_SCHEME}:/${name}?${encodeURIComponent(review.uri)}`);
-    this.opened.get(review.uri)?.add(uri.toString());
-    await api.openBeside(uri, EVIDENCE_LANGUAGE).then(undefined, (err: unknown) => {
-      this.log.warn(`could not show the evidence: ${String(err)}`);
-    });
-    // A laptop's 1280 px: beside the diff, the evidence cut the code at ~25 characters; below
-    // it, the code keeps the editor's whole width, and the evidence's criteria fold away.
-    await api.stackGroups(REVIEW_SHARE).then(undefined, (err: unknown) => {
-      this.log.info(`could not size the evidence column: ${String(err)}`);
-    });
-  }
-
   /**
    * [the file, its before side, its after side] as the diff editors take them, all three at the
    * file's path: the before side is the run-start copy's content served under that path
@@ -281,72 +258,31 @@ export class ReviewController implements vscode.Disposable {
     this.opened.delete(card);
     const multi = this.multi.get(card);
     this.multi.delete(card);
+    this.view.clear(card);
     await api.closeDiffEditors(opened, multi).then(undefined, (err: unknown) => {
       this.log.warn(`could not close the review's diff editors: ${String(err)}`);
     });
   }
 
-  /** The files to keep (all picked at first); undefined when the user backs out. */
-  private pickFiles(review: ReviewRequestedParams, entries: DiffEntry[]): Promise<string[] | undefined> {
-    const pick = api.createQuickPick<FileItem>();
-    pick.title = `Review "${review.title}": keep which files in the commit?`;
-    pick.placeholder = "Unpick files to leave them out of the commit, then press Enter";
-    pick.canSelectMany = true;
-    pick.ignoreFocusOut = true;
-    pick.items = entries.map((entry) => ({
-      label: entry.path,
-      description: entry.status,
-      entry,
-      buttons: [{ iconPath: api.themeIcon("diff"), tooltip: "Open diff" }],
-    }));
-    pick.selectedItems = pick.items;
-    return new Promise((resolve) => {
-      let done = false;
-      pick.onDidTriggerItemButton((e) => void this.openDiff(review.uri, e.item.entry, false));
-      pick.onDidAccept(() => {
-        done = true;
-        resolve(pick.selectedItems.map((item) => item.entry.path));
-        pick.hide();
-      });
-      pick.onDidHide(() => {
-        if (!done) {
-          resolve(undefined);
-        }
-        pick.dispose();
-      });
-      pick.show();
-    });
-  }
-
-  private async decide(review: ReviewRequestedParams, kept: string[]): Promise<void> {
-    const total = review.files.length;
-    const accept = {
-      label: "$(check) Accept & commit",
-      description: `${kept.length} of ${total} files`,
-      action: "accept",
-    };
-    const reject = {
-      label: "$(close) Reject with a reason…",
-      description: "the reason goes back to the model",
-      action: "reject",
-    };
-    const whole = {
-      label: "$(file-code) Drop single hunks, comment lines…",
-      description: "in the review's .diff: lenses per hunk, # lines are comments",
-      action: "diff",
-    };
-    const items = review.diffPath ? [accept, reject, whole] : [accept, reject];
-    const choice = await api.showQuickPick(items, { title: `Review "${review.title}"`, ignoreFocusOut: true });
-    if (choice?.action === "accept") {
+  /** A decision from the list beside the diff. */
+  private async decide(review: ReviewRequestedParams, action: ReviewAction, kept: string[]): Promise<void> {
+    if (!this.pending.has(review.uri)) {
+      return; // decided meanwhile (a lens, another window of the list)
+    }
+    if (action === "accept") {
       await this.accept(review, kept);
-    } else if (choice?.action === "reject") {
+    } else if (action === "reject") {
       await this.reject(review);
-    } else if (choice?.action === "diff") {
+    } else {
       await api.openFile(review.diffPath);
     }
   }
 
   private async accept(review: ReviewRequestedParams, kept: string[]): Promise<void> {
+    if (kept.length === 0 && review.files.length > 0) {
+      void api.showInfo("cardrunner: every file is unticked; tick the files to commit, or Reject with a reason.");
+      return;
+    }
     let reason = "";
     if (kept.length < review.files.length) {
       const answer = await api.showInputBox({

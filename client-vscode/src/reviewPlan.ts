@@ -4,9 +4,10 @@
  *
  * Why pure: the argument shapes are a contract with the server (`cardrunner.acceptChanges` takes
  * `[uri]` or `[uri, {drop, reason}]`, `cardrunner.rejectChanges` takes `[uri, reason]`), so they are
- * built in one place and unit-tested; review.ts only drives the QuickPick and the diff editors.
+ * built in one place and unit-tested; review.ts only drives the diff editors, reviewView.ts the
+ * list beside them (its rows are worded in reviewTree.ts).
  */
-import type { AcceptOptions, ResumeGrant, ReviewFile, ReviewRequestedParams } from "./protocol";
+import type { AcceptOptions, ResumeGrant, ReviewFile } from "./protocol";
 
 export type FileStatus = "added" | "deleted" | "modified";
 
@@ -97,20 +98,6 @@ export function resumeArguments(uri: string, grant: ResumeGrant): [string] | [st
   return grant.grantRounds === undefined && grant.grantCostUsd === undefined ? [uri] : [uri, grant];
 }
 
-const MARK: Record<string, string> = { verified: "✓", failed: "✗", pending: "…" };
-
-/** The criteria and their evidence as a document to read beside the diff. */
-export function evidenceText(review: ReviewRequestedParams): string {
-  const lines = [`Review: ${review.title}`, "", review.message.trim(), "", "Acceptance criteria"];
-  if (!review.criteria.length) {
-    lines.push("  (the run reported none)");
-  }
-  review.criteria.forEach((c, i) => {
-    lines.push(`${MARK[c.status] ?? "?"} ${i + 1}. ${c.text}`, `    ${c.status}${c.evidence ? `: ${c.evidence}` : ""}`);
-  });
-  return lines.join("\n") + "\n";
-}
-
 /**
  * The path a diff is labelled with: an isolated run's files live in
  * `.cardrunner/worktrees/<run id>/…`, an internal path the reviewer need not read; the label is
@@ -121,19 +108,4 @@ export function reviewLabel(entry: Pick<DiffEntry, "file" | "path">, workspace: 
     return entry.file;
   }
   return `${workspace.replace(/[\\/]+$/, "")}/${entry.path}`;
-}
-
-/** Each criterion of `evidenceText` as a fold: [first line, last line], 0-based. */
-export function evidenceFolds(text: string): Array<[number, number]> {
-  const lines = text.split("\n");
-  const starts = lines.flatMap((line, i) => (/^[✓✗…?] \d+\. /.test(line) ? [i] : []));
-  return starts
-    .map((start, k): [number, number] => {
-      let end = (starts[k + 1] ?? lines.length) - 1;
-      while (end > start && (lines[end] ?? "").trim() === "") {
-        end -= 1;
-      }
-      return [start, end];
-    })
-    .filter(([start, end]) => end > start);
 }

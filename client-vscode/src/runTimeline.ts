@@ -123,7 +123,9 @@ export function budgetLine(t: Timeline): string {
   const spent = formatCost(t.costUsd, t.estimated);
   const money =
     t.maxCostUsd === null
-      ? `${spent} (no cost limit)`
+      ? t.estimated
+        ? spent.replace(/\)$/, ", no cost limit)")
+        : `${spent} (no cost limit)`
       : `${spent} of ${formatCost(t.maxCostUsd)} (${formatCost(t.maxCostUsd - t.costUsd)} left)`;
   const phase = t.state === "review" ? ["waiting for your review"] : [];
   return [round, formatTokens(t.tokens), money, ...phase].join(" · ");

@@ -119,7 +119,7 @@ function rounds(t) {
   if (t.omittedRounds) all.append(el("p", { class: "muted" }, t.omittedRounds + " earlier rounds not shown while the run goes on (Open raw log: all of them)"));
   for (const r of t.rounds) {
     const section = el("section", { class: "round", "data-round": String(r.round) });
-    section.append(el("div", { class: "round-head" }, "Round " + r.round + " · " + (t.estimated ? "≈$" : "$") + r.costUsd.toFixed(4) + (t.estimated ? " est." : "")));
+    section.append(el("div", { class: "round-head" }, "Round " + r.round + " · " + (t.estimated ? "~$" : "$") + r.costUsd.toFixed(4) + (t.estimated ? " (estimate)" : "")));
     if (r.text) section.append(el("p", { class: "narration" }, r.text));
     r.calls.forEach((c, i) => section.append(call(c, r.round + ":" + (c.id || i), false)));
     all.append(section);

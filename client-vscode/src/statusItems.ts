@@ -18,10 +18,14 @@ export function formatTokens(tokens: number): string {
   return `${(tokens / 1_000_000).toFixed(2)}M tok`;
 }
 
-/** "$0.18" (two decimals: a run's cost is read in cents); "≈$0.18 est." when nobody was billed it. */
+/**
+ * "$0.18" (two decimals: a run's cost is read in cents); "~$0.18 (estimate)" when nobody was billed
+ * it (a replayed run, usage the endpoint did not report) — the notation the CLI, the log and the
+ * card print, so a figure reads the same wherever it is shown.
+ */
 export function formatCost(usd: number, estimated = false): string {
   const cost = `$${Math.max(0, usd).toFixed(2)}`;
-  return estimated ? `≈${cost} est.` : cost;
+  return estimated ? `~${cost} (estimate)` : cost;
 }
 
 /**

@@ -94,10 +94,6 @@ export function showInputBox(options: vscode.InputBoxOptions): Thenable<string |
   return vscode.window.showInputBox(options);
 }
 
-export function createQuickPick<T extends vscode.QuickPickItem>(): vscode.QuickPick<T> {
-  return vscode.window.createQuickPick<T>();
-}
-
 export function showQuickPick<T extends vscode.QuickPickItem>(
   items: T[],
   options: vscode.QuickPickOptions,
@@ -258,16 +254,6 @@ export function registerContentProvider(
 }
 
 /** Open a document in the column beside the active one, keeping the focus where it is. */
-export async function openBeside(uri: vscode.Uri, language?: string): Promise<void> {
-  const opened = await vscode.workspace.openTextDocument(uri);
-  const doc = language ? await vscode.languages.setTextDocumentLanguage(opened, language) : opened;
-  await vscode.window.showTextDocument(doc, {
-    viewColumn: vscode.ViewColumn.Beside,
-    preserveFocus: true,
-    preview: true,
-  });
-}
-
 export function createStatusBarItem(id: string, name: string): vscode.StatusBarItem {
   const item = vscode.window.createStatusBarItem(id, vscode.StatusBarAlignment.Left, 50);
   item.name = name;
@@ -392,25 +378,11 @@ export function onDidGrantWorkspaceTrust(listener: () => void): vscode.Disposabl
 }
 
 /** Folding ranges for a language from a function of the document's text. */
-export function registerFoldingRanges(
-  language: string,
-  folds: (text: string) => Array<[number, number]>,
-): vscode.Disposable {
-  return vscode.languages.registerFoldingRangeProvider(language, {
-    provideFoldingRanges: (doc) => folds(doc.getText()).map(([a, b]) => new vscode.FoldingRange(a, b)),
-  });
+/** A tree row's checkbox (VS Code ≥ 1.80). */
+export function checkbox(checked: boolean): vscode.TreeItemCheckboxState {
+  return checked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked;
 }
 
-/**
- * Two editor groups one above the other, the first with `share` of the height (left alone when
- * there are not exactly two): the code gets the editor's whole width.
- */
-export async function stackGroups(share: number): Promise<unknown> {
-  if (vscode.window.tabGroups.all.length !== 2) {
-    return undefined;
-  }
-  return vscode.commands.executeCommand("vscode.setEditorLayout", {
-    orientation: 1,
-    groups: [{ size: share }, { size: 1 - share }],
-  });
+export function isChecked(state: vscode.TreeItemCheckboxState): boolean {
+  return state === vscode.TreeItemCheckboxState.Checked;
 }

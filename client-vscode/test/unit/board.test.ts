@@ -64,6 +64,13 @@ describe("card lines and menus", () => {
     assert.equal(cardDetail(card!), "round 7/60 · $0.18 · run_tests");
   });
 
+  it("marks the cost of a run the server calls estimated as the CLI does", () => {
+    const [estimated] = parseBoard({
+      columns: [{ state: "In Work", cards: [{ ...running, run: { ...running.run, costEstimated: true } }] }],
+    }).columns[1]!.cards;
+    assert.equal(cardDetail(estimated!), "round 7/60 · ~$0.18 (estimate) · run_tests");
+  });
+
   it("says a review waits, and why a card failed", () => {
     const review = { ...card!, state: "Review" as const, review: { diffPath: "/d", files: ["a", "b"], message: "" } };
     assert.equal(cardDetail(review), "waiting for review · 2 file(s)");

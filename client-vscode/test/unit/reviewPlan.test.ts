@@ -1,16 +1,23 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ReviewFile } from "../../src/protocol";
+import type { ReviewFile, ReviewRequestedParams } from "../../src/protocol";
 import {
   acceptArguments,
   diffPlan,
-  evidenceFolds,
-  evidenceText,
   parseGrant,
   rejectArguments,
   resumeArguments,
   reviewLabel,
 } from "../../src/reviewPlan";
+import {
+  actionRows,
+  criteriaHeading,
+  criterionRow,
+  diffStats,
+  evidenceLines,
+  fileRow,
+  filesHeading,
+} from "../../src/reviewTree";
 
 const FILES: ReviewFile[] = [
   { path: "src/new.py", before: null, after: "/w/src/new.py" },
@@ -89,22 +96,119 @@ describe("resume grants", () => {
   });
 });
 
-describe("evidenceText", () => {
-  it("lists each criterion with its status and evidence", () => {
-    const text = evidenceText({
-      uri: "file:///w/cards/a.md",
-      runId: "r1",
-      title: "Greeting",
-      message: "card: Greeting\n\nSay hello.",
-      diffPath: "",
-      files: [],
-      criteria: [
-        { text: "Says hello", status: "verified", evidence: "greet('Ann') -> hello Ann" },
-        { text: "Names the user", status: "pending", evidence: "" },
-      ],
+const REVIEW: ReviewRequestedParams = {
+  uri: "file:///w/cards/a.md",
+  runId: "r1",
+  title: "Greeting",
+  message: "card: Greeting\n\nSay hello.",
+  diffPath: "/w/.cardrunner/runs/r1.diff",
+  files: FILES,
+  criteria: [
+    { text: "Says hello", status: "verified", evidence: "greet('Ann') -> hello Ann" },
+    { text: "Names the user", status: "pending", evidence: "" },
+  ],
+};
+
+// As `git diff` writes it, with a reviewer's `#` comment typed under a line of the review's .diff.
+const DIFF = [
+  "diff --git a/src/app.py b/src/app.py",
+  "index 1..2 100644",
+  "--- a/src/app.py",
+  "+++ b/src/app.py",
+  "@@ -1,3 +1,3 @@",
+  " import x",
+  "-old = 1",
+  "+new = 1",
+  "# keep the old name",
+  "@@ -10 +10,2 @@",
+  "+added()",
+  "+--also added, not a header",
+  "diff --git a/src/new.py b/src/new.py",
+  "new file mode 100644",
+  "--- /dev/null",
+  "+++ b/src/new.py",
+  "@@ -0,0 +1 @@",
+  "+print('hi')",
+  "diff --git a/src/gone.py b/src/gone.py",
+  "deleted file mode 100644",
+  "--- a/src/gone.py",
+  "+++ /dev/null",
+  "@@ -1,2 +0,0 @@",
+  "-a",
+  "-b",
+  "",
+].join("\n");
+
+describe("the review list beside the diff", () => {
+  const plan = diffPlan(FILES, (p) => p !== "/w/src/gone.py");
+  const stats = diffStats(DIFF);
+
+  it("counts each file's hunks and changed lines from the review's .diff, comments left out", () => {
+    assert.deepEqual(Object.fromEntries(stats), {
+      "src/app.py": { hunks: 2, added: 3, removed: 1 },
+      "src/new.py": { hunks: 1, added: 1, removed: 0 },
+      "src/gone.py": { hunks: 1, added: 0, removed: 2 },
     });
-    assert.match(text, /✓ 1\. Says hello\n {4}verified: greet\('Ann'\) -> hello Ann\n/);
-    assert.match(text, /… 2\. Names the user\n {4}pending\n/);
+  });
+
+  it("names each file by its place in the repository, with its state and hunks", () => {
+    const rows = plan.map((entry) => fileRow(entry, stats.get(entry.path), entry.path !== "src/new.py"));
+    assert.deepEqual(
+      rows.map((r) => [r.label, r.description]),
+      [
+        ["new.py", "added · 1 hunk +1 −0 · src"],
+        ["app.py", "2 hunks +3 −1 · src"],
+        ["gone.py", "deleted · 1 hunk +0 −2 · src"],
+      ],
+    );
+    assert.match(rows[0]!.tooltip, /^src\/new\.py — added \(left out of the commit\)$/);
+    assert.equal(fileRow(plan[1]!, undefined, true).description, "modified · src", "no .diff: the state alone");
+  });
+
+  it("puts the decisions first, counting the files kept", () => {
+    assert.deepEqual(
+      actionRows(REVIEW, 2).map((r) => [r.action, r.label, r.description]),
+      [
+        ["accept", "Accept & commit", "2 of 3 files"],
+        ["reject", "Reject with a reason…", "the model is told"],
+        ["diff", "Drop single hunks, comment lines…", ".diff"],
+      ],
+    );
+    assert.deepEqual(
+      actionRows({ ...REVIEW, diffPath: "" }, 3).map((r) => r.action),
+      ["accept", "reject"],
+      "no .diff to open: no third action",
+    );
+    assert.equal(filesHeading(3, 3).description, "3, all kept");
+    assert.equal(filesHeading(2, 3).description, "2 of 3 kept");
+  });
+
+  it("numbers the criteria from 1, as the card does, with their status", () => {
+    assert.deepEqual(
+      REVIEW.criteria.map((c, i) => {
+        const row = criterionRow(c, i);
+        return [row.label, row.description];
+      }),
+      [
+        ["✓ 1. Says hello", "verified"],
+        ["… 2. Names the user", "pending"],
+      ],
+    );
+    assert.match(criterionRow(REVIEW.criteria[0]!, 0).tooltip, /verified: greet\('Ann'\) -> hello Ann$/);
+    assert.equal(criteriaHeading(REVIEW.criteria).description, "1 of 2 verified");
+    assert.equal(criteriaHeading([]).description, "none reported");
+  });
+
+  it("wraps the evidence at word breaks to the side bar's width, losing no word", () => {
+    const evidence = "ran python -m unittest: 12 tests passed in 0.4 s, including test_greets_with_comma\nsecond line";
+    const lines = evidenceLines(evidence, 30);
+    assert.ok(
+      lines.every((l) => l.length <= 30),
+      lines.join(" | "),
+    );
+    assert.equal(lines.join(" ").replace(/\s+/g, " "), evidence.replace(/\s+/g, " "));
+    assert.equal(lines.at(-1), "second line");
+    assert.deepEqual(evidenceLines(""), ["(no evidence given)"]);
   });
 });
 
@@ -114,26 +218,5 @@ describe("a review that fits a laptop", () => {
     assert.equal(reviewLabel(entry, "/repo"), "/repo/src/app.py");
     assert.equal(reviewLabel({ path: "src/app.py", file: "/repo/src/app.py" }, "/repo"), "/repo/src/app.py");
     assert.equal(reviewLabel(entry, undefined), entry.file);
-  });
-
-  it("folds the evidence criterion by criterion", () => {
-    const text = evidenceText({
-      uri: "file:///r/cards/a.md",
-      runId: "r",
-      title: "A",
-      message: "card: a",
-      diffPath: "",
-      files: [],
-      criteria: [
-        { text: "one", status: "verified", evidence: "read 'x'" },
-        { text: "two", status: "pending", evidence: "" },
-      ],
-    });
-    const lines = text.split("\n");
-    const folds = evidenceFolds(text);
-    assert.equal(folds.length, 2);
-    assert.match(lines[folds[0]![0]]!, /^✓ 1\. one$/);
-    assert.match(lines[folds[0]![1]]!, /verified: read 'x'/);
-    assert.match(lines[folds[1]![0]]!, /^… 2\. two$/);
   });
 });

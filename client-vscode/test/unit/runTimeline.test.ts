@@ -95,11 +95,11 @@ describe("the run view's words for what the run is doing", () => {
   it("says waiting for your review, and marks a replayed run's cost as an estimate", () => {
     const t = parseTimeline({ ...base, model: "replay:total.json" });
     assert.ok(t);
-    assert.equal(budgetLine(t), "round 15/60 · 1.0k tok · ≈$0.06 est. (no cost limit) · waiting for your review");
+    assert.equal(budgetLine(t), "round 15/60 · 1.0k tok · ~$0.06 (estimate, no cost limit) · waiting for your review");
     const billed = parseTimeline({ ...base, state: "running", model: "claude-x", costEstimated: false });
     assert.ok(billed);
     assert.equal(budgetLine(billed), "round 15/60 · 1.0k tok · $0.06 (no cost limit)");
     const flagged = parseTimeline({ ...base, state: "running", model: "claude-x", costEstimated: true });
-    assert.match(budgetLine(flagged!), /≈\$0\.06 est\./);
+    assert.match(budgetLine(flagged!), /~\$0\.06 \(estimate, no cost limit\)/);
   });
 });

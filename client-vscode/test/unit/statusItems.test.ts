@@ -171,12 +171,12 @@ describe("what a run is doing, in words", () => {
     assert.doesNotMatch(runLine(run({ state: "review", round: 15, tool: "git_commit" })), /git_commit/);
   });
 
-  it("marks a replayed run's cost as an estimate in the status bar, the toast and the lines", () => {
+  it("marks an estimated cost as the CLI, the log and the card do, in the status bar, the toast and the lines", () => {
     const replayed = run({ estimated: true, costUsd: 0.0649, state: "done", round: 16 });
-    assert.equal(formatCost(0.0649, true), "≈$0.06 est.");
-    assert.match(endedMessage(replayed), /· ≈\$0\.06 est\.$/);
-    assert.match(runLine(replayed), /≈\$0\.06 est\./);
-    assert.match(statusText([run({ estimated: true, costUsd: 0.02 })]) ?? "", /≈\$0\.02 est\./);
-    assert.doesNotMatch(endedMessage({ ...replayed, estimated: false }), /est\./);
+    assert.equal(formatCost(0.0649, true), "~$0.06 (estimate)");
+    assert.match(endedMessage(replayed), /· ~\$0\.06 \(estimate\)$/);
+    assert.match(runLine(replayed), /~\$0\.06 \(estimate\)/);
+    assert.match(statusText([run({ estimated: true, costUsd: 0.02 })]) ?? "", /~\$0\.02 \(estimate\)/);
+    assert.doesNotMatch(endedMessage({ ...replayed, estimated: false }), /estimate|~/);
   });
 });
