@@ -85,7 +85,7 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     const same = this.shown?.review.uri === review.uri && this.shown.review.runId === review.runId;
     const kept = same && this.shown ? this.shown.kept : new Set(entries.map((e) => e.path));
     this.shown = { review, entries, stats, kept };
-    this.tree.title = `Review: ${review.title}`;
+    this.tree.description = review.title; // the title would be title-cased in the header
     this.tree.message = review.message.trim() || undefined;
     void api.setContext(SHOWN_KEY, true);
     this.changed.fire(undefined);
@@ -97,7 +97,7 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       return;
     }
     this.shown = undefined;
-    this.tree.title = "Review";
+    this.tree.description = undefined;
     this.tree.message = undefined;
     void api.setContext(SHOWN_KEY, false);
     this.changed.fire(undefined);

@@ -9,8 +9,8 @@ import { CARD_TITLE, LINE_COMMENT, NARRATION, REJECT_REASON } from "./workspace.
  * Reject from the review's .diff: a `#` comment typed under the changed line, then the
  * "✗ Reject with 1 comment(s)" lens, which asks for a reason; both reach the model.
  */
-export async function commentAndReject(wb, actions, step) {
-  await wb.pickQuickItem(actions, "Drop single hunks, comment lines");
+export async function commentAndReject(wb, list, step) {
+  await wb.clickReviewRow(list, "Drop single hunks, comment lines");
   await waitFor("the review's .diff", async () => /\.diff/.test(await wb.activeTabLabel()), { timeoutMs: 30_000 });
   await wb.lens("Accept & commit").waitFor({ timeout: 60_000 }); // the server offers the review here
   await waitFor("a hunk lens", () => wb.lens("Drop hunk 1 of src/greet.py").isVisible(), { timeoutMs: 30_000 });

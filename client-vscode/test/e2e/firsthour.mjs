@@ -5,10 +5,13 @@
 //                         the demo folder opened, one click on cardrunner's question, ▶ Run card,
 //                         the review accepted, the card Done (and the README's pictures, --images)
 //   --scenario clone      the README's editor path: a clone of this repository with its own .venv,
-//                         opened; one click on the question; ▶ Run card appears on its cards
+//                         opened untrusted (Restricted Mode says why there is no lens; Trust…
+//                         trusts), the question answered "Don't start", then the error's "Use it":
+//                         ▶ Run card appears on its cards
 //   --scenario workspace  a workspace whose .vscode/settings.json names a program and tries to
 //                         pre-answer the question: nothing starts until the user says yes, and a
-//                         no leaves a two-line error with buttons that do the fix
+//                         no leaves a two-line error with buttons that do the fix ("Pick program…"
+//                         on this machine's cardrunner starts the server: the lens appears)
 // Options as run.mjs's: --vsix --python --node --code-server --playwright --chromium --artifacts
 // --images --keep. The viewport is a laptop's, 1280×800.
 import { execFileSync } from "node:child_process";
@@ -199,21 +202,37 @@ async function runAndAccept(wb, folder, card) {
   await toast.waitFor({ timeout: 600_000 });
   await wb.clickNotificationButton(toast, "Review");
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
-  const files = await wb.quickInput(/keep which files/);
-  const labels = await files.locator(".monaco-list-row").allInnerTexts();
-  if (labels.some((l) => l.includes(".cardrunner/worktrees"))) {
-    throw new Error(`review labels should be repository-relative: ${labels.join(" | ")}`);
+  // The review's files, criteria and decisions beside the diff (cardrunner's side bar), not over it.
+  const list = await wb.reviewList();
+  const labels = await wb.reviewRows(list);
+  if (
+    labels.some((l) => l.includes(".cardrunner/")) ||
+    !labels.some((l) => /^Acceptance criteria \d+ of \d+/.test(l))
+  ) {
+    throw new Error(`the review list should be repository-relative and count the criteria: ${labels.join(" | ")}`);
+  }
+  if (await wb.page.locator(".quick-input-widget").isVisible()) {
+    throw new Error("a QuickPick covers the review's diff");
   }
   const headers = await wb.page.locator(".multiDiffEntry").allInnerTexts();
   const renamed = await wb.page.locator(".multiDiffEntry .status.renamed").count();
   if (headers.length === 0 || renamed > 0 || headers.some((h) => h.includes(".cardrunner/"))) {
     throw new Error(`the diff headers should be repository-relative: ${headers.join(" | ")}`);
   }
+  // The first criterion's evidence unfolded under it, as a reviewer reads it.
+  await list
+    .locator(".monaco-list-row")
+    .filter({ hasText: /^\s*✓ 1\. / })
+    .first()
+    .click();
+  const columns = await wb.diffColumns();
+  step(`review list: ${labels.join(" | ")}; the diff shows ${columns} columns of code at 1280×800`);
+  if (columns < 60) {
+    throw new Error(`the diff should show at least 60 columns of code at 1280×800, not ${columns}`);
+  }
   await wb.shot("review");
   await wb.image("vscode-review");
-  await wb.page.keyboard.press("Enter");
-  const actions = await wb.quickInput(/Accept & commit/);
-  await wb.pickQuickItem(actions, "Accept & commit");
+  await wb.clickReviewRow(list, "Accept & commit");
   step("review accepted");
   await waitFor(
     "the card to say state: Done",
@@ -228,6 +247,66 @@ async function runAndAccept(wb, folder, card) {
   await wb.shot("card-done");
   await wb.image("vscode-card-done");
   step(`card Done; git: ${log.split("\n").slice(0, 2).join(" | ")}`);
+}
+
+/**
+ * Restricted Mode, as a newcomer who said no to VS Code's own trust question meets it: no server
+ * and no question, but a notice saying why there is no ▶ Run card, whose Trust… trusts the folder.
+ */
+async function restrictedThenTrust(wb) {
+  const startup = wb.page.locator(".monaco-dialog-box").filter({ hasText: /trust the authors/i });
+  await startup.waitFor({ timeout: 60_000 });
+  await wb.shot("vscode-trust-question");
+  await startup.locator(".dialog-buttons .monaco-button", { hasText: /No, I don.t trust/ }).click();
+  step("VS Code's own trust question answered No: Restricted Mode");
+  const notice = wb.notification(/Restricted Mode/);
+  await notice.waitFor({ timeout: 60_000 });
+  const message = await wb.notificationMessage(notice);
+  if (!/no ▶ Run card/.test(message) || /starting the server: /.test(cardrunnerLog())) {
+    throw new Error(`Restricted Mode should start nothing and say why there is no lens: ${message}`);
+  }
+  if ((await wb.page.locator(".monaco-dialog-box").count()) > 0) {
+    throw new Error("an untrusted folder should not be asked about its server");
+  }
+  await wb.shot("restricted-mode");
+  step(`notice: ${message}`);
+  await wb.clickNotificationButton(notice, "Trust");
+  const editor = wb.page.locator(".workspace-trust-editor");
+  await editor.waitFor({ timeout: 30_000 });
+  await wb.shot("trust-editor");
+  await editor
+    .locator(".workspace-trust-buttons-row .monaco-button", { hasText: /^\s*Trust\s*$/ })
+    .first()
+    .click();
+  step("Trust… opened the Workspace Trust editor; clicked Trust");
+}
+
+/** "Pick program…" on this machine's cardrunner: kept as the user's command, the server starts. */
+async function pickProgram(wb, target, program) {
+  // The settings Open Settings showed sit over the workbench with the focus: Escape closes them
+  // (a first Escape may only clear their search).
+  const settings = wb.page.locator(".settings-editor");
+  for (let i = 0; i < 3 && (await settings.isVisible()); i += 1) {
+    await wb.page.keyboard.press("Escape");
+    await settings.waitFor({ state: "hidden", timeout: 3_000 }).catch(() => undefined);
+  }
+  await wb.runCommand("cardrunner: Restart language server");
+  const toast = wb.notification(/no server started/);
+  await toast.waitFor({ timeout: 60_000 });
+  await wb.clickNotificationButton(toast, "Pick program");
+  const dialog = await wb.quickInput(/The cardrunner program/);
+  await dialog.locator("input").fill(program);
+  await wb.shot("pick-program");
+  await wb.page.keyboard.press("Enter");
+  await dialog.waitFor({ state: "hidden", timeout: 30_000 });
+  await wb.openFile(target.card);
+  await wb.lens("Run card").waitFor({ timeout: 120_000 });
+  await wb.shot("picked-program-lens");
+  const kept = Object.values(profileSettings()).join("\n");
+  if (!kept.includes(program) || existsSync(target.marker)) {
+    throw new Error(`the picked program should be the user's command, the workspace's never run: ${kept}`);
+  }
+  step(`"Pick program…" ${program}: the server started, ▶ Run card shows`);
 }
 
 /** The no: two lines, the buttons that do the fix, and the program still not run. */
@@ -282,6 +361,7 @@ async function main() {
     extensionsDir,
     env,
     logDir,
+    workspaceTrust: opt.scenario === "clone", // the clone opens untrusted: Restricted Mode first
   });
   step(`code-server on ${port}, fresh profile, ${target.folder}`);
   const browser = await launchBrowser({ playwrightDir: opt.playwright, chromium: opt.chromium });
@@ -289,15 +369,30 @@ async function main() {
   const wb = new Workbench(page, opt.artifacts, opt.images);
   try {
     await wb.open(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(target.folder)}`);
+    if (opt.scenario === "clone") {
+      await restrictedThenTrust(wb);
+    }
     const dialog = await theQuestion(wb, target.program);
     await wb.shot("question");
     if (opt.scenario === "workspace") {
       await answer(wb, dialog, "Don't start");
       await declined(wb, target);
+      await pickProgram(wb, target, path.join(path.dirname(opt.python), "cardrunner"));
       return;
     }
-    await wb.image("vscode-first-start");
-    await answer(wb, dialog, "Start it");
+    if (opt.scenario === "clone") {
+      // A no, then the error's "Use it": the found program starts after all (as a Start it would).
+      await answer(wb, dialog, "Don't start");
+      const error = wb.notification(/no server started/);
+      await error.waitFor({ timeout: 60_000 });
+      await wb.shot("clone-declined-error");
+      step(`error: ${await wb.notificationMessage(error)}`);
+      await wb.clickNotificationButton(error, "Use it");
+      step('clicked the error\'s "Use it"');
+    } else {
+      await wb.image("vscode-first-start");
+      await answer(wb, dialog, "Start it");
+    }
     await wb.openFile(target.card);
     await waitFor(
       "the server to start with the allowed program",

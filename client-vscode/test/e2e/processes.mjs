@@ -92,8 +92,18 @@ export async function startFakeApi({ python, transcriptFile, violationsFile, req
   return { child, url };
 }
 
-/** Start code-server on `port` for `workspace`; resolves when /healthz answers. */
-export async function startCodeServer({ codeServer, port, workspace, userDataDir, extensionsDir, env, logDir }) {
+/** Start code-server on `port` for `workspace`; resolves when /healthz answers. Workspace Trust is
+ * off unless `workspaceTrust` (then the folder opens untrusted, in Restricted Mode). */
+export async function startCodeServer({
+  codeServer,
+  port,
+  workspace,
+  userDataDir,
+  extensionsDir,
+  env,
+  logDir,
+  workspaceTrust = false,
+}) {
   const args = [
     "--bind-addr",
     `127.0.0.1:${port}`,
@@ -101,7 +111,8 @@ export async function startCodeServer({ codeServer, port, workspace, userDataDir
     "none",
     "--disable-telemetry",
     "--disable-update-check",
-    "--disable-workspace-trust",
+    // Workspace Trust on: the folder opens in Restricted Mode until the user trusts it.
+    ...(workspaceTrust ? [] : ["--disable-workspace-trust"]),
     "--disable-getting-started-override",
     "--user-data-dir",
     userDataDir,

@@ -215,7 +215,6 @@ const DROPPED = "src/NOTES.md";
 const CARD_STATE = / → (Done|Failed)( \(\w+\))?$/;
 const DROP_REASON = "scratch notes are not part of the card";
 
-/** The files QuickPick: keep everything (real server), or unpick the fake server's extra file. */
 /**
  * One review, from the notification to the decision: "accept" keeps every file, "drop" (stand-in
  * server) unpicks its extra file and gives a reason, "reject" rejects with REJECT_REASON.
@@ -251,40 +250,41 @@ async function review(wb, decision, nth = 1) {
     await wb.runCommand("cardrunner: Review changes");
   }
   await wb.page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
-  const evidence = wb.page.locator(".tabs-container .tab").filter({ hasText: "— evidence" }).first();
-  await evidence.waitFor({ timeout: 30_000 }); // each criterion's evidence, beside the diff
-  let files = await wb.quickInput(/keep which files/);
+  // The files, criteria and decisions in the side bar beside the diff, not over it.
+  const list = await wb.reviewList();
   await noRenameBadge(wb);
+  const rows = await wb.reviewRows(list);
+  step(`review list: ${rows.join(" | ")}`);
+  if (!rows.some((r) => /^greet\.py .*\bsrc\b/.test(r)) || rows.some((r) => r.includes(".cardrunner/"))) {
+    throw new Error(`the review list should name src/greet.py by its place in the repository: ${rows.join(" | ")}`);
+  }
+  if (opt.server === "real" && !rows.some((r) => /^greet\.py \d+ hunks? \+[1-9]\d* −\d+ · src$/.test(r))) {
+    throw new Error(`the review list should count greet.py's hunks and lines from the .diff: ${rows.join(" | ")}`);
+  }
+  if (await wb.page.locator(".quick-input-widget").isVisible()) {
+    throw new Error("a QuickPick covers the review's diff");
+  }
   await wb.shot(`review-diff-and-files-${decision}`);
   if (decision === "accept") {
     // A second Review (the palette, a lens, the board) brings the open review forward: no copy.
     await wb.runCommand("cardrunner: Review changes");
-    files = await wb.quickInput(/keep which files/);
-    // One review is one multi-file diff and one evidence tab.
+    await wb.reviewList();
     const diffs = await reviewTabs(wb).filter({ hasText: "Review: " }).count();
-    const evidences = await reviewTabs(wb).filter({ hasText: "— evidence" }).count();
-    if (diffs !== 1 || evidences !== 1) {
-      throw new Error(
-        `a second Review should bring the open review forward, not open a copy: ${diffs} diff and ${evidences} evidence tabs`,
-      );
+    if (diffs !== 1) {
+      throw new Error(`a second Review should bring the open review forward, not open a copy: ${diffs} diff tabs`);
     }
-    step("a second Review brought the open review forward (one diff tab, one evidence tab)");
+    step("a second Review brought the open review forward (one diff tab)");
   }
   if (decision === "drop") {
-    await wb.pickQuickItem(files, "NOTES.md");
-    await waitFor(
-      `${DROPPED} unpicked`,
-      async () => (await files.locator(".monaco-list-row[aria-checked=false]").count()) === 1,
-    );
+    const notes = list.locator(".monaco-list-row").filter({ hasText: "NOTES.md" }).first();
+    await notes.locator(".custom-view-tree-node-item-checkbox").click();
+    await waitFor(`${DROPPED} unticked`, async () => /Files 1 of 2 kept/.test((await wb.reviewRows(list)).join(" | ")));
     await wb.shot("review-file-dropped");
   }
-  await wb.page.keyboard.press("Enter");
-  const actions = await wb.quickInput(/Accept & commit/);
-  await wb.shot(`review-actions-${decision}`);
   if (decision === "reject") {
-    await commentAndReject(wb, actions, step);
+    await commentAndReject(wb, list, step);
   } else {
-    await wb.pickQuickItem(actions, "Accept & commit");
+    await wb.clickReviewRow(list, "Accept & commit");
   }
   if (decision === "drop") {
     const why = await wb.quickInput(/Why leave these files out/);
@@ -298,10 +298,10 @@ async function review(wb, decision, nth = 1) {
   step(`review decided: ${decision}; its editors closed`);
 }
 
-/** The review's editors: the multi-file diff ("Review: …" plus VS Code's " (2 files)"), the
- * per-file diffs, the evidence. */
+/** The review's editors: the multi-file diff ("Review: …" plus VS Code's " (2 files)") and the
+ * per-file diffs opened from the list. */
 function reviewTabs(wb) {
-  return wb.page.locator(".tabs-container .tab").filter({ hasText: /Review: |before ↔ after|new file|— evidence/ });
+  return wb.page.locator(".tabs-container .tab").filter({ hasText: /Review: |before ↔ after|new file/ });
 }
 
 /** Each reviewed file is a modification of itself: no rename badge, no name struck through. */

@@ -1,7 +1,7 @@
 // Driving VS Code (code-server) in Chromium through playwright-core, as a user would.
 //
 // Why selectors and not VS Code's test API: the point is to see what a user sees — a lens to
-// click, a status bar, a notification with buttons, diff editors, a QuickPick. Selectors are
+// click, a status bar, a notification with buttons, diff editors, a tree view, a QuickPick. Selectors are
 // the ones of VS Code 1.139's workbench; each wait has a timeout and every step leaves a
 // screenshot in the artifacts folder.
 import { createRequire } from "node:module";
@@ -187,6 +187,56 @@ export class Workbench {
 
   async pickQuickItem(widget, label) {
     await widget.locator(".monaco-list-row").filter({ hasText: label }).first().click();
+  }
+
+  /**
+   * The review list beside the diff (the Review view in cardrunner's side bar), once it shows
+   * the review: its rows are the decisions, the files and the criteria.
+   */
+  async reviewList(timeoutMs = 30_000) {
+    const pane = this.page.locator(".pane").filter({ has: this.page.locator(".pane-header", { hasText: /Review/ }) });
+    const list = pane.first();
+    await list.locator(".monaco-list-row", { hasText: "Accept & commit" }).first().waitFor({ timeout: timeoutMs });
+    return list;
+  }
+
+  /** The rows of the review list, as shown (label and description). */
+  async reviewRows(list) {
+    const rows = await list.locator(".monaco-list-row").evaluateAll((els) =>
+      els.map((row) =>
+        [...row.querySelectorAll(".label-name, .label-description")]
+          .map((part) => (part.textContent ?? "").trim())
+          .filter((text) => text !== "")
+          .join(" "),
+      ),
+    );
+    return rows.map((t) => normalise(t).replace(/\s+/g, " ").trim());
+  }
+
+  async clickReviewRow(list, label) {
+    await list.locator(".monaco-list-row").filter({ hasText: label }).first().click();
+  }
+
+  /**
+   * How many characters of code a line of the diff shows: the modified side's width over one
+   * character's (measured on the longest line drawn). The review once cut code at ~25.
+   */
+  async diffColumns() {
+    return this.page.evaluate(() => {
+      const editor =
+        document.querySelector(".monaco-diff-editor .editor.modified") ??
+        document.querySelector(".monaco-diff-editor .monaco-editor");
+      const scroll = editor?.querySelector(".lines-content")?.parentElement;
+      const spans = [...(editor?.querySelectorAll(".view-line > span") ?? [])].filter(
+        (s) => (s.textContent ?? "").trim().length > 8,
+      );
+      if (!scroll || spans.length === 0) {
+        return 0;
+      }
+      const longest = spans.reduce((a, b) => ((b.textContent ?? "").length > (a.textContent ?? "").length ? b : a));
+      const perChar = longest.getBoundingClientRect().width / (longest.textContent ?? "x").length;
+      return Math.floor(scroll.getBoundingClientRect().width / perChar);
+    });
   }
 
   /** The visible text of the active (non-diff) editor. */
