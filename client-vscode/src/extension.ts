@@ -70,7 +70,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   log.info(`cardrunner ${String(context.extension.packageJSON.version)} activated`);
   // Not awaited: activation must not wait for a server that may take seconds (or never answer).
-  void startWhenRelevant(client, context);
+  void startWhenRelevant(client, context, log);
 }
 
 /**
@@ -78,12 +78,17 @@ export function activate(context: vscode.ExtensionContext): void {
  * server starts only where cardrunner is used (a `cardrunner.toml` or `cards/*.md`), or once a
  * card is opened — never with an error about a missing server in an unrelated project.
  */
-async function startWhenRelevant(client: ServerClient, context: vscode.ExtensionContext): Promise<void> {
-  const start = (): void => void (api.isWorkspaceTrusted() ? client.start() : explainRestricted(client, context));
+async function startWhenRelevant(
+  client: ServerClient,
+  context: vscode.ExtensionContext,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
+  const start = (): void => void (api.isWorkspaceTrusted() ? client.start() : explainRestricted(client, context, log));
   if (await api.workspaceHas("{cardrunner.toml,cards/*.md}")) {
     start();
     return;
   }
+  log.info("no cardrunner.toml or cards/*.md found here: the server starts once a card is opened");
   context.subscriptions.push(api.onceDocumentOpen(CARD_SELECTOR, start));
 }
 
@@ -91,8 +96,18 @@ async function startWhenRelevant(client: ServerClient, context: vscode.Extension
  * Restricted Mode: the server would run the folder's own programs, so none starts — and the user
  * is told why there is no ▶ Run card lens, with the way to trust the folder; trust starts it.
  */
-async function explainRestricted(client: ServerClient, context: vscode.ExtensionContext): Promise<void> {
-  context.subscriptions.push(api.onDidGrantWorkspaceTrust(() => void client.start()));
+async function explainRestricted(
+  client: ServerClient,
+  context: vscode.ExtensionContext,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
+  log.info("Restricted Mode: no server started until the folder is trusted");
+  context.subscriptions.push(
+    api.onDidGrantWorkspaceTrust(() => {
+      log.info("the folder is trusted now: starting the server");
+      void client.start();
+    }),
+  );
   const pick = await api.showWarning(
     "cardrunner: this folder is in Restricted Mode, so no cardrunner server starts and cards show no ▶ Run card.\n" +
       "Trust the folder to run cards here.",

@@ -151,6 +151,18 @@ export class Workbench {
     }
   }
 
+  /**
+   * Close an editor VS Code shows over the workbench with the focus (Settings, Workspace Trust):
+   * Escape, up to three times (a first one may only clear a search box).
+   */
+  async closeOverlay(selector) {
+    const overlay = this.page.locator(selector);
+    for (let i = 0; i < 3 && (await overlay.isVisible()); i += 1) {
+      await this.page.keyboard.press("Escape");
+      await overlay.waitFor({ state: "hidden", timeout: 3_000 }).catch(() => undefined);
+    }
+  }
+
   /** The text of the active editor tab's label. */
   async activeTabLabel() {
     return normalise(await this.page.locator(".tabs-container .tab.active").first().textContent());
