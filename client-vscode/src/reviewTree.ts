@@ -24,6 +24,7 @@ export interface ActionRow {
   label: string;
   description: string;
   icon: string;
+  tooltip: string;
 }
 
 export interface TextRow {
@@ -32,8 +33,9 @@ export interface TextRow {
   tooltip: string;
 }
 
-/** Evidence is wrapped to the side bar's width at 1280 px (about this many characters). */
-export const EVIDENCE_WIDTH = 44;
+/** Evidence is wrapped to fit the side bar's default width at 1280 px, three levels deep (its
+ * rows there showed about 36 characters); the whole text is in the row's hover. */
+export const EVIDENCE_WIDTH = 36;
 const MARK: Record<string, string> = { verified: "✓", failed: "✗", pending: "…" };
 
 /**
@@ -69,12 +71,32 @@ export function diffStats(diff: string): Map<string, FileStats> {
 /** The decisions, first in the list: they are what the reviewer came for. */
 export function actionRows(review: ReviewRequestedParams, kept: number): ActionRow[] {
   const total = review.files.length;
+  const message = review.message.trim();
   const rows: ActionRow[] = [
-    { action: "accept", label: "Accept & commit", description: `${kept} of ${total} files`, icon: "check" },
-    { action: "reject", label: "Reject with a reason…", description: "the model is told", icon: "close" },
+    {
+      action: "accept",
+      label: "Accept & commit",
+      description: `${kept} of ${total} ${total === 1 ? "file" : "files"}`,
+      icon: "check",
+      // the commit message in a hover: as a row it took half the list's height
+      tooltip: message ? `Commit the ticked files as:\n\n${message}` : "Commit the ticked files",
+    },
+    {
+      action: "reject",
+      label: "Reject with a reason…",
+      description: "the model is told",
+      icon: "close",
+      tooltip: "Your reason goes back to the model, which continues the run.",
+    },
   ];
   if (review.diffPath) {
-    rows.push({ action: "diff", label: "Drop single hunks, comment lines…", description: ".diff", icon: "file-code" });
+    rows.push({
+      action: "diff",
+      label: "Drop single hunks, comment lines…",
+      description: ".diff",
+      icon: "file-code",
+      tooltip: "The review's .diff: a lens per hunk to drop it; # lines under a diff line go to the model.",
+    });
   }
   return rows;
 }

@@ -86,7 +86,6 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     const kept = same && this.shown ? this.shown.kept : new Set(entries.map((e) => e.path));
     this.shown = { review, entries, stats, kept };
     this.tree.description = review.title; // the title would be title-cased in the header
-    this.tree.message = review.message.trim() || undefined;
     void api.setContext(SHOWN_KEY, true);
     this.changed.fire(undefined);
   }
@@ -98,7 +97,6 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     this.shown = undefined;
     this.tree.description = undefined;
-    this.tree.message = undefined;
     void api.setContext(SHOWN_KEY, false);
     this.changed.fire(undefined);
   }
@@ -161,6 +159,7 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         item.id = `action:${node.row.action}`;
         item.description = node.row.description;
         item.iconPath = api.themeIcon(node.row.icon);
+        item.tooltip = node.row.tooltip;
         item.command = { title: node.row.label, command: DECIDE, arguments: [node.row.action] };
         return item;
       }

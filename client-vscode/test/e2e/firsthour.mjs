@@ -285,10 +285,19 @@ async function pickProgram(wb, target, program) {
   await toast.waitFor({ timeout: 60_000 });
   await wb.clickNotificationButton(toast, "Pick program");
   const dialog = await wb.quickInput(/The cardrunner program/);
-  await dialog.locator("input").fill(program);
+  // VS Code's own file dialog fills in the folder once it has read it: type after that, or the
+  // path typed is replaced.
+  const input = dialog.locator("input");
+  await waitFor("the file dialog to show the folder", async () => (await input.inputValue()).endsWith("/"));
+  await dialog.locator(".monaco-list-row").first().waitFor({ timeout: 30_000 });
+  await input.fill(program);
+  await waitFor("the program's path typed", async () => (await input.inputValue()) === program);
   await wb.shot("pick-program");
   await wb.page.keyboard.press("Enter");
-  await dialog.waitFor({ state: "hidden", timeout: 30_000 });
+  await dialog.waitFor({ state: "hidden", timeout: 10_000 }).catch(async () => {
+    await dialog.locator(".monaco-button", { hasText: "Use this program" }).click();
+    await dialog.waitFor({ state: "hidden", timeout: 20_000 });
+  });
   await wb.openFile(target.card);
   await wb.lens("Run card").waitFor({ timeout: 120_000 });
   await wb.shot("picked-program-lens");

@@ -179,6 +179,12 @@ describe("the review list beside the diff", () => {
       ["accept", "reject"],
       "no .diff to open: no third action",
     );
+    assert.equal(actionRows({ ...REVIEW, files: FILES.slice(0, 1) }, 1)[0]?.description, "1 of 1 file");
+    assert.match(
+      actionRows(REVIEW, 3)[0]!.tooltip,
+      /as:\n\ncard: Greeting\n\nSay hello\.$/,
+      "the commit message, in the hover",
+    );
     assert.equal(filesHeading(3, 3).description, "3, all kept");
     assert.equal(filesHeading(2, 3).description, "2 of 3 kept");
   });
