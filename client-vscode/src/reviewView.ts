@@ -101,7 +101,7 @@ export class ReviewView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.changed.fire(undefined);
   }
 
-  /** Open the side bar on the list without taking the focus from the diff about to open. */
+  /** Open the side bar on the list (the diff editor opened next takes the focus back). */
   async reveal(): Promise<void> {
     await api.executeCommand(`${REVIEW_VIEW}.focus`);
   }
