@@ -1,0 +1,141 @@
+"""Which package of a monorepo a card belongs to, and the settings its run has there.
+
+A monorepo keeps one repository and many packages, each with its own build and tests (pnpm/npm/
+yarn workspaces, Cargo and uv workspaces). The root's `cardrunner.toml` declares them as
+`[packages.NAME]` with a `path` (and a package folder's own `cardrunner.toml` may set its
+`[commands]` and `[paths] write`, config/settingsfiles.py). A card belongs to a package when its
+front matter says `package: NAME`, or when the write area the settings give covers files of one
+package only. Its run then has that package's commands, run in the package's folder — where
+`npm test` finds the package's `package.json` and, up the tree, the root's hoisted
+`node_modules` and shared configs, since the workspace stays the whole repository — and the
+package's write area. The baseline, the test-count guard, the runner's checks and the model's
+tools all read `Settings.commands`, so choosing the package once, before the run is built, is
+what makes every one of them use the package's commands.
+
+A card must never be tested with another package's commands (they would pass or fail on code
+the card did not touch), so what cannot be decided is refused with words, before anything runs:
+a package the settings do not declare, a package with neither build nor test, a card of no
+package whose write area spans several while the root has no commands of its own.
+
+Plain functions over the settings' values: the idle language server reads a card's package from
+the same front matter without loading the settings' model.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the models' instances are passed in; this module loads no pydantic
+    from cardrunner.config.settings import Package, Settings
+
+INHERITED = ("timeout_seconds", "app_wait_seconds", "test_args")
+"""What a package's `[commands]` takes from the root's when it does not set it: how long, and
+which test options the model may pass — never a command, which would test the wrong package."""
+
+
+class PackageRefused(ValueError):
+    """The card's package cannot be decided, or has nothing to test it with; str() says why."""
+
+
+@dataclass(frozen=True)
+class PackageChoice:
+    """The package a card's run belongs to (None: the repository root) and its settings."""
+
+    name: str | None
+    settings: Settings
+
+    def describe(self) -> str:
+        """`package web (packages/web)`, as the start line, `check` and the plan say it."""
+        if self.name is None:
+            return "the repository root"
+        return f"package {self.name} ({self.settings.commands.folder})"
+
+
+def covering(folders: Mapping[str, str], write: Sequence[str]) -> str | None:
+    """The one package whose folder holds every path of `write`, else None."""
+    found = {
+        name for name, folder in folders.items() if write and all(_within(w, folder) for w in write)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _within(path: str, folder: str) -> bool:
+    norm = posixpath.normpath(path)
+    return norm == folder or norm.startswith(folder.rstrip("/") + "/")
+
+
+def package_name(folders: Mapping[str, str], asked: str | None, write: Sequence[str]) -> str | None:
+    """The card's package: the one it names, else the one its write area lies in; None for
+    the root. Raises PackageRefused for a name that is no declared package."""
+    if asked is not None:
+        if asked not in folders:
+            declared = ", ".join(sorted(folders)) or "none"
+            raise PackageRefused(
+                f"the card names package {asked!r}, which cardrunner.toml does not declare "
+                f'(its [packages]: {declared}); add [packages.{asked}] path = "…" or fix '
+                "the card's `package:`"
+            )
+        return asked
+    return covering(folders, write)
+
+
+def choose_package(settings: Settings, asked: str | None) -> PackageChoice:
+    """The package a card that names `asked` (or none) belongs to, with that package's
+    commands and write area in its settings; PackageRefused when the card has none to test it."""
+    folders = {name: p.path for name, p in settings.packages.items()}
+    name = package_name(folders, asked, settings.paths.write)
+    if name is None:
+        commands = settings.commands
+        if folders and not (commands.build or commands.test):
+            raise PackageRefused(
+                "the card names no package and its write area "
+                f"({', '.join(settings.paths.write)}) is not inside one, and the repository "
+                "root has no build or test command of its own; add `package: NAME` to the "
+                f"card's front matter (one of: {', '.join(sorted(folders))})"
+            )
+        return PackageChoice(None, settings)
+    package = settings.packages[name]
+    if not (package.commands.build or package.commands.test):
+        raise PackageRefused(
+            f"package {name!r} ({package.path}) has no build or test command, and a card is "
+            "never tested with another package's commands; add "
+            f"[packages.{name}.commands] to the root's cardrunner.toml, or [commands] to "
+            f"{package.path}/cardrunner.toml"
+        )
+    return PackageChoice(name, package_settings(settings, package))
+
+
+def each_package(settings: Settings) -> list[PackageChoice]:
+    """The root (when it has commands, or there are no packages), then every package with
+    its settings: what `cardrunner check --try` builds and tests, one after the other."""
+    root = settings.commands.build or settings.commands.test or not settings.packages
+    out = [PackageChoice(None, settings)] if root else []
+    return out + [
+        PackageChoice(name, package_settings(settings, package))
+        for name, package in sorted(settings.packages.items())
+    ]
+
+
+def package_write_areas(settings: Settings) -> list[str]:
+    """Every package's write area, relative to the repository root (what the trust question
+    reads the instruction files of, besides the root's)."""
+    return [_joined(p.path, w) for p in settings.packages.values() for w in p.paths.write]
+
+
+def _joined(folder: str, path: str) -> str:
+    return posixpath.normpath(posixpath.join(folder, path))
+
+
+def package_settings(settings: Settings, package: Package) -> Settings:
+    """`settings` with the package's commands (in its folder) and write area."""
+    own = package.commands
+    values = settings.commands.model_dump(include=set(INHERITED))
+    values.update(own.model_dump(exclude_unset=True))
+    values["folder"] = _joined(package.path, own.folder)
+    commands = type(own).model_validate(values)
+    write = [_joined(package.path, w) for w in package.paths.write]
+    paths = settings.paths.model_copy(update={"write": write})
+    return settings.model_copy(update={"commands": commands, "paths": paths})
