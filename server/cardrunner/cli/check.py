@@ -32,7 +32,7 @@ from cardrunner.board.order import load_board, resolve
 from cardrunner.card.card import MAX_CARD_BYTES, Card, card_key, find_cards, parse_card
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
-from cardrunner.config.packages import PackageRefused, choose_package, each_package
+from cardrunner.config.packages import each_package, package_problems, root_write, said
 from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings
@@ -107,7 +107,7 @@ def folder_problems(root: Path, settings: Settings) -> list[str]:
     """Paths that do not exist; a write area holding the cards or cardrunner's config."""
     out = [
         f"paths.{kind}: the folder {folder!r} does not exist; create it or remove it"
-        for kind, folders in (("write", settings.paths.write), ("read", settings.paths.read))
+        for kind, folders in (("write", root_write(settings)), ("read", settings.paths.read))
         for folder in folders
         if (root / folder).resolve().is_relative_to(root.resolve()) and not (root / folder).exists()
     ]  # a file is a write area too, as a Go module at the root lists its files (the guard agrees)
@@ -199,8 +199,10 @@ def _card_problems(
     seen: list[str] = []
     if card is not None:
         out += _choices(card, shown, settings, board, root)
-        seen, refused = _package_of(card, shown, settings)
-        out += refused
+        package, refused = said(settings, card.choices.package)
+        seen = [f"{shown}: {package}"] * bool(package)
+        line = card.choices.lines.get("package", card.title_line) + 1
+        out += [f"{shown}:{line}: error: {refused}"] * bool(refused)
     in_work = card is not None and card.state == "In Work"
     if in_work and card_key(path, root) not in live_cards(root):
         out.append(
@@ -208,16 +210,6 @@ def _card_problems(
             f"resume with `cardrunner run {shown} --resume` or set its state back"
         )
     return seen, out
-
-
-def _package_of(card: Card, shown: str, settings: Settings) -> tuple[list[str], list[str]]:
-    """(`cards/x.md: package web (packages/web)` for a card of a package, why it has none)."""
-    try:
-        chosen = choose_package(settings, card.choices.package)
-    except PackageRefused as exc:
-        line = card.choices.lines.get("package", card.title_line) + 1
-        return [], [f"{shown}:{line}: error: {exc}"]
-    return [f"{shown}: {chosen.describe()}"] * bool(chosen.name), []
 
 
 def _outside(root: Path, folder: str) -> bool:
@@ -238,10 +230,8 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
     # What would refuse every run (a thinking setting the model rejects, a cost limit without a
     # price), in the very words the run would use.
     out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
-    out += [
-        f"{shown}/cardrunner.toml: {why}"
-        for why in [*command_problems(root, settings), *folder_problems(root, settings)]
-    ]
+    wrong = [*command_problems(root, settings), *folder_problems(root, settings)]
+    out += [f"{shown}/cardrunner.toml: {why}" for why in wrong + package_problems(root, settings)]
     box = settings.sandbox
     if box.mode == "bwrap" and not probe(box.network).ok:
         out.append(f"{shown}: {describe(box.mode, box.network)}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the models' instances are passed in; this module loads no pydantic
@@ -106,6 +107,39 @@ def choose_package(settings: Settings, asked: str | None) -> PackageChoice:
             f"{package.path}/cardrunner.toml"
         )
     return PackageChoice(name, package_settings(settings, package))
+
+
+def said(settings: Settings, asked: str | None) -> tuple[str, str]:
+    """(`package web (packages/web)`, "" for the root; why no package's commands could test
+    a card that names `asked`, "" when one can): what `cardrunner check` says of a card."""
+    try:
+        chosen = choose_package(settings, asked)
+    except PackageRefused as exc:
+        return "", str(exc)
+    return (chosen.describe() if chosen.name else ""), ""
+
+
+def root_write(settings: Settings) -> list[str]:
+    """The root's own write area as `check` judges it: none when packages are declared and the
+    root's `[paths] write` was left at its default (every card then runs in a package's)."""
+    unset = "write" not in settings.paths.model_fields_set
+    return [] if settings.packages and unset else settings.paths.write
+
+
+def package_problems(root: Path, settings: Settings) -> list[str]:
+    """What `cardrunner check` says of the packages: a folder or write area that does not exist."""
+    out: list[str] = []
+    for name, package in sorted(settings.packages.items()):
+        if not (root / package.path).is_dir():
+            out.append(f"packages.{name}.path: the folder {package.path!r} does not exist")
+            continue
+        out += [
+            f"packages.{name}.paths.write: {w!r} does not exist in {package.path}; create it "
+            "or remove it"
+            for w in package.paths.write
+            if not (root / package.path / w).exists()
+        ]
+    return out
 
 
 def each_package(settings: Settings) -> list[PackageChoice]:

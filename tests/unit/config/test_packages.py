@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cardrunner.cli.check import settings_problems
 from cardrunner.config.loading import load_settings
 from cardrunner.config.packages import PackageRefused, choose_package, each_package
 from cardrunner.config.paths import find_root
@@ -152,3 +153,19 @@ def test_problems_in_a_packages_output_name_the_repositorys_files(tmp_path: Path
     found = parse_problems(output, tmp_path, cwd=tmp_path / "packages" / "web")
     assert [(p.path, p.line) for p in found] == [("packages/web/src/a.ts", 1)]
     assert parse_problems(output, tmp_path) == []  # from the root, no such file
+
+
+def test_check_names_a_missing_package_folder_and_not_the_roots_unset_write_area(
+    tmp_path: Path,
+) -> None:
+    root = monorepo(tmp_path, ROOT + '[packages.gone]\npath = "packages/gone"\n')
+    (root / "packages" / "web" / "src").rmdir()
+    (root / "cards").mkdir()
+    out = "\n".join(settings_problems(root, load_settings(root)[0]))
+    assert "packages.gone.path: the folder 'packages/gone' does not exist" in out, out
+    assert "packages.web.paths.write: 'src' does not exist in packages/web" in out
+    assert "paths.write: the folder 'src'" not in out  # the root's default: no card runs there
+    (root / "cardrunner.toml").write_text('[paths]\nwrite = ["src"]\n' + ROOT)
+    assert "paths.write: the folder 'src'" in "\n".join(
+        settings_problems(root, load_settings(root)[0])
+    )
