@@ -43,10 +43,9 @@ class CardChoices:
         return {k: getattr(self, k) for k in CHOICE_KEYS if getattr(self, k) is not None}
 
     def describe(self) -> str:
-        """`package web · model claude-haiku-5-5 · effort low · ≤ 10 rounds · ≤ $0.50` (empty:
-        none asked)."""
-        parts = [f"package {self.package}"] if self.package else []
-        parts += [f"model {self.model}"] if self.model else []
+        """`model claude-haiku-5-5 · effort low · ≤ 10 rounds · ≤ $0.50` (empty: none asked);
+        the package is said apart, with its folder (config/packages.py)."""
+        parts = [f"model {self.model}"] if self.model else []
         parts += [f"effort {self.effort}"] if self.effort else []
         parts += [f"≤ {self.max_rounds} rounds"] if self.max_rounds is not None else []
         parts += [f"≤ ${self.max_cost_usd:.2f}"] if self.max_cost_usd is not None else []

@@ -42,17 +42,30 @@ class PackageRefused(ValueError):
 
 
 @dataclass(frozen=True)
+class Declared:
+    """What deciding a card's package needs of one package: its folder and whether it has a
+    build or test command. The run's `Package` and the idle server's view give the same."""
+
+    path: str
+    runs: bool
+
+
+@dataclass(frozen=True)
 class PackageChoice:
     """The package a card's run belongs to (None: the repository root) and its settings."""
 
     name: str | None
+    path: str
     settings: Settings
 
     def describe(self) -> str:
         """`package web (packages/web)`, as the start line, `check` and the plan say it."""
-        if self.name is None:
-            return "the repository root"
-        return f"package {self.name} ({self.settings.commands.folder})"
+        return shown(self.name, self.path)
+
+
+def shown(name: str | None, path: str) -> str:
+    """`package web (packages/web)`; the root for no package."""
+    return "the repository root" if name is None else f"package {name} ({path})"
 
 
 def covering(folders: Mapping[str, str], write: Sequence[str]) -> str | None:
@@ -68,45 +81,48 @@ def _within(path: str, folder: str) -> bool:
     return norm == folder or norm.startswith(folder.rstrip("/") + "/")
 
 
-def package_name(folders: Mapping[str, str], asked: str | None, write: Sequence[str]) -> str | None:
+def decide(
+    packages: Mapping[str, Declared], asked: str | None, write: Sequence[str], root_runs: bool
+) -> str | None:
     """The card's package: the one it names, else the one its write area lies in; None for
-    the root. Raises PackageRefused for a name that is no declared package."""
-    if asked is not None:
-        if asked not in folders:
-            declared = ", ".join(sorted(folders)) or "none"
-            raise PackageRefused(
-                f"the card names package {asked!r}, which cardrunner.toml does not declare "
-                f'(its [packages]: {declared}); add [packages.{asked}] path = "…" or fix '
-                "the card's `package:`"
-            )
-        return asked
-    return covering(folders, write)
+    the root. PackageRefused when no package's commands (nor the root's) could test it."""
+    if asked is not None and asked not in packages:
+        declared = ", ".join(sorted(packages)) or "none"
+        raise PackageRefused(
+            f"the card names package {asked!r}, which cardrunner.toml does not declare "
+            f'(its [packages]: {declared}); add [packages.{asked}] path = "…" or fix '
+            "the card's `package:`"
+        )
+    name = asked or covering({n: p.path for n, p in packages.items()}, write)
+    if name is None and packages and not root_runs:
+        raise PackageRefused(
+            f"the card names no package and its write area ({', '.join(write)}) is not "
+            "inside one, and the repository root has no build or test command of its own; "
+            f"add `package: NAME` to the card's front matter (one of: {', '.join(sorted(packages))})"
+        )
+    if name is not None and not packages[name].runs:
+        path = packages[name].path
+        raise PackageRefused(
+            f"package {name!r} ({path}) has no build or test command, and a card is never "
+            f"tested with another package's commands; add [packages.{name}.commands] to the "
+            f"root's cardrunner.toml, or [commands] to {path}/cardrunner.toml"
+        )
+    return name
 
 
 def choose_package(settings: Settings, asked: str | None) -> PackageChoice:
     """The package a card that names `asked` (or none) belongs to, with that package's
     commands and write area in its settings; PackageRefused when the card has none to test it."""
-    folders = {name: p.path for name, p in settings.packages.items()}
-    name = package_name(folders, asked, settings.paths.write)
+    declared = {
+        name: Declared(p.path, bool(p.commands.build or p.commands.test))
+        for name, p in settings.packages.items()
+    }
+    root_runs = bool(settings.commands.build or settings.commands.test)
+    name = decide(declared, asked, settings.paths.write, root_runs)
     if name is None:
-        commands = settings.commands
-        if folders and not (commands.build or commands.test):
-            raise PackageRefused(
-                "the card names no package and its write area "
-                f"({', '.join(settings.paths.write)}) is not inside one, and the repository "
-                "root has no build or test command of its own; add `package: NAME` to the "
-                f"card's front matter (one of: {', '.join(sorted(folders))})"
-            )
-        return PackageChoice(None, settings)
+        return PackageChoice(None, ".", settings)
     package = settings.packages[name]
-    if not (package.commands.build or package.commands.test):
-        raise PackageRefused(
-            f"package {name!r} ({package.path}) has no build or test command, and a card is "
-            "never tested with another package's commands; add "
-            f"[packages.{name}.commands] to the root's cardrunner.toml, or [commands] to "
-            f"{package.path}/cardrunner.toml"
-        )
-    return PackageChoice(name, package_settings(settings, package))
+    return PackageChoice(name, package.path, package_settings(settings, package))
 
 
 def said(settings: Settings, asked: str | None) -> tuple[str, str]:
@@ -146,9 +162,9 @@ def each_package(settings: Settings) -> list[PackageChoice]:
     """The root (when it has commands, or there are no packages), then every package with
     its settings: what `cardrunner check --try` builds and tests, one after the other."""
     root = settings.commands.build or settings.commands.test or not settings.packages
-    out = [PackageChoice(None, settings)] if root else []
+    out = [PackageChoice(None, ".", settings)] if root else []
     return out + [
-        PackageChoice(name, package_settings(settings, package))
+        PackageChoice(name, package.path, package_settings(settings, package))
         for name, package in sorted(settings.packages.items())
     ]
 
