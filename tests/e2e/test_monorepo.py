@@ -58,10 +58,11 @@ def state(root: Path, card: str) -> str:
     return str(yaml.safe_load((root / card).read_text().split("---")[1])["state"])
 
 
+@pytest.mark.parametrize("isolation", [False, True], ids=["checkout", "worktree"])
 def test_each_package_card_is_tested_with_its_own_packages_commands_and_ends_done(
-    template: Path, tmp_path: Path
+    template: Path, tmp_path: Path, isolation: bool
 ) -> None:
-    root = make_monorepo(template, tmp_path / "mono")
+    root = make_monorepo(template, tmp_path / "mono", f"isolation = {str(isolation).lower()}\n")
     checked = cli(root, "check", "cards")
     assert checked.returncode == 0, checked.stdout  # no problem: the config is a monorepo's
     assert "cards/web-greeting.md: package web (packages/web)" in checked.stdout, checked.stdout
@@ -72,18 +73,21 @@ def test_each_package_card_is_tested_with_its_own_packages_commands_and_ends_don
     assert status == 0, stderr
     assert "(cards/web-greeting.md, package web (packages/web)" in stderr
     assert state(root, "cards/web-greeting.md") == "Done"
-    assert set(marks(root)) == {"web"}, "another package's commands tested the web card"
-    assert len(marks(root)) >= 3  # the baseline, the model's run_tests, the runner's own check
-    checks = [r["data"] for r in log_records(root) if r["type"] == "checks"]
+    records = log_records(root)
+    web_run = records[0]["data"]["run_id"]
+    assert set(marks(root, web_run)) == {"web"}, "another package's commands tested the web card"
+    assert len(marks(root, web_run)) >= 3  # the baseline, the model's run_tests, the runner's
+    checks = [r["data"] for r in records if r["type"] == "checks"]
     assert checks[-1]["ok"] and checks[-1]["tests_ran"] == 2, checks[-1]
     assert "packages/web/src/greet.js" in git(root, "show", "--stat", "HEAD~1")
 
-    before = len(marks(root))
     api = fix("packages/api/src/sum.js", SUM_FIXED, "# pass 1")
     status, stderr = run(root, "cards/api-sum.md", api)
     assert status == 0, stderr
     assert state(root, "cards/api-sum.md") == "Done"
-    assert set(marks(root)[before:]) == {"api"}, marks(root)
+    api_run = log_records(root)[0]["data"]["run_id"]
+    assert api_run != web_run and set(marks(root, api_run)) == {"api"}, marks(root, api_run)
+    assert sorted(set(marks(root))) == ["api", "web"]
     assert git(root, "status", "--porcelain") == ""
 
 
@@ -97,8 +101,9 @@ def test_check_try_builds_and_tests_every_package_in_its_own_folder(
     web = "package web (packages/web): try: test (npm test): failed (exit 1), 2 tests ran"
     api = "package api (packages/api): try: test (npm test): failed (exit 1), 1 tests ran"
     assert web in out and api in out, out
-    assert "mono/packages/web\n" in out and "unknown key 'package'" not in out
-    assert sorted(marks(root)) == ["api", "web"]
+    assert "npm error location " + str(root / "packages" / "web") + "\n" in out
+    assert "npm error location " + str(root / "packages" / "api") + "\n" in out
+    assert "unknown key 'package'" not in out
 
 
 @pytest.mark.parametrize(

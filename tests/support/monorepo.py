@@ -3,9 +3,10 @@ a devDependency hoisted into the root's `node_modules` (installed from the npm r
 script shared at the root, and cardrunner's `[packages]` (one package's commands in the root's
 cardrunner.toml, the other's in its own folder's cardrunner.toml).
 
-Every package's test script first appends its package's name to `.ran/marks` through the root's
-`scripts/mark.js`, so a test can tell exactly which package's commands ran, and that they found
-the root's files. The install is made once per test session and copied for each test.
+Every package's test script first appends its package's name to `marks` in the run's own folder
+(`$CARDRUNNER_RUN_DIR`, which outlives a worktree) through the root's `scripts/mark.js`, so a
+test can tell exactly which package's commands ran for which run, and that they found the
+root's files. The install is made once per test session and copied for each test.
 """
 
 from __future__ import annotations
@@ -43,9 +44,8 @@ SUM_FIXED = "exports.sum = (a, b) => a + b;\n"
 
 MARK = """const fs = require('fs');
 const path = require('path');
-const marks = path.join(__dirname, '..', '.ran');
-fs.mkdirSync(marks, { recursive: true });
-fs.appendFileSync(path.join(marks, 'marks'), process.argv[2] + '\\n');
+// the run's own folder (it outlives a worktree); the mark fails the script without one
+fs.appendFileSync(path.join(process.env.CARDRUNNER_RUN_DIR, 'marks'), process.argv[2] + '\\n');
 """
 
 WEB_TEST = """const test = require('node:test');
@@ -130,8 +130,8 @@ def make_monorepo(template: Path, root: Path, extra_toml: str = "") -> Path:
     _write(
         root,
         {
-            ".gitignore": "node_modules/\n.ran/\n",
-            "cardrunner.toml": ROOT_TOML + extra_toml,
+            ".gitignore": "node_modules/\n",
+            "cardrunner.toml": extra_toml + ROOT_TOML,
             "packages/api/cardrunner.toml": API_TOML,
             "packages/web/src/greet.js": GREET,
             "packages/web/test/greet.test.js": WEB_TEST,
@@ -152,7 +152,7 @@ def make_monorepo(template: Path, root: Path, extra_toml: str = "") -> Path:
     return root
 
 
-def marks(root: Path) -> list[str]:
-    """The packages whose test script ran, in order."""
-    path = root / ".ran" / "marks"
-    return path.read_text().split() if path.exists() else []
+def marks(root: Path, run: str = "*") -> list[str]:
+    """The packages whose test script ran for the run `run` (a run id; default: every run)."""
+    files = sorted((root / ".cardrunner" / "runs").glob(f"{run}/marks"))
+    return [name for path in files for name in path.read_text().split()]
