@@ -21,6 +21,10 @@ import pytest
 
 from tests.support.project import init_repo
 
+SPRINTF_JS = "sha512-D9cPgkvLlV3t3IzL0D0YLvGA9Ahk4PcvVwUbN0dSGr1aP0Nrt4AEnTUbuGvquEC0mA64Gqt1fzirlRs5ibXx8g=="
+"""The registry's integrity of sprintf-js 1.0.3, the hoisted devDependency (npm checks the
+download against the registry's; this pins which download that is)."""
+
 ROOT_TOML = """
 [packages.web]
 path = "packages/web"
@@ -119,6 +123,9 @@ def install(template: Path) -> Path:
         if os.environ.get("CI"):
             raise RuntimeError(f"npm install failed: {proc.stderr[-2000:]}")
         pytest.skip(f"npm install failed (the registry cannot be reached?): {proc.stderr[-300:]}")
+    lock = json.loads((template / "package-lock.json").read_text())
+    installed = lock["packages"]["node_modules/sprintf-js"]
+    assert installed["integrity"] == SPRINTF_JS, installed  # pinned: these exact bytes
     assert (template / "node_modules" / "sprintf-js").is_dir(), "sprintf-js was not hoisted"
     assert not (template / "packages" / "web" / "node_modules" / "sprintf-js").exists()
     return template
