@@ -317,7 +317,7 @@ def command_tools(
     async def run_tests(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.test:
             raise _not_configured("test")
-        extra = check_test_args(args.get("args", []), commands.test_args, readable)
+        extra = check_test_args(args.get("args", []), commands.test_args, readable, commands.folder)
         argv = counting_argv([*commands.test, *extra])  # `go test -v`, `ctest -V`: counted
         return await checked("run_tests", "Tests", argv, ctx)
 
