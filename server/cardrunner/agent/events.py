@@ -90,6 +90,9 @@ class RunStarted(_Event):
     """What the checkout is when it is not a branch with its history: "HEAD detached at …",
     "a shallow clone" (the start line names it: a commit lands on no branch, or the card's
     history and the forecast see only part of git's)."""
+    package: str = ""
+    """The monorepo package whose commands the run has, as `package web (packages/web)`;
+    "" for a repository without packages (config/packages.py)."""
 
 
 class RoundStarted(_Event):

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from cardrunner.board.order import load_board, order_cards
 from cardrunner.card.card import Card, CardError, card_key, card_slug, find_cards, load_card
+from cardrunner.config.packages import PackageRefused, choose_package
 from cardrunner.config.settings import Settings
 from cardrunner.git.branches import BranchRepo, CardHistory
 
@@ -53,6 +54,8 @@ class PlannedCard(BaseModel):
     """The cards of this plan that must have run first (their branches are what it builds on)."""
     stage: int = 0
     """0: waits for nothing; n: after the cards of stage n-1 it needs."""
+    package: str | None = None
+    """The monorepo package whose commands test the card (config/packages.py); None: the root."""
 
 
 class Conflict(BaseModel):
@@ -118,7 +121,8 @@ async def make_plan(root: Path, settings: Settings, selection: Selection) -> Pla
     footprints = {
         c.path: await _footprint(repo, c, history, tracked, settings.cards) for c in cards
     }
-    schedule = _Schedule(names, selection, budget, root)
+    packages = {c.path: choose_package(settings, c.choices.package).name for c in cards}
+    schedule = _Schedule(names, selection, budget, root, packages)
     for card in cards:
         needs = [names[d.path] for d in ordered.needs[card.path]]
         schedule.offer(card, footprints[card.path], needs, ordered.stage[card.path])
@@ -140,6 +144,7 @@ class _Schedule:
     selection: Selection
     budget: Budget
     root: Path
+    packages: dict[Path, str | None]
     include: list[PlannedCard] = field(default_factory=list)
     kept: list[Card] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -170,7 +175,8 @@ class _Schedule:
             self.claimed.setdefault(path, name)
         self.kept.append(card)
         entry = _entry(card, name, self.budget, card_slug(card.path, self.root))
-        self.include.append(entry.model_copy(update={"needs": needs, "stage": stage}))
+        update = {"needs": needs, "stage": stage, "package": self.packages[card.path]}
+        self.include.append(entry.model_copy(update=update))
 
 
 def _entry(card: Card, name: str, budget: Budget, slug: str) -> PlannedCard:
@@ -198,6 +204,11 @@ def _select(root: Path, settings: Settings, sel: Selection) -> tuple[list[Card],
         if states and card.state.casefold() not in states:
             continue
         if categories and (card.category or "").casefold() not in categories:
+            continue
+        try:  # a card no package's commands could test is never a job
+            choose_package(settings, card.choices.package)
+        except PackageRefused as exc:
+            skipped.append(Skipped(card=card_key(path, root), why=str(exc)))
             continue
         cards.append(card)
     return cards, skipped

@@ -1,4 +1,5 @@
-"""The front-matter fields a card chooses for its own run: model, effort, budgets, dependencies.
+"""The front-matter fields a card chooses for its own run: model, effort, budgets, its package,
+dependencies.
 
 A mechanical card can ask for a cheaper model or fewer rounds; a card that builds on another
 says so with `depends_on:`. Here they are only read and checked for shape: whether a model is
@@ -17,7 +18,7 @@ from typing import Any, Literal
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The effort levels in rising order (a card may ask for less than the settings, never more)."""
 
-CHOICE_KEYS = ("model", "effort", "max_rounds", "max_cost_usd", "max_tokens")
+CHOICE_KEYS = ("model", "effort", "max_rounds", "max_cost_usd", "max_tokens", "package")
 
 Problem = Callable[[int, str, Literal["error", "warning"]], None]
 Where = Callable[[str], int]
@@ -32,6 +33,8 @@ class CardChoices:
     max_rounds: int | None = None
     max_cost_usd: float | None = None
     max_tokens: int | None = None
+    package: str | None = None
+    """The monorepo package the card belongs to (`[packages.NAME]`, config/packages.py)."""
     lines: dict[str, int] = field(default_factory=dict, compare=False)
     """The 0-based line each given key is on (for `cardrunner check`)."""
 
@@ -40,7 +43,8 @@ class CardChoices:
         return {k: getattr(self, k) for k in CHOICE_KEYS if getattr(self, k) is not None}
 
     def describe(self) -> str:
-        """`model claude-haiku-5-5 · effort low · ≤ 10 rounds · ≤ $0.50` (empty: none asked)."""
+        """`model claude-haiku-5-5 · effort low · ≤ 10 rounds · ≤ $0.50` (empty: none asked);
+        the package is said apart, with its folder (config/packages.py)."""
         parts = [f"model {self.model}"] if self.model else []
         parts += [f"effort {self.effort}"] if self.effort else []
         parts += [f"≤ {self.max_rounds} rounds"] if self.max_rounds is not None else []
@@ -53,7 +57,7 @@ def read_fields(data: dict[Any, Any], where: Where, problem: Problem) -> dict[st
     """`choices` and `depends_on` for `Card`, every wrong value reported on its line."""
     values: dict[str, Any] = {}
     lines = {k: where(k) for k in CHOICE_KEYS if k in data}
-    for key in ("model", "effort"):
+    for key in ("model", "effort", "package"):
         if key in data:
             value = data[key]
             if not isinstance(value, str) or not value.strip():
@@ -85,7 +89,7 @@ def read_fields(data: dict[Any, Any], where: Where, problem: Problem) -> dict[st
     }
 
 
-_EXAMPLE = {"model": "claude-haiku-5-5", "effort": "low"}
+_EXAMPLE = {"model": "claude-haiku-5-5", "effort": "low", "package": "web"}
 
 
 def _depends_on(data: dict[Any, Any], where: Where, problem: Problem) -> list[str]:

@@ -42,7 +42,7 @@ CARD_STATES = ("New", "In Work", "Review", "Done", "Failed")
 
 CARD_KEYS = (
     *("title", "state", "category", "reason", "source", "last_run", "runs"),
-    *("model", "effort", "max_rounds", "max_cost_usd", "max_tokens", "depends_on"),
+    *("model", "effort", "max_rounds", "max_cost_usd", "max_tokens", "package", "depends_on"),
 )
 """The front-matter keys a card may have; any other key is a typo or unused (a warning)."""
 

@@ -32,6 +32,7 @@ from cardrunner.board.order import load_board, resolve
 from cardrunner.card.card import MAX_CARD_BYTES, Card, card_key, find_cards, parse_card
 from cardrunner.cli.exiting import EXIT_DONE, EXIT_FAILED, EXIT_USAGE, Subparsers
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
+from cardrunner.config.packages import each_package, package_problems, root_write, said
 from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
 from cardrunner.config.settings import Settings
@@ -106,7 +107,7 @@ def folder_problems(root: Path, settings: Settings) -> list[str]:
     """Paths that do not exist; a write area holding the cards or cardrunner's config."""
     out = [
         f"paths.{kind}: the folder {folder!r} does not exist; create it or remove it"
-        for kind, folders in (("write", settings.paths.write), ("read", settings.paths.read))
+        for kind, folders in (("write", root_write(settings)), ("read", settings.paths.read))
         for folder in folders
         if (root / folder).resolve().is_relative_to(root.resolve()) and not (root / folder).exists()
     ]  # a file is a write area too, as a Go module at the root lists its files (the guard agrees)
@@ -185,24 +186,30 @@ def _choices(
 
 def _card_problems(
     path: Path, shown: str, root: Path, settings: Settings, board: list[Card]
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
+    """(the card's package, as `check` says it; the card's problems)."""
     if (why := escapes(path, root)) is not None:  # a link to another repository: never read
-        return [f"{shown}:1: error: {why}"]
+        return [], [f"{shown}:1: error: {why}"]
     try:
         text = read_regular(path, MAX_CARD_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return [f"{shown}: cannot read: {exc}"]
+        return [], [f"{shown}: cannot read: {exc}"]
     card, problems = parse_card(text, path)
     out = [f"{shown}:{p.line + 1}: {p.severity}: {p.message}" for p in problems]
+    seen: list[str] = []
     if card is not None:
         out += _choices(card, shown, settings, board, root)
+        package, refused = said(settings, card.choices.package)
+        seen = [f"{shown}: {package}"] * bool(package)
+        line = card.choices.lines.get("package", card.title_line) + 1
+        out += [f"{shown}:{line}: error: {refused}"] * bool(refused)
     in_work = card is not None and card.state == "In Work"
     if in_work and card_key(path, root) not in live_cards(root):
         out.append(
             f"{shown}:1: warning: interrupted — the card is In Work but no run is going on; "
             f"resume with `cardrunner run {shown} --resume` or set its state back"
         )
-    return out
+    return seen, out
 
 
 def _outside(root: Path, folder: str) -> bool:
@@ -223,10 +230,8 @@ def settings_problems(root: Path, settings: Settings) -> list[str]:
     # What would refuse every run (a thinking setting the model rejects, a cost limit without a
     # price), in the very words the run would use.
     out += [f"{shown}/cardrunner.toml: {why}" for why in settings.refusals()]
-    out += [
-        f"{shown}/cardrunner.toml: {why}"
-        for why in [*command_problems(root, settings), *folder_problems(root, settings)]
-    ]
+    wrong = [*command_problems(root, settings), *folder_problems(root, settings)]
+    out += [f"{shown}/cardrunner.toml: {why}" for why in wrong + package_problems(root, settings)]
     box = settings.sandbox
     if box.mode == "bwrap" and not probe(box.network).ok:
         out.append(f"{shown}: {describe(box.mode, box.network)}")
@@ -276,10 +281,11 @@ def check_paths(paths: list[Path], trying: bool = False) -> tuple[list[str], lis
             settings, problems = load_settings(root)
             out += [f"{root.name or root}/{p}" for p in problems]
             out += settings_problems(root, settings)
-            if trying:
-                tried, refused = try_config(root, settings)
-                found += [f"{root.name or root}: {line}" for line in tried]
-                out += [f"{root.name or root}: {line}" for line in refused]
+            for each in each_package(settings) if trying else []:  # a package's own commands
+                where = f"{root.name or root}: " + (f"{each.describe()}: " if each.name else "")
+                tried, refused = try_config(root, each.settings)
+                found += [where + line for line in tried]
+                out += [where + line for line in refused]
         else:
             settings, _ = load_settings(root)
         if path.is_file():
@@ -294,7 +300,8 @@ def check_paths(paths: list[Path], trying: bool = False) -> tuple[list[str], lis
             shown = (
                 str(real.relative_to(Path.cwd())) if real.is_relative_to(Path.cwd()) else str(card)
             )
-            out += _card_problems(card, shown, root, settings, board)
+            seen, wrong = _card_problems(card, shown, root, settings, board)
+            found, out = found + seen, out + wrong
     return found, out
 
 

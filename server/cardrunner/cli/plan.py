@@ -27,7 +27,7 @@ def add_parser(sub: Subparsers) -> None:
         help="list the cards ready to run as JSON for a CI matrix",
         description=(
             "Print the cards ready to run as one line of JSON: {include: [{card, slug, branch, "
-            "title, budget, needs, stage}], conflicts, skipped, budget_usd, scheduled_usd}. "
+            "title, budget, needs, stage, package}], conflicts, skipped, budget_usd, scheduled_usd}. "
             "A card comes after the cards its depends_on names (needs, stage), or is skipped "
             "with why. Cards that would touch the same files are reported as conflicts (stderr too)."
         ),

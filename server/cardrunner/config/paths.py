@@ -10,7 +10,8 @@ repository that already keeps its work on a Backlog.md board (`backlog/config.ym
 `backlog/tasks/`) is run as it is: unless the settings name a `cards` folder, the board's tasks are
 the cards, for the CLI, the language server's index and CI alike (card/backlog.py reads the board).
 
-Which repository a path belongs to (`find_root`) is the folder every verb takes its settings from.
+Which repository a path belongs to (`find_root`) is the folder every verb takes its settings from;
+a monorepo package's folder with a cardrunner.toml of its own belongs to the root that declares it.
 
 The user's own cardrunner folder (`user_dir`) is `$XDG_CONFIG_HOME/cardrunner`, else
 `~/.config/cardrunner`. What lives there belongs to the user, never to a repository:
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,9 +113,32 @@ def find_root(start: Path) -> Path:
         if folder.is_symlink() and folder != spelled:  # the folder asked for may be a link
             continue
         if (folder / "cardrunner.toml").is_file() or (folder / ".git").exists():
-            return folder.resolve()
+            return _declaring(folder) or folder.resolve()
     resolved = start.resolve()
     return resolved if resolved.is_dir() else resolved.parent
+
+
+def _declaring(package: Path) -> Path | None:
+    """The repository root whose cardrunner.toml declares `package` as one of its
+    `[packages]`, when `package` is such a package's folder (its own cardrunner.toml only adds
+    to the root's, config/settingsfiles.py); None otherwise. Looks no further than git's root."""
+    if (package / ".git").exists():
+        return None
+    for folder in package.parents:
+        own = folder / "cardrunner.toml"
+        if own.is_file():
+            try:
+                data = tomllib.loads(own.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                return None
+            declared = data.get("packages")
+            for entry in declared.values() if isinstance(declared, dict) else []:
+                path = entry.get("path") if isinstance(entry, dict) else None
+                if isinstance(path, str) and (folder / path).resolve() == package.resolve():
+                    return folder.resolve()
+        if (folder / ".git").exists():
+            return None
+    return None
 
 
 def escapes(path: Path, root: Path) -> str | None:

@@ -18,6 +18,7 @@ from datetime import date
 from typing import Any, Literal, TypeVar
 
 from cardrunner.config.model_table import ModelSpec, Price, model_spec
+from cardrunner.config.packages import Declared, PackageRefused, decide, shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +35,14 @@ class PathsView:
     """`[paths]`: where the project's instruction files are looked for (the write area)."""
 
     write: list[str] = field(default_factory=lambda: ["src"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandsView:
+    """`[commands]`: whether the root has commands of its own (a card of no package needs them)."""
+
+    build: list[str] | None = None
+    test: list[str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +76,10 @@ class SettingsView:
     cards: str = "cards"
     limits: LimitsView = field(default_factory=LimitsView)
     paths: PathsView = field(default_factory=PathsView)
+    commands: CommandsView = field(default_factory=CommandsView)
+    packages: dict[str, Declared] = field(default_factory=dict)
+    """`[packages.NAME]`: each package's folder and whether it has commands (the lens and the
+    board say which package a card belongs to, config/packages.py)."""
     options: OptionsView = field(default_factory=OptionsView)
     agent: AgentView = field(default_factory=AgentView)
     sandbox: SandboxView = field(default_factory=SandboxView)
@@ -82,6 +95,8 @@ class SettingsView:
             cards=dump["cards"],
             limits=_part(LimitsView, dump["limits"]),
             paths=_part(PathsView, dump["paths"]),
+            commands=_part(CommandsView, dump["commands"]),
+            packages={name: _declared(p) for name, p in dump["packages"].items()},
             options=_part(OptionsView, dump["options"]),
             agent=_part(AgentView, dump["agent"]),
             sandbox=_part(SandboxView, dump["sandbox"]),
@@ -99,14 +114,30 @@ class SettingsView:
         name = model or self.model
         return model_spec(name, self.models.get(name))
 
+    def package(self, asked: str | None) -> tuple[str, str]:
+        """As `config.packages.said`: (`package web (packages/web)`, "" for the root; why no
+        package's commands could test a card that names `asked`, "" when one can)."""
+        root_runs = bool(self.commands.build or self.commands.test)
+        try:
+            name = decide(self.packages, asked, self.paths.write, root_runs)
+        except PackageRefused as exc:
+            return "", str(exc)
+        return ("" if name is None else shown(name, self.packages[name].path)), ""
 
-_Part = TypeVar("_Part", LimitsView, PathsView, OptionsView, AgentView, SandboxView)
+
+_Part = TypeVar("_Part", LimitsView, PathsView, CommandsView, OptionsView, AgentView, SandboxView)
 
 
 def _part(cls: type[_Part], values: Mapping[str, Any]) -> _Part:
     """One table's view: the fields it has of the model's (the rest is for runs)."""
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in values.items() if k in names})
+
+
+def _declared(package: Mapping[str, Any]) -> Declared:
+    """A `[packages.NAME]` dump as what deciding a card's package needs of it."""
+    commands = package["commands"]
+    return Declared(package["path"], bool(commands["build"] or commands["test"]))
 
 
 def _override(values: Mapping[str, Any]) -> dict[str, Any]:

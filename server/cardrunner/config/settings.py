@@ -11,6 +11,7 @@ repository's files, then overrides (CLI flags, LSP `initializationOptions` /
 
 from __future__ import annotations
 
+import posixpath
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -155,6 +156,16 @@ class Commands(_Strict):
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."
     )
+    folder: str = Field(
+        ".",
+        description="The folder (relative to the workspace) build, test and app run in; a "
+        "package's commands run in the package's folder ([packages.NAME]).",
+    )
+
+    @field_validator("folder")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        return inside_folder(value)
 
     @field_validator("app_url", mode="before")
     @classmethod
@@ -170,6 +181,51 @@ class Commands(_Strict):
         if self.app_url and not self.app:
             raise ValueError("app_url needs app: the command that starts the app")
         return self
+
+
+def inside_folder(value: str) -> str:
+    """`value` as a normalised relative folder inside the workspace; ValueError otherwise."""
+    shown = posixpath.normpath(value.replace("\\", "/"))
+    if posixpath.isabs(shown) or shown == ".." or shown.startswith("../"):
+        raise ValueError(f"{value!r} must be a folder inside the repository")
+    return shown
+
+
+class PackagePaths(_Strict):
+    """`[packages.NAME.paths]`: the package's write area, relative to its folder."""
+
+    write: list[str] = Field(
+        default_factory=lambda: ["src"],
+        description="Folders or files (relative to the package's folder) the model may write.",
+    )
+
+    @field_validator("write")
+    @classmethod
+    def _inside(cls, value: list[str]) -> list[str]:
+        return [inside_folder(v) for v in value]
+
+
+class Package(_Strict):
+    """`[packages.NAME]`: one package of a monorepo, with commands of its own (config/packages.py).
+
+    Its own `cardrunner.toml` (in `path`) may set `[commands]` and `[paths] write` too, over
+    what the root says of it; everything else stays the root's (config/settingsfiles.py)."""
+
+    path: str = Field(description="The package's folder, relative to the repository root.")
+    commands: Commands = Field(
+        default_factory=Commands,
+        description="The package's build, test and app, run in its folder; timeout_seconds, "
+        "app_wait_seconds and test_args not set here are the root's [commands]'.",
+    )
+    paths: PackagePaths = Field(default_factory=PackagePaths)
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        folder = inside_folder(value)
+        if folder == ".":
+            raise ValueError("a package's path is a folder below the repository root")
+        return folder
 
 
 class ModelOptions(_Strict):
@@ -228,6 +284,11 @@ class Settings(_Strict):
     limits: Limits = Field(default_factory=Limits)
     paths: Paths = Field(default_factory=Paths)
     commands: Commands = Field(default_factory=Commands)
+    packages: dict[str, Package] = Field(
+        default_factory=dict,
+        description="[packages.NAME]: a monorepo's packages, each with its own commands; a "
+        "card names its package with `package:` (config/packages.py).",
+    )
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
     models: dict[str, ModelOverride] = Field(

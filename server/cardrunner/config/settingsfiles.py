@@ -194,6 +194,7 @@ def repository_data(
     if own.is_file():
         data = deep_merge(data, _mark(_read_toml(own, problems, own.name), "cardrunner.toml"))
         sources.append("cardrunner.toml")
+    sources += _package_files(root, data, problems)
     file = " + ".join(sources) or "settings"
     if "endpoint" in data:  # where the code and the credentials go is the user's choice alone
         data.pop("endpoint")
@@ -232,6 +233,56 @@ def repository_data(
     if mcp and ("mcp" not in data or isinstance(data["mcp"], dict)):
         data["mcp"] = mcp
     return data, file
+
+
+def _package_files(root: Path, data: dict[str, Any], problems: list[SettingsProblem]) -> list[str]:
+    """Each declared package's own `cardrunner.toml`, merged over its `[packages.NAME]` in
+    `data`; the names of the files read. A package's file is the repository's config like the
+    root's (the trust question lists its commands); it sets only `[commands]` and `[paths] write` —
+    the endpoint, the sandbox, servers and limits stay the root's and the user's."""
+    packages = data.get("packages")
+    if not isinstance(packages, dict):
+        return []
+    read: list[str] = []
+    for name, entry in packages.items():
+        folder = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(folder, str):
+            continue  # validation says what is wrong with it
+        own = root / folder / "cardrunner.toml"
+        if not own.is_file() or outside(own.resolve(), root.resolve()):
+            continue
+        shown = f"{folder.strip('/')}/cardrunner.toml"
+        part = _package_part(_read_toml(own, problems, shown), shown, problems)
+        packages[name] = deep_merge(entry, part)
+        read.append(shown)
+    return read
+
+
+def _package_part(
+    data: dict[str, Any], shown: str, problems: list[SettingsProblem]
+) -> dict[str, Any]:
+    """What a package's own file may set of `data`; a problem for each key it may not."""
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "commands":
+            kept[key] = value
+            continue
+        if key == "paths" and isinstance(value, dict):
+            kept[key] = {k: v for k, v in value.items() if k == "write"}
+            dropped = [f"paths.{k}" for k in value if k != "write"]
+        else:
+            dropped = [key]
+        for name in dropped:
+            problems.append(
+                SettingsProblem(
+                    file=shown,
+                    key=name,
+                    message="ignored: a package's cardrunner.toml sets only [commands] and "
+                    "[paths] write; the rest is the repository root's cardrunner.toml or your "
+                    "own config's",
+                )
+            )
+    return kept
 
 
 def _mark(data: dict[str, Any], source: str) -> dict[str, Any]:

@@ -238,7 +238,8 @@ def describe(event: ev.Event, view: RunState) -> list[str]:
     """The lines one logged event adds to the account (`view` already holds it)."""
     match event:
         case ev.RunStarted():
-            head = f"run {event.run_id} · card {event.card} · model {event.model}"
+            card = f"{event.card} · {event.package}" if event.package else event.card
+            head = f"run {event.run_id} · card {card} · model {event.model}"
             return [head, f"  tools: {', '.join(event.tools)}", *start_details(event)] + [
                 f"  warning: {w}" for w in event.warnings
             ]

@@ -166,6 +166,7 @@ def _started(
         base_tree=area.base_tree,
         workdir=str(area.root),
         checkout=checkout,
+        package=prepared.package,
     )
 
 

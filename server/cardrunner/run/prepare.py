@@ -29,6 +29,7 @@ from cardrunner.agent.model import Block, Model, WindowExceeded
 from cardrunner.card.card import Card, CardError, load_card
 from cardrunner.card.images import card_images, keep_images
 from cardrunner.config.instructions import ProjectInstructions, read_instructions
+from cardrunner.config.packages import PackageRefused, choose_package
 from cardrunner.config.settings import Commands, Settings
 from cardrunner.run.choices import card_settings
 from cardrunner.run.liveness import keep_ledger, sweep
@@ -63,6 +64,8 @@ class PreparedRun:
     model: Model
     resume: ResumeState | None
     notes: list[str]
+    package: str = ""
+    """The package whose commands the run has (`package web (packages/web)`), "" for none."""
 
 
 def choose_model(
@@ -134,7 +137,7 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
         await ensure_trusted(options.root, options.env, options.trust, options.trusted)
     except Untrusted as exc:
         raise RunRefused(str(exc)) from exc
-    o, chosen = await asyncio.to_thread(_with_card_choices, options)
+    o, chosen, package = await asyncio.to_thread(_with_card_choices, options)
     o, probed = await _on_endpoint(o)
     chosen += probed
     model = o.model
@@ -163,7 +166,7 @@ async def prepare_run(options: RunOptions) -> PreparedRun:
             f"the card asks for model {o.settings.model}; this run's model was "
             f"given by its caller ({o.model.name})"
         )
-    return PreparedRun(o, model, resume, [*chosen, *notes])
+    return PreparedRun(o, model, resume, [*chosen, *notes], package)
 
 
 def fits_window(prepared: PreparedRun, loop: Loop) -> Loop:
@@ -180,14 +183,21 @@ def fits_window(prepared: PreparedRun, loop: Loop) -> Loop:
     return loop
 
 
-def _with_card_choices(options: RunOptions) -> tuple[RunOptions, list[str]]:
-    """`options` with the card's choices in its settings, and what was clamped."""
+def _with_card_choices(options: RunOptions) -> tuple[RunOptions, list[str], str]:
+    """`options` with the card's choices in its settings — its package's commands and write
+    area among them (config/packages.py) — what was clamped, and the package as the start line
+    says it; RunRefused for a card that has no package's commands to be tested with."""
     try:
         card = load_card(options.card_path)
     except CardError:
-        return options, []
+        return options, [], ""
     settings, notes = card_settings(options.settings, card)
-    return replace(options, settings=settings), notes
+    try:
+        package = choose_package(settings, card.choices.package)
+    except PackageRefused as exc:
+        raise RunRefused(str(exc)) from exc
+    shown = package.describe() if package.name is not None else ""
+    return replace(options, settings=package.settings), notes, shown
 
 
 @dataclass

@@ -64,7 +64,8 @@ class LiveView:
         match event:
             case ev.RunStarted():
                 where = f", {event.checkout}" if event.checkout else ""
-                head = f"▶ {event.title}  ({event.card}, model {event.model}, run {event.run_id}{where})"
+                card = f"{event.card}, {event.package}" if event.package else event.card
+                head = f"▶ {event.title}  ({card}, model {event.model}, run {event.run_id}{where})"
                 self._line("\n".join([head, *start_details(event)]))
             case ev.RoundStarted():
                 self._thinking = True

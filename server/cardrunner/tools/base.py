@@ -12,6 +12,7 @@ allowed.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -96,19 +97,24 @@ def _refuse(arg: str, why: str, policy: TestArgs) -> ToolError:
     )
 
 
-def _selector(arg: str, guard: PathGuard, policy: TestArgs) -> None:
-    """A path or node id (`tests/test_x.py::test_y[1]`) whose path lies in the read area."""
+def _selector(arg: str, guard: PathGuard, policy: TestArgs, folder: str) -> None:
+    """A path or node id (`tests/test_x.py::test_y[1]`) whose path lies in the read area, as
+    the test command sees it from `folder` (a monorepo package's, config/packages.py)."""
     if arg.startswith("@"):
         raise _refuse(arg, "an @file would read more options from a file", policy)
     path = arg.split("::", 1)[0]
+    path = path if folder == "." else posixpath.join(folder, path)
     try:
         guard.resolve_read(path)
     except ToolError as exc:
         raise _refuse(arg, str(exc).rstrip("."), policy) from exc
 
 
-def check_test_args(args: list[str], policy: TestArgs, guard: PathGuard) -> list[str]:
-    """`args` unchanged if every one is allowed; `ToolError` naming the first that is not."""
+def check_test_args(
+    args: list[str], policy: TestArgs, guard: PathGuard, folder: str = "."
+) -> list[str]:
+    """`args` unchanged if every one is allowed; `ToolError` naming the first that is not.
+    Paths are the test command's, relative to `folder` (where it runs) in the workspace."""
     expect_value: str | None = None
     for arg in args:
         if expect_value is not None:
@@ -125,7 +131,7 @@ def check_test_args(args: list[str], policy: TestArgs, guard: PathGuard) -> list
         elif arg.startswith("-"):
             raise _refuse(arg, "that option is not in the allow-list", policy)
         else:
-            _selector(arg, guard, policy)
+            _selector(arg, guard, policy, folder)
     if expect_value is not None:
         raise _refuse(expect_value, "it needs a value after it", policy)
     return list(args)

@@ -55,10 +55,10 @@ Severity = Literal["error", "warning"]
 class _Locator:
     """Turns paths from tool output into workspace-relative paths of existing files, or None."""
 
-    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
+    def __init__(self, root: Path, seen_as: Path | None = None, cwd: Path | None = None) -> None:
         self.root = root.resolve()
-        self.seen_as = seen_as.resolve() if seen_as else None
-        """Where the sandbox showed `root` (a worktree at its checkout's path)."""
+        self.seen_as = seen_as.resolve() if seen_as else None  # where the sandbox showed `root`
+        self.cwd = cwd.resolve() if cwd else self.root  # where the command ran (a package's)
         self._cache: dict[str, str | None] = {}
 
     def __call__(self, raw: str) -> str | None:
@@ -69,7 +69,7 @@ class _Locator:
     def _find(self, raw: str) -> str | None:
         try:
             path = Path(raw.strip())
-            full = (path if path.is_absolute() else self.root / path).resolve()
+            full = (path if path.is_absolute() else self.cwd / path).resolve()
             if self.seen_as and not full.is_relative_to(self.root):
                 full = self.root / full.relative_to(self.seen_as)
             rel = full.relative_to(self.root)
@@ -91,8 +91,8 @@ def _severity(message: str) -> Severity | None:
 class _Scanner:
     """One pass over the output; remembers what a later line needs (frames, `E` lines, headers)."""
 
-    def __init__(self, root: Path, seen_as: Path | None = None) -> None:
-        self.locate = _Locator(root, seen_as)
+    def __init__(self, root: Path, seen_as: Path | None = None, cwd: Path | None = None) -> None:
+        self.locate = _Locator(root, seen_as, cwd)
         self.found: dict[tuple[str, int, int, str], Problem] = {}
         self.frames: list[tuple[str, int]] = []  # a Python traceback in progress
         self.explanation: list[str] = []  # pytest's `E   ...` lines
@@ -155,16 +155,18 @@ class _Scanner:
         self.explanation = []
 
 
-def parse_problems(output: str, root: Path, seen_as: Path | None = None) -> list[Problem]:
+def parse_problems(
+    output: str, root: Path, seen_as: Path | None = None, cwd: Path | None = None
+) -> list[Problem]:
     """`file:line[:col]: message` problems in build or test output, for files inside `root`.
 
     Understands gcc/clang, ruff, mypy, tsc and MSBuild lines, rustc/ruff `--> file:line:col`
     pointers, Python tracebacks (the innermost frame in the workspace) and pytest's
     `path:line: AssertionError` with its `E ...` explanation. Paths come back workspace-relative,
     and only files that exist inside `root` (outside `.venv`, `node_modules`, …) are kept;
-    `seen_as` is the path the sandbox showed `root` at, which absolute paths then name.
+    absolute paths name `root` where the sandbox showed it (`seen_as`), relative ones `cwd`.
     """
-    scanner = _Scanner(root, seen_as)
+    scanner = _Scanner(root, seen_as, cwd)
     for raw in output.splitlines():
         scanner.feed(raw.rstrip())
     return list(scanner.found.values())
@@ -285,18 +287,19 @@ def command_tools(
     read (default: anything under `root`) and options `commands.test_args` allows."""
     limit = commands.timeout_seconds
     readable = guard or PathGuard(root, ["."], [])
+    where = root / commands.folder  # a monorepo package's folder (config/packages.py)
 
     async def checked(tool: str, label: str, argv: list[str], ctx: ToolContext) -> str:
         def stream(text: str) -> None:  # the editor shows test results as they pass
             ctx.emit(ToolOutput(name=tool, text=redact(text)))
 
         result = await run_command(
-            argv, root, limit, env, on_output=stream, groups=app.groups, sandbox=sandbox
+            argv, where, limit, env, on_output=stream, groups=app.groups, sandbox=sandbox
         )
         if result.spawn_error:
             raise ToolError(f"{label} could not start: {result.spawn_error}")
         seen_as = sandbox.checkout if sandbox else None
-        problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as)
+        problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as, where)
         why = [] if result.ok else decisive(result.output)
         ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
         text = summarize_output(result, label, count=tool == "run_tests")
@@ -314,7 +317,7 @@ def command_tools(
     async def run_tests(args: dict[str, Any], ctx: ToolContext) -> str:
         if not commands.test:
             raise _not_configured("test")
-        extra = check_test_args(args.get("args", []), commands.test_args, readable)
+        extra = check_test_args(args.get("args", []), commands.test_args, readable, commands.folder)
         argv = counting_argv([*commands.test, *extra])  # `go test -v`, `ctest -V`: counted
         return await checked("run_tests", "Tests", argv, ctx)
 
@@ -322,7 +325,7 @@ def command_tools(
         if not commands.app:
             raise _not_configured("app")
         url, wait = commands.app_url, commands.app_wait_seconds
-        return await app.start(commands.app, root, env, sandbox, url, wait)
+        return await app.start(commands.app, where, env, sandbox, url, wait)
 
     async def stop_app(args: dict[str, Any], ctx: ToolContext) -> str:
         return await app.stop()
@@ -354,10 +357,11 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
         else ""
     )
     wait = commands.app_wait_seconds if url else app.startup_seconds
+    where = "the workspace root" if commands.folder == "." else f"the folder {commands.folder}"
     return [
         FunctionTool(
             "build_app",
-            f"Builds the app with {_shown(commands.build)} in the workspace root. Call stop_app "
+            f"Builds the app with {_shown(commands.build)} in {where}. Call stop_app "
             "first: a running app may lock its files and keeps running the old build. Returns "
             "a verdict line, the errors and warnings, and the end of the output. A build that "
             "compiles proves nothing: start the app and verify the change live.",
@@ -367,7 +371,7 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
         ),
         FunctionTool(
             "run_tests",
-            f"Runs the tests with {_shown(commands.test)} in the workspace root. `args` are "
+            f"Runs the tests with {_shown(commands.test)} in {where}. `args` are "
             "appended to the command to run fewer tests: test paths or node ids, and the "
             f"options {', '.join(commands.test_args.flags + commands.test_args.values)} "
             "(e.g. ['tests/test_x.py', '-k', 'name']). Returns a verdict line, the failures, "

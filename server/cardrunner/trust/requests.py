@@ -24,8 +24,9 @@ from typing import Any
 from cardrunner.config.confinement import TestArgs
 from cardrunner.config.instructions import instruction_files
 from cardrunner.config.loading import load_settings, repository_settings, user_settings
+from cardrunner.config.packages import package_write_areas
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings
+from cardrunner.config.settings import Commands, Settings
 from cardrunner.config.settingsfiles import McpServer
 from cardrunner.git.safety import safe_argv
 
@@ -61,21 +62,31 @@ def _outside(root: Path, folder: str) -> bool:
 
 
 def _commands(repo: Settings) -> list[Request]:
+    """The root's commands, then each package's (a package's own cardrunner.toml is the
+    repository's config like the root's: its commands run nothing before consent)."""
+    out = _command_set("commands", "", repo.commands)
+    for name, package in sorted(repo.packages.items()):
+        where = f"package {name} ({package.path}): "
+        out += _command_set(f"packages.{name}.commands", where, package.commands)
+    return out
+
+
+def _command_set(key: str, where: str, commands: Commands) -> list[Request]:
     out = []
     for kind in ("build", "test", "app"):
-        argv = getattr(repo.commands, kind)
+        argv = getattr(commands, kind)
         if argv:
-            out.append(Request(f"commands.{kind}", argv, f"{kind} command: `{_argv(argv)}`"))
+            out.append(Request(f"{key}.{kind}", argv, f"{where}{kind} command: `{_argv(argv)}`"))
     extra = sorted(
-        (set(repo.commands.test_args.flags) | set(repo.commands.test_args.values))
+        (set(commands.test_args.flags) | set(commands.test_args.values))
         - (set(TestArgs().flags) | set(TestArgs().values))
     )
     if extra:
         out.append(
             Request(
-                "commands.test_args",
+                f"{key}.test_args",
                 extra,
-                f"test options the model may pass beyond the defaults: {', '.join(extra)}",
+                f"{where}test options the model may pass beyond the defaults: {', '.join(extra)}",
             )
         )
     return out
@@ -191,7 +202,8 @@ def _instructions(root: Path) -> list[Request]:
     if not settings.agent.project_instructions:
         return []
     found: dict[str, str] = {}
-    for path in instruction_files(root, settings.paths.write):
+    write = [*settings.paths.write, *package_write_areas(settings)]  # a package card's AGENTS.md
+    for path in instruction_files(root, write):
         try:
             data = read_regular(path, 1 << 24)
         except OSError as exc:  # a FIFO, a folder: a run will not read it either

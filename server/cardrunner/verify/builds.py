@@ -165,7 +165,7 @@ class RunnerChecks:
         self, kind: Literal["build", "test"], argv: list[str], phase: Phase, cwd: Path | None = None
     ) -> CheckRun:
         started = time.time()
-        folder = cwd or self.root
+        folder = (cwd or self.root) / self.commands.folder  # a package's own folder
         result = await run_command(
             counting_argv(argv) if kind == "test" else argv,
             folder,

@@ -16,8 +16,9 @@ from cardrunner.config.model_table import MODELS
 from cardrunner.config.plainsettings import SettingsView
 from cardrunner.config.settings import Settings
 
-OWN_SHAPE = {"models"}
-"""Fields whose view type differs on purpose: `[models.NAME]` is only what it sets."""
+OWN_SHAPE = {"models", "packages"}
+"""Fields whose view type differs on purpose: `[models.NAME]` is only what it sets,
+`[packages.NAME]` only what deciding a card's package needs (`config.packages.Declared`)."""
 
 
 def pairs(view: type[Any], model: type[BaseModel], where: str = "") -> list[tuple[str, Any, Any]]:

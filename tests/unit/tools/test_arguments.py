@@ -94,3 +94,22 @@ async def test_the_allow_list_comes_from_the_settings(root: Path) -> None:
     assert refused.is_error and "only these options: -q." in refused.text
     ran = await pool(root, strict).execute("run_tests", {"args": ["-q", "tests"]}, CTX)
     assert not ran.is_error and "2 passed" in ran.text
+
+
+async def test_a_packages_test_paths_are_judged_from_its_folder(tmp_path: Path) -> None:
+    """A monorepo package's tests run in its folder, so `tests/test_it.py` is its own file,
+    and the read area is judged for the path the test command will open."""
+    monorepo = tmp_path / "mono"
+    (monorepo / "packages" / "web" / "tests").mkdir(parents=True)
+    (monorepo / "packages" / "web" / "tests" / "test_it.py").write_text(TESTS)
+    (monorepo / "packages" / "api").mkdir()
+    (monorepo / "packages" / "api" / "test_secret.py").write_text(TESTS)
+    commands = Commands(
+        test=[sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], folder="packages/web"
+    )
+    guard = PathGuard(monorepo, ["packages/web"], ["packages/web/src"])
+    tools = ToolPool(command_tools(monorepo, commands, AppProcess(ProcessGroups()), guard=guard))
+    ran = await tools.execute("run_tests", {"args": ["tests/test_it.py::test_ok"]}, CTX)
+    assert not ran.is_error and "1 passed" in ran.text, ran.text
+    outside = await tools.execute("run_tests", {"args": ["../api/test_secret.py"]}, CTX)
+    assert outside.is_error and "is not allowed" in outside.text, outside.text

@@ -89,6 +89,8 @@ class BoardCard(_Wire):
     """What the card asks for its run: `model claude-haiku-5-5 · effort low · ≤ 10 rounds`."""
     forecast: str | None = None
     """What a run is likely to cost: `≈ $0.08–$0.31 a run (from 4 past runs of this card)`."""
+    package: str = ""
+    """The monorepo package whose commands test it: `package web (packages/web)`."""
 
 
 class BoardColumn(_Wire):
@@ -159,6 +161,7 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
         blocked=situation.blocked,
         choices=card.choices.describe() if card else "",
         forecast=situation.forecast,
+        package=situation.package,
     )
 
 

@@ -71,6 +71,10 @@ class CardSituation:
     """Why the card must wait: a `depends_on:` card that is not Done (`board/order.py`)."""
     forecast: str | None = None
     """What a run is likely to cost, and on what basis (`record/forecast.py`)."""
+    package: str = ""
+    """The monorepo package whose commands test the card: `package web (packages/web)`."""
+    package_refused: str = ""
+    """Why no package's commands could test the card (its run is refused: config/packages.py)."""
 
 
 def resumable(situation: CardSituation) -> bool:
@@ -172,7 +176,8 @@ def code_lenses(path: Path, situation: CardSituation) -> list[types.CodeLens]:
         return lenses
     card = situation.entry.card if situation.entry else None
     asked = card.choices.describe() if card is not None else ""
-    for line in (asked, situation.forecast):
+    refused = f"✗ {situation.package_refused.split(';')[0]}" if situation.package_refused else ""
+    for line in (situation.package, refused, asked, situation.forecast):
         if line:
             lenses.append(types.CodeLens(range=at_top, command=types.Command(line, "")))
     return lenses

@@ -143,7 +143,16 @@ class RunsUI:
             orphan_run=self.orphans.get(path),
             blocked=self.blocked(path),
             forecast=self.forecast(path),
+            **self.package(path),
         )
+
+    def package(self, path: Path) -> dict[str, str]:
+        """The card's package and why it has none, as `CardSituation` keeps them."""
+        entry = self._index.get(path)
+        if entry is None or entry.card is None:
+            return {}
+        package, refused = self._settings.view.package(entry.card.choices.package)
+        return {"package": package, "package_refused": refused}
 
     def forecast(self, path: Path) -> str | None:
         """The card's cost forecast line (None: no readable card)."""

@@ -55,6 +55,8 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
     view = situation.view
     if line == card.title_line:
         text = f"**{inert(card.title)}** — {inert(card.state)}"
+        if situation.package or situation.package_refused:  # the repository's words: inert
+            text += f"\n\n{inert(situation.package or situation.package_refused)}"
         if view is not None:
             text += f"\n\nrun {code(view.run_id)}: {inert(view.state)} · {inert(view.summary())}"
             if view.reason:
