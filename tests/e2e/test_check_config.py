@@ -124,10 +124,50 @@ def test_try_says_first_when_the_tests_cannot_be_counted(tmp_path: Path) -> None
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(
         f"{tmp_path.name}: try: tests not counted (unknown runner output): "
-        "a deleted test would not be noticed; name a JUnit file"
+        "a deleted test would not be noticed; name the runner in [commands] test_runner (one of "
     ), proc.stdout
-    assert "test_report" in lines[0]
+    assert "ctest" in lines[0] and "test_report" in lines[0]
     assert "try: test (python -c" in proc.stdout and "ok, tests not counted" in proc.stdout
+
+
+CARGO_AND_PYTEST = """print("5 passed in 0.01s")
+print("test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out")
+"""
+"""A script whose output holds a line pytest prints and one cargo prints: guessed, both count."""
+
+
+def test_the_config_names_the_runner_and_check_counts_by_it(tmp_path: Path) -> None:
+    """`test_runner` chooses the one reader: behind a script, cargo's summary is counted and a
+    line of another runner's is not; where the named runner's summary is missing, `--try` says
+    first that the tests are not counted; a name cardrunner cannot read is refused, listing
+    the ones it can."""
+    make_project(tmp_path)
+    (tmp_path / "runtests.py").write_text(CARGO_AND_PYTEST)
+    git(tmp_path, "add", "runtests.py")
+    script = json.dumps(["python", "runtests.py"])
+    _configure(tmp_path, 'write = ["src"]\n', f"test = {script}\n")
+    guessed = cli(tmp_path, "check", "--try", ".").stdout
+    assert "ok, 8 tests ran" in guessed, guessed  # pytest's 5 and cargo's 3: guessed, summed
+    assert f"{tmp_path.name}: tests counted from the summary the output shows" in guessed
+
+    _configure(tmp_path, 'write = ["src"]\n', f'test = {script}\ntest_runner = "cargo"\n')
+    named = cli(tmp_path, "check", "--try", ".")
+    assert named.returncode == 0, named.stdout
+    assert f"{tmp_path.name}: tests counted from cargo's summary (test_runner)" in named.stdout
+    assert "ok, 3 tests ran" in named.stdout and "not counted" not in named.stdout
+
+    _configure(tmp_path, 'write = ["src"]\n', f'test = {script}\ntest_runner = "go"\n')
+    first = cli(tmp_path, "check", "--try", ".").stdout.splitlines()[0]
+    assert first.startswith(
+        f"{tmp_path.name}: try: tests not counted (no go summary in the output; "
+        "test_runner = 'go'): a deleted test would not be noticed"
+    ), first
+
+    _configure(tmp_path, 'write = ["src"]\n', f'test = {script}\ntest_runner = "gotest"\n')
+    refused = cli(tmp_path, "check", ".")
+    assert refused.returncode == 1, refused.stdout
+    [line] = [ln for ln in refused.stdout.splitlines() if "test_runner" in ln]
+    assert "gotest" in line and all(f"'{n}'" in line for n in ("go", "ctest", "cargo")), line
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")

@@ -148,9 +148,11 @@ def test_the_repositorys_own_cards_pass_check() -> None:
     proc = cli(repo, "check", "cards")
     assert proc.returncode == 0, proc.stdout
     lines = proc.stdout.strip().splitlines()
-    # `check` first says which sandbox is in force for the workspace, then what it found.
+    # `check` first says which sandbox is in force for the workspace and how its tests are
+    # counted, then what it found.
     assert lines[-1] == "no problems found", proc.stdout
-    assert all(f"{repo.name}: sandbox: " in line for line in lines[:-1]), proc.stdout
+    assert lines[0].startswith(f"{repo.name}: sandbox: "), proc.stdout
+    assert all(line.startswith(f"{repo.name}: tests counted from ") for line in lines[1:-1])
 
 
 def test_a_missing_module_is_named_as_such_not_as_a_stale_transcript(tmp_path: Path) -> None:

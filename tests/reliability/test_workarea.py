@@ -322,6 +322,9 @@ async def test_a_failed_isolated_run_leaves_no_worktree_and_a_new_run_sees_none_
     assert failed[-1].reason == "max_rounds" and failed[-1].work_tree
     notes = [e.message for e in failed if isinstance(e, Notice)]
     assert any(f"kept as the tree {failed[-1].work_tree[:10]}" in n for n in notes), notes
+    made = "a new worktree for the run: git's checkout took"
+    [note] = [n for n in notes if n.startswith(made)]
+    assert note.endswith("(the card's next runs take it back)"), note
     assert only_parked(tmp_path)
     assert branches(tmp_path) == ["main"]  # its branch held no commit: gone, worktree pruned
     assert git(tmp_path, "worktree", "list", "--porcelain").count("worktree ") == 2  # + parked
@@ -339,6 +342,7 @@ async def test_a_failed_isolated_run_leaves_no_worktree_and_a_new_run_sees_none_
     assert (parked / "cardrunner.toml").stat().st_ino == kept, "the worktree was reused"
     assert not (parked / "__pycache__").exists() and not (parked / "src/leftover.py").exists()
     assert (parked / "tests" / "test_calc.py").read_text() == TEST, "tracked files reset"
+    assert not [e for e in second if isinstance(e, Notice) and e.message.startswith(made)]
 
 
 async def test_a_resumed_isolated_run_gets_its_own_files_back(tmp_path: Path) -> None:

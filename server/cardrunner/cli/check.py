@@ -26,6 +26,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import get_args
 
 from cardrunner.agent.events import ChecksRan
 from cardrunner.board.order import load_board, resolve
@@ -35,7 +36,7 @@ from cardrunner.config.loading import load_settings, repository_settings, user_s
 from cardrunner.config.packages import each_package, package_problems, root_write, said
 from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Settings
+from cardrunner.config.settings import Commands, Settings, TestRunner
 from cardrunner.config.settingsfiles import secret_refusal
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.groups import ProcessGroups
@@ -136,8 +137,10 @@ async def _checks(root: Path, settings: Settings, run_dir: Path) -> ChecksRan:
 
 
 _HOW_TO_COUNT = (
-    "name a JUnit file the test command writes in [commands] test_report, or run a runner "
-    "whose summary cardrunner reads (docs/verification.md)"
+    "name the runner in [commands] test_runner (one of "
+    + ", ".join(get_args(TestRunner))
+    + "), or a JUnit file the test command writes in [commands] test_report "
+    "(docs/configuration.md)"
 )
 
 
@@ -306,13 +309,25 @@ def check_paths(paths: list[Path], trying: bool = False) -> tuple[list[str], lis
 
 
 def sandbox_modes(paths: list[Path]) -> list[str]:
-    """The sandbox mode in force for each workspace of `paths`, one line each."""
+    """The sandbox mode in force for each workspace of `paths`, and how its tests are counted,
+    one line each."""
     roots = dict.fromkeys(find_root(p) for p in paths if p.exists())
     out = []
     for root in roots:
-        box = load_settings(root)[0].sandbox
+        settings = load_settings(root)[0]
+        box = settings.sandbox
         out.append(f"{root.name or root}: {describe(box.mode, box.network)}")
+        out += [f"{root.name or root}: {line}" for line in counting(settings.commands)]
     return out
+
+
+def counting(commands: Commands) -> list[str]:
+    """How the tests are counted: the user's JUnit report, else their runner's summary, else
+    the summary of whichever runner the output shows."""
+    named = commands.test_runner
+    ways = [f"the JUnit report {commands.test_report} (test_report)"] * bool(commands.test_report)
+    ways += [f"{named}'s summary (test_runner)" if named else "the summary the output shows"]
+    return ["tests counted from " + ", else ".join(ways)] if commands.test else []
 
 
 def add_parser(sub: Subparsers) -> None:

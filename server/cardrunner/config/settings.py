@@ -68,6 +68,11 @@ class ModelOverride(_Strict):
 
 
 Provider = Literal["anthropic", "bedrock", "vertex"]
+TestRunner = Literal[
+    "pytest", "unittest", "cargo", "go", "jest", "vitest", "mocha", "node", "tap",
+    "googletest", "catch2", "unity", "ctest",
+]  # fmt: skip
+"""The runners whose summary cardrunner reads (verify/testcounts.py's `RUNNERS`)."""
 
 
 class EndpointSettings(_Strict):
@@ -152,6 +157,12 @@ class Commands(_Strict):
         None,
         description="A JUnit XML file the test command writes (relative to the workspace): "
         "when it is written by the run, the tests are counted from it, not from the output.",
+    )
+    test_runner: TestRunner | None = Field(
+        None,
+        description="The runner whose summary the test command prints (go, ctest, cargo, "
+        "pytest, jest, …): the tests are counted from that runner's lines only, nothing "
+        "guessed. For a command cardrunner cannot tell by its output (`make test`).",
     )
     timeout_seconds: float = Field(
         600, gt=0, description="Build and test commands are killed after this."

@@ -21,6 +21,11 @@ from cardrunner.git.repo import GitError, GitRepo, not_option
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 
 
+PARALLEL = ("-c", "checkout.workers=0")
+"""A worktree's checkout writes files with one worker a core, not git's default one: 3–6 s
+instead of 18–32 s for 17,000 files on a loaded two-core machine (bench/RESULTS.md, issue 41)."""
+
+
 @dataclass
 class CardHistory:
     """Which commits carry which card's `Card:` trailer, and what each of them changed."""
@@ -75,9 +80,9 @@ class BranchRepo(GitRepo):
         not_option(branch, "branch")
         exists = await self._git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
         if exists.code == 0:
-            await self._git("worktree", "add", "--", str(path), branch)
+            await self._git(*PARALLEL, "worktree", "add", "--", str(path), branch)
         else:
-            await self._git("worktree", "add", "-b", branch, "--", str(path), "HEAD")
+            await self._git(*PARALLEL, "worktree", "add", "-b", branch, "--", str(path), "HEAD")
 
     async def park_worktree(self, path: Path, parked: Path) -> bool:
         """Move the worktree at `path` aside to `parked`, its HEAD detached so its branch is
@@ -105,7 +110,7 @@ class BranchRepo(GitRepo):
         )
         start = [branch] if known.code == 0 else ["-B", branch, (await self.head()) or "HEAD"]
         try:
-            await tree._git("checkout", "-q", "-f", *start)
+            await tree._git(*PARALLEL, "checkout", "-q", "-f", *start)
             await tree._git("clean", "-q", "-ffdx")
         except GitError:  # e.g. the kept branch is checked out elsewhere: make a fresh one
             await self.remove_worktree(path, force=True)

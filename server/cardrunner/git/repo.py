@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from cardrunner.card.record import unclosing
 from cardrunner.config.paths import STATE_DIR
 from cardrunner.config.secrets import visible
+from cardrunner.git.indexes import STAT_CONFIG, fill_index
 from cardrunner.git.process import GitOut, run_git
 from cardrunner.git.safety import BASE_CONFIG, LIST_CONFIG, command_args, git_env, overrides
 
@@ -69,6 +70,7 @@ class GitRepo:
         self.root = root
         self.build_output = tuple(build_output)
         """Globs of what builds write (`__pycache__` …): never a change, whether ignored or not."""
+        self._own_index: Path | None = None
 
     def _specs(self, paths: Sequence[str]) -> list[str]:
         return _specs(paths, self.build_output)
@@ -100,8 +102,12 @@ class GitRepo:
     async def _temp_index(self, tree: str | None) -> AsyncIterator[dict[str, str]]:
         """An index file of our own, filled from `tree` (None: empty); the user's stays put."""
         with tempfile.TemporaryDirectory(prefix="cardrunner-index-") as tmp:
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            await self._git("read-tree", *([tree] if tree else ["--empty"]), env=env)
+            index = Path(tmp) / "index"
+            env = {"GIT_INDEX_FILE": str(index)}
+            if tree:
+                await self.write_index(index, tree)
+            else:
+                await self._git("read-tree", "--empty", env=env)
             yield env
 
     async def is_repo(self) -> bool:
@@ -214,7 +220,8 @@ class GitRepo:
                 known.append(path)  # deleted from the working tree but in the index
         if not known:
             return
-        out = await self._git("add", "-A", "--", *self._specs(known), env=env, check=False)
+        add = [*STAT_CONFIG, "add", "-A", "--", *self._specs(known)]
+        out = await self._git(*add, env=env, check=False)
         # Naming an ignored folder makes git exit 1 after adding everything else: ignored files
         # are not part of a run's changes, so that is success here.
         if out.code != 0 and "ignored by one of your .gitignore files" not in out.stderr:
@@ -230,25 +237,6 @@ class GitRepo:
     async def snapshot(self, paths: list[str]) -> str:
         """A tree id holding tracked and untracked (not ignored) files under `paths` as now."""
         return (await self._tree_with(paths))[0]
-
-    async def _changes(self, base_tree: str, paths: list[str]) -> list[tuple[str, str]]:
-        """(status letter, root-relative path) between `base_tree` and the working tree now."""
-        if not paths:
-            return []
-        now = await self.snapshot(paths)
-        out = await self._git(
-            "diff", "--name-status", "-z", "--no-renames", "--relative", base_tree, now,
-            "--", *self._specs(paths),
-        )  # fmt: skip
-        items = out.items()
-        return [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
-
-    async def diff(self, base_tree: str, paths: list[str]) -> tuple[str, list[str]]:
-        """Unified diff from the snapshot `base_tree` to the working tree now, and the files."""
-        if not paths:
-            return "", []
-        raw, names = await self.diff_trees(base_tree, await self.snapshot(paths), paths)
-        return raw.decode("utf-8", errors="replace"), names
 
     async def diff_trees(self, old: str, new: str, paths: list[str]) -> tuple[bytes, list[str]]:
         """The diff from tree `old` to tree `new` under `paths` as git wrote it, byte for byte
@@ -301,7 +289,8 @@ class GitRepo:
         """
         head = await self.head()
         parent_tree = (await self._git("rev-parse", f"{head}^{{tree}}")).text if head else None
-        if tree == parent_tree or (head is None and not await self._tree_has_files(tree)):
+        empty = head is None and not (await self._git("ls-tree", "--name-only", tree)).stdout
+        if tree == parent_tree or empty:
             raise GitError(f"nothing to commit: no changes under {', '.join(paths)}")
         sha = await self._commit_object(tree, head, message)
         await self._git("reset", "-q", sha, "--", *self._specs(paths), check=False)
@@ -349,12 +338,14 @@ class GitRepo:
         await self._git("reset", "-q", sha, "--", *self._specs([path]), check=False)
         return sha
 
-    async def _tree_has_files(self, tree: str) -> bool:
-        return bool((await self._git("ls-tree", "--name-only", "-z", tree)).stdout)
-
     async def restore(self, base_tree: str, paths: list[str]) -> None:
         """Put the files under `paths` back to `base_tree`, byte for byte (index untouched)."""
-        changes = await self._changes(base_tree, paths)
+        if not paths:
+            return
+        now = await self.snapshot(paths)
+        common = ["--no-renames", "--relative", base_tree, now, "--", *self._specs(paths)]
+        items = (await self._git("diff", "--name-status", "-z", *common)).items()
+        changes = [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
         created = [path for status, path in changes if status == "A"]
         await asyncio.to_thread(_remove_created, self.root, created, paths)
         restored = [path for status, path in changes if status != "A"]
@@ -363,8 +354,12 @@ class GitRepo:
                 await self._git("checkout-index", "-f", "-q", "--", *restored, env=env)
 
     async def write_index(self, index: Path, tree: str) -> None:
-        """Fill the index file `index` (not the user's) with `tree`."""
-        await self._git("read-tree", tree, env={"GIT_INDEX_FILE": str(index)})
+        """Fill `index` (never the repository's own) with exactly `tree`, keeping the stat data
+        git has of files with the tree's content (`git/indexes.py`)."""
+        if self._own_index is None:
+            out = await self._git("rev-parse", "--path-format=absolute", "--git-path", "index")
+            self._own_index = Path(out.text)
+        await fill_index(self._git, self._own_index, index, tree)
 
     async def toplevel(self) -> Path:
         """The top folder of the working tree (where git runs hooks)."""

@@ -19,6 +19,9 @@ the review after the card (`review_prompt`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -96,6 +99,7 @@ def choose_model(
     from cardrunner.models.anthropic import AnthropicModel
     from cardrunner.models.endpoint import endpoint_of
 
+    threading.Thread(target=_import_sdk, name="sdk-import", daemon=True).start()
     return AnthropicModel(
         settings.model,
         settings.options,
@@ -103,6 +107,14 @@ def choose_model(
         endpoint=settings.endpoint,
         where=endpoint_of(settings.endpoint, env),
     )
+
+
+def _import_sdk() -> None:
+    """Import the SDK (~2 s) on a thread of its own while the run sets up its work area (a big
+    repository's worktree checkout, the baseline): else the first request imports it on the
+    loop, after all of that. A failed import is the first request's to report."""
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anthropic")
 
 
 async def _on_endpoint(o: RunOptions) -> tuple[RunOptions, list[str]]:

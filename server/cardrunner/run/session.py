@@ -100,7 +100,7 @@ class RunSession:
         self._live = mark_live(o.root, run.run_id, run.started.card)
         opening: list[Event] = [run.started]
         opening += [Notice(level="warning", message=w) for w in run.started.warnings]
-        opening += [Notice(message=n) for n in notes]
+        opening += [Notice(message=n) for n in [*run.area.notes, *notes]]
         for event in opening:
             run.log.write(event)
             yield event

@@ -35,8 +35,9 @@ import re
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -120,6 +121,9 @@ class WorkArea:
     card: str = ""
     """The card's identity: its next isolated run takes this run's worktree (`parked-<card>`)."""
     parked: bool = False
+    notes: list[str] = field(default_factory=list)
+    """What the user should know of where the run works: a new worktree and what git's checkout
+    of it cost (on a big repository most of a first run's start; `bench/big_repo.py` reads it)."""
 
     @property
     def root(self) -> Path:
@@ -178,6 +182,7 @@ class WorkArea:
         card: str,
     ) -> WorkArea:
         worktree = StatePaths(main.root).ensure().worktree(run_id)  # ignored before it exists
+        notes: list[str] = []
         branch = f"cardrunner/{run_id}"
         if worktree.exists() or worktree.is_symlink():
             if await asyncio.to_thread(worktree.resolve) not in await main.worktrees():
@@ -191,7 +196,11 @@ class WorkArea:
             await main.prune_worktrees()  # a folder deleted by hand
             parked = worktree.with_name(f"parked-{card}") if card else None
             if parked is None or not await main.take_worktree(parked, worktree, branch):
+                started = time.monotonic()
                 await main.add_worktree(worktree, branch)  # a resume's kept branch is reused
+                made = time.monotonic() - started
+                again = " (the card's next runs take it back)" if card else ""
+                notes.append(f"a new worktree for the run: git's checkout took {made:.2f} s{again}")
             await seed_worktree(main, worktree, main.build_output)  # what an install generated
         git = GitRepo(worktree, main.build_output)
         if resume_work is not None:
@@ -201,7 +210,7 @@ class WorkArea:
         else:  # the branch as it is now, which the card's commits may have moved
             base = (await carried(git, paths, [resume_base]))[resume_base]
         ignored = await git.ignored_files(paths)
-        return cls(main, git, paths, base, worktree, branch, ignored, card)
+        return cls(main, git, paths, base, worktree, branch, ignored, card, notes=notes)
 
     async def finish(self, result: RunFinished) -> tuple[RunFinished, str]:
         """Keep or undo the run's changes; returns the result to record and a note for the user."""

@@ -216,11 +216,11 @@ def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
     return chosen, len(errors) + len(warnings) - len(chosen)
 
 
-def counted(output: str) -> str:
+def counted(output: str, runner: str | None = None) -> str:
     """The runner's own count of a test run, first in `run_tests`'s result: the tail of the
     output may be one part of it (`cargo test` ends with its doc-tests), and this is the count
     the runner holds a change to (fewer tests than at the start is not Done)."""
-    reading = read_counts(output)
+    reading = read_counts(output, runner)
     if (n := reading.count) is None:
         return (
             f"Counted by the runner: no count ({reading.why}): a deleted test would not be noticed."
@@ -232,15 +232,17 @@ def counted(output: str) -> str:
     )
 
 
-def summarize_output(result: CommandResult, label: str, count: bool = False) -> str:
-    """A verdict line, for tests the runner's count, the error and warning lines (errors
-    first), then the tail of the output."""
+def summarize_output(
+    result: CommandResult, label: str, count: bool = False, runner: str | None = None
+) -> str:
+    """A verdict line, for tests the runner's count (`runner`: the configured test runner's),
+    the error and warning lines (errors first), then the tail of the output."""
     head = [
         _headline(result, label),
         f"Command: {shlex.join(result.argv)} ({result.ms / 1000:.1f} s)",
     ]
     if count and not result.spawn_error and not result.timed_out:
-        head.append(counted(result.output))
+        head.append(counted(result.output, runner))
     if result.spawn_error:
         return "\n".join([*head, result.spawn_error])
     lines = [ln.rstrip()[:_MAX_LINE] for ln in result.output.splitlines() if ln.strip()]
@@ -302,7 +304,7 @@ def command_tools(
         problems = await asyncio.to_thread(parse_problems, result.output, root, seen_as, where)
         why = [] if result.ok else decisive(result.output)
         ctx.emit(BuildChecked(tool=tool, ok=result.ok, problems=problems, why=why))
-        text = summarize_output(result, label, count=tool == "run_tests")
+        text = summarize_output(result, label, tool == "run_tests", commands.test_runner)
         if tool == "build_app" and app.running:
             text += "\nNote: the app is still running the previous build; start_app restarts it."
         if result.timed_out:  # the command could not do its job: an error, not a verdict

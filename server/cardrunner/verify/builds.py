@@ -185,7 +185,7 @@ class RunnerChecks:
             cases = read_report(report) if fresh else None
             if cases is not None:
                 return Reading(from_junit(cases))
-        return read_counts(result.output)
+        return read_counts(result.output, self.commands.test_runner)
 
     def only_known_failures(self, ran: ChecksRan) -> bool:
         """The tests failed, but only tests that failed at the start of the run too.

@@ -46,10 +46,11 @@ class GitAreaState:
     """The write area's fingerprint is its git tree: equal trees, byte-identical files.
 
     It is `git.snapshot(paths)` — HEAD's tree with the write area as it is now — taken
-    incrementally: one index of our own is kept for the run (read from HEAD again only when
-    HEAD moves), so each fingerprint after the first stats the write area's files and hashes
-    only those that changed. A fresh index per fingerprint knew no file's stat and hashed the
-    whole write area before and after every tool call (0.6 s on a 17,000-file repository)."""
+    incrementally: one index of our own is kept for the run (begun from the repository's own
+    index, read from HEAD again only when HEAD moves, its stat data kept), so each fingerprint
+    stats the write area's files and hashes only those that changed. A fresh index per
+    fingerprint knew no file's stat and hashed the whole write area before and after every tool
+    call (0.6 s on a 17,000-file repository)."""
 
     git: GitRepo
     paths: list[str]
@@ -65,8 +66,8 @@ class GitAreaState:
             weakref.finalize(self, shutil.rmtree, folder, True)
             self._index = Path(folder) / "index"
         env = {"GIT_INDEX_FILE": str(self._index)}
-        if head != self._head:
-            await self.git._git("read-tree", head, env=env)
+        if head != self._head:  # the stat data kept: a commit does not make every file new
+            await self.git.write_index(self._index, head)
             self._head = head
         await self.git._add_paths(self.paths, env)
         return (await self.git._git("write-tree", env=env)).text

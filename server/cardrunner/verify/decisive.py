@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from cardrunner.verify.testcounts import plain
+from cardrunner.verify.runneroutput import plain
 
 Kind = Literal["error", "warning"]
 

@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import Literal
 
 MAX_CHARS = 20_000_000
+_ANSI_RE = re.compile(
+    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]"
+)
 _DOCUMENT_RE = re.compile(r"<testsuites?[\s>].*</testsuites?>", re.DOTALL)
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -94,6 +97,11 @@ _ANCHOR_RE = re.compile(
     r"|> (?:nx run )?(@?[\w.-]+(?:/[\w.-]+)?):[\w-])",
     re.MULTILINE,
 )
+
+
+def plain(output: str) -> str:
+    """The output without colour codes, with a carriage return read as a new line."""
+    return _ANSI_RE.sub("", output).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def by_prefix(text: str) -> list[tuple[str, str]]:

@@ -18,7 +18,8 @@ that count, any other by ctest's own line.
 A test that was skipped did not run: `ran` counts only what executed, so skipping a failing test
 lowers it (a GoogleTest `DISABLED_` test is skipped too). When no reader finds anything the count
 is `None`, with the reason, and the runner says so in the review and the commit instead of
-silently not guarding.
+silently not guarding. Where the user's config names the runner (`test_runner`), only that
+runner's reader is asked (`RUNNERS`): its count, or none, is never another runner's guess.
 """
 
 from __future__ import annotations
@@ -28,11 +29,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from cardrunner.verify.runneroutput import JunitCase, by_prefix, go_hint, junit_cases
+from cardrunner.verify.runneroutput import JunitCase, by_prefix, go_hint, junit_cases, plain
 
-_ANSI_RE = re.compile(
-    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]"
-)
 UNKNOWN = "unknown runner output"
 
 
@@ -67,11 +65,6 @@ class Reading:
 
     count: TestCount | None
     why: str = ""
-
-
-def plain(output: str) -> str:
-    """The output without colour codes, with a carriage return read as a new line."""
-    return _ANSI_RE.sub("", output).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _count(runner: str, passed: int, failed: int, skipped: int, ids: list[str]) -> TestCount:
@@ -350,6 +343,13 @@ def ctest(text: str, inside: frozenset[str] = frozenset()) -> Iterator[TestCount
         yield _count("ctest", len(outcomes) - len(ids) - sum(skip), len(ids), sum(skip), ids)
 
 
+RUNNERS: dict[str, Callable[[str], Iterator[TestCount]]] = {
+    "pytest": pytest, "unittest": unittest, "cargo": cargo, "go": go, "jest": jest,
+    "vitest": vitest, "mocha": mocha, "node": tap, "tap": tap, "googletest": gtest,
+    "catch2": catch2, "unity": unity, "ctest": ctest,
+}  # fmt: skip
+"""The runners `[commands] test_runner` may name (config/settings.py's `TestRunner`), each with
+the one reader of its summary; "ctest" reads its executables and the frameworks inside them."""
 READERS: tuple[Callable[[str], Iterator[TestCount]], ...] = (
     pytest,
     unittest,
@@ -366,15 +366,17 @@ READERS: tuple[Callable[[str], Iterator[TestCount]], ...] = (
 )
 
 
-def read_counts(output: str) -> Reading:
+def read_counts(output: str, runner: str | None = None) -> Reading:
     """Every runner's totals in `output`, summed, each task runner's package (and each ctest
-    executable) read on its own; or no count and why."""
+    executable) read on its own; or no count and why. `runner` (the user's `test_runner`):
+    only that runner's summary is read, nothing guessed from lines another runner could print."""
     text = plain(output)
+    readers = READERS if runner in (None, "ctest") else (RUNNERS[runner],)
     found: list[TestCount] = []
     inside: set[str] = set()
     rest, unprefixed = text, list[TestCount]()
     for prefix, lines in by_prefix(text):
-        counts = [count for reader in READERS for count in reader(lines)]
+        counts = [count for reader in readers for count in reader(lines)]
         if not prefix:
             rest, unprefixed = lines, counts
         elif counts and prefix.isdigit():
@@ -383,10 +385,13 @@ def read_counts(output: str) -> Reading:
             counts = [replace(c, failed_ids=tuple(f"{prefix}: {i}" for i in c.failed_ids))
                       for c in counts]  # fmt: skip
         found += counts
-    if whole := list(ctest(rest, frozenset(inside))):  # ctest without -V: only failures show
+    if runner in (None, "ctest") and (
+        whole := list(ctest(rest, frozenset(inside)))
+    ):  # ctest without -V: only failures show
         found = [c for c in found if c not in unprefixed] + whole  # output, so count executables
     if not found:
-        return Reading(None, go_hint(text) or UNKNOWN)
+        named = f"no {runner} summary in the output; test_runner = {runner!r}" if runner else ""
+        return Reading(None, go_hint(text) or named or UNKNOWN)
     total = found[0]
     for count in found[1:]:
         total += count

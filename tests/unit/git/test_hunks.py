@@ -40,7 +40,7 @@ async def diff_of(root: Path) -> tuple[GitRepo, str, str]:
     repo = GitRepo(root)
     base = await repo.snapshot(["src"])
     change_two_places(root)
-    diff, _ = await repo.diff(base, ["src"])
+    diff = (await repo.diff_trees(base, await repo.snapshot(["src"]), ["src"]))[0].decode()
     return repo, base, diff
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,14 @@ BINARY = bytes(range(256)) * 4
 def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
     return done.stdout.strip()
+
+
+async def diff(g: GitRepo, base: str, paths: list[str]) -> tuple[str, list[str]]:
+    """The diff from the snapshot `base` to the working tree now, and its files."""
+    if not paths:
+        return "", []
+    raw, names = await g.diff_trees(base, await g.snapshot(paths), paths)
+    return raw.decode("utf-8", errors="replace"), names
 
 
 def write(path: Path, content: str | bytes) -> None:
@@ -97,7 +106,7 @@ async def test_snapshot_diff_restore_round_trip(repo: Path) -> None:
     write(repo / "src" / "untracked_before.txt", "changed by the run\n")
     (repo / "src" / "a.py").chmod(0o755)
 
-    text, files = await g.diff(base, ["src"])
+    text, files = await diff(g, base, ["src"])
     assert files == [
         "src/a.py",
         "src/data.bin",
@@ -122,7 +131,7 @@ async def test_snapshot_diff_restore_round_trip(repo: Path) -> None:
     assert (repo / "src" / "build.log").read_text() == "ignored\n"  # ignored: not ours
     assert (repo / "docs" / "outside.md").read_text() == "user edit outside paths\n"
     assert index_bytes(repo) == index_before
-    assert await g.diff(base, ["src"]) == ("", [])
+    assert await diff(g, base, ["src"]) == ("", [])
 
 
 async def test_restore_swaps_files_and_folders(repo: Path) -> None:
@@ -211,7 +220,7 @@ async def test_workspace_in_a_subfolder(repo: Path) -> None:
     write(ws / "src" / "n.py", "new\n")
     write(repo / "src" / "a.py", "same name, other folder\n")
     assert await g.dirty_files(["src"]) == ["src/m.py", "src/n.py"]
-    text, files = await g.diff(base, ["src"])
+    text, files = await diff(g, base, ["src"])
     assert files == ["src/m.py", "src/n.py"] and "a/src/m.py" in text
     await g.restore(base, ["src"])
     assert (ws / "src" / "m.py").read_text() == "m\n" and not (ws / "src" / "n.py").exists()
@@ -268,12 +277,12 @@ async def test_cardrunner_folder_is_never_part_of_a_change(repo: Path) -> None:
     write(repo / ".cardrunner" / "runs" / "r1.jsonl", "{}\n")
     write(repo / "src" / "a.py", "changed\n")
     assert await g.dirty_files(["."]) == ["src/a.py"]
-    assert (await g.diff(base, ["."]))[1] == ["src/a.py"]
+    assert (await diff(g, base, ["."]))[1] == ["src/a.py"]
     sha = await g.commit(["."], "whole workspace")
     assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
     await g.restore(base, ["."])
     assert (repo / ".cardrunner" / "runs" / "r1.jsonl").exists()
-    assert await g.dirty_files([]) == [] and await g.diff(base, []) == ("", [])
+    assert await g.dirty_files([]) == [] and await diff(g, base, []) == ("", [])
 
 
 async def test_missing_git_is_a_git_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,7 +303,7 @@ async def test_ignored_cardrunner_folder_does_not_break_add(repo: Path) -> None:
         g = GitRepo(root)
         base = await g.snapshot(["."])
         write(root / "src" / "new.py", "n\n")
-        assert "src/new.py" in (await g.diff(base, ["."]))[1]
+        assert "src/new.py" in (await diff(g, base, ["."]))[1]
         await g.restore(base, ["."])
         assert not (root / "src" / "new.py").exists()
         assert (root / ".cardrunner" / "runs" / "r.jsonl").exists()
@@ -308,7 +317,7 @@ async def test_an_ignored_write_folder_is_left_out(repo: Path) -> None:
     base = await g.snapshot(["src", "build"])
     write(repo / "src" / "a.py", "changed\n")
     write(repo / "build" / "out.o", "rebuilt\n")
-    assert (await g.diff(base, ["src", "build"]))[1] == ["src/a.py"]
+    assert (await diff(g, base, ["src", "build"]))[1] == ["src/a.py"]
     sha = await g.commit(["src", "build"], "only the source")
     assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
 
@@ -340,7 +349,7 @@ async def test_build_output_git_does_not_ignore_is_never_a_change(repo: Path) ->
         "src/pkg.egg-info/PKG-INFO",
     ]
     write(repo / "src" / "a.py", "changed\n")
-    _, files = await g.diff(before, ["src"])
+    _, files = await diff(g, before, ["src"])
     assert files == ["src/a.py"]
     sha = await g.commit(["src"], "change a")
     assert git(repo, "show", "--name-only", "--format=", sha) == "src/a.py"
@@ -359,3 +368,81 @@ async def test_ignored_folders_elsewhere_are_not_dirty_settings(repo: Path) -> N
     assert await g.dirty_files(["cardrunner.toml", ".mcp.json"], ignored=True) == []
     write(repo / "cardrunner.log", "ignored but asked about\n")
     assert await g.dirty_files(["cardrunner.log"], ignored=True) == ["cardrunner.log"]
+
+
+def fresh_snapshot(root: Path, paths: list[str]) -> str:
+    """What a snapshot was before our indexes kept stat data: HEAD read fresh, `git add -A`."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(root.parent / "fresh-index")}
+    for args in (["read-tree", "HEAD"], ["add", "-A", "--", *paths]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, capture_output=True, text=True)
+    Path(env["GIT_INDEX_FILE"]).unlink()
+    return tree.stdout.strip()
+
+
+def entry_sizes(root: Path, index: Path) -> dict[str, int]:
+    """Each entry's recorded size in `index` (0: no stat data, git hashes the file to compare)."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    out = subprocess.run(
+        ["git", "ls-files", "--debug"], cwd=root, env=env, capture_output=True, text=True
+    ).stdout
+    names = [line for line in out.splitlines() if not line.startswith(" ")]
+    sizes = [
+        int(line.split("size: ")[1].split()[0]) for line in out.splitlines() if "size: " in line
+    ]
+    return dict(zip(names, sizes, strict=True))
+
+
+async def test_an_index_of_ours_keeps_the_stat_data_of_the_repositorys_own(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A snapshot's index begins with what git knows of each file, so `git add` hashes only the
+    files that changed; the user's index is only read."""
+    git(repo, "status")  # the user's index holds every file's stat
+    before = index_bytes(repo)
+    g = GitRepo(repo)
+    index = tmp_path / "ours"
+    await g.write_index(index, git(repo, "rev-parse", "HEAD"))
+    assert entry_sizes(repo, index)["src/a.py"] == len("one\ntwo\nthree\n")
+    write(repo / "src" / "a.py", "changed\n")  # a file whose content is not the tree's: no stat
+    git(repo, "add", "src/a.py")
+    index.unlink()
+    await g.write_index(index, git(repo, "rev-parse", "HEAD"))
+    sizes = entry_sizes(repo, index)
+    assert sizes["src/a.py"] == 0 and sizes["src/old.txt"] == len("old\n")
+    assert git(repo, "ls-files", "-s", "src/a.py") != git(repo, "ls-tree", "HEAD", "src/a.py")
+    assert index_bytes(repo) != before  # (the `git add` above), and ours did not write it:
+    assert git(repo, "diff", "--cached", "--name-only") == "src/a.py"
+
+
+async def test_a_snapshot_sees_every_change_whatever_the_users_index_holds(repo: Path) -> None:
+    """Staged work, a file marked assume-unchanged or skip-worktree, a repository config that
+    trusts stat data blindly: the snapshot is the tree a fresh index gives, byte for byte."""
+    git(repo, "config", "core.ignoreStat", "true")
+    git(repo, "config", "core.trustctime", "false")
+    git(repo, "config", "core.checkStat", "minimal")
+    git(repo, "config", "core.untrackedCache", "true")
+    write(repo / "src" / "old.txt", "staged\n")
+    git(repo, "add", "src/old.txt")
+    git(repo, "update-index", "--assume-unchanged", "src/a.py")
+    write(repo / "src" / "a.py", "one\ntwo\nthree!\n")  # same size, hidden from `git status`
+    git(repo, "update-index", "--skip-worktree", "src/data.bin")
+    (repo / "src" / "data.bin").unlink()
+    write(repo / "src" / "new.py", "x = 1\n")
+    git(repo, "status")
+    before = index_bytes(repo)
+    g = GitRepo(repo)
+    snapshot = await g.snapshot(["src"])
+    assert snapshot == fresh_snapshot(repo, ["src"])
+    _, files = await diff(g, git(repo, "rev-parse", "HEAD^{tree}"), ["src"])
+    assert files == ["src/a.py", "src/data.bin", "src/new.py", "src/old.txt"]
+    assert index_bytes(repo) == before
+
+
+async def test_a_snapshot_after_the_user_staged_nothing_still_sees_an_edit(repo: Path) -> None:
+    """The ordinary case the stat data speeds up: an edit after `git status` is hashed."""
+    git(repo, "status")
+    g = GitRepo(repo)
+    base = await g.snapshot(["src"])
+    write(repo / "src" / "a.py", "one\ntwo\nTHREE\n")  # same size, within the same second
+    assert await g.snapshot(["src"]) == fresh_snapshot(repo, ["src"]) != base

@@ -86,7 +86,8 @@ async def _every_operation(root: Path, tmp_path: Path) -> None:
     (root / "src" / "new.py").write_text("x = 1\n")
     assert await repo.dirty_files(["src"]) == ["src/calc.py", "src/new.py"]
     await repo.ignored_files(["src"])
-    diff, files = await repo.diff(base, ["src"])
+    raw, files = await repo.diff_trees(base, await repo.snapshot(["src"]), ["src"])
+    diff = raw.decode()
     assert files == ["src/calc.py", "src/new.py"] and "+    return a + b" in diff
     assert await repo.show_file(base, "src/calc.py") == b"def add(a, b):\n    return a - b\n"
     worktree = tmp_path / "wt"

@@ -135,7 +135,8 @@ async def ask_review(editor: InProcessEditor, project: Project) -> tuple[Path, a
     repo = GitRepo(project.root)
     base = await repo.snapshot(["src"])
     (project.root / "src" / "app.py").write_text(AFTER)
-    diff, files = await repo.diff(base, ["src"])
+    raw, files = await repo.diff_trees(base, await repo.snapshot(["src"]), ["src"])
+    diff = raw.decode()
     request = ReviewRequest(
         run_id="20261201-120000-review",
         card_title="Friendly greeting",

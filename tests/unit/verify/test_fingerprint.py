@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -77,5 +78,32 @@ def test_the_incremental_fingerprint_is_the_snapshot(tmp_path_factory, steps) ->
         for kind, name, n in steps:
             apply(root, kind, name, n)
             assert await state.fingerprint() == await git_repo.snapshot(["src"]), (kind, name)
+
+    asyncio.run(check())
+
+
+def test_a_repositorys_config_cannot_make_a_rewrite_invisible(tmp_path: Path) -> None:
+    """The kept index trusts stat data only as far as git does by default: a repository whose
+    config says to ignore stat changes or ctime (it arrives with the code) still has a same-size
+    rewrite with its old mtime put back seen by the next fingerprint (its ctime moved on: git
+    compares whole seconds, so the rewrite comes in a later second than git's look)."""
+    git_repo = repo(tmp_path)
+    for key, value in (("core.ignoreStat", "true"), ("core.trustctime", "false")):
+        git(tmp_path, "config", key, value)
+    git(tmp_path, "config", "core.checkStat", "minimal")
+    state = GitAreaState(git_repo, ["src"])
+    path = tmp_path / "src" / "a.py"
+    old = path.stat()
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns - 5_000_000_000))  # not racy
+
+    async def check() -> None:
+        before = await state.fingerprint()
+        await state.fingerprint()  # the kept index now holds the file's stat
+        again = path.stat()
+        await asyncio.sleep(max(0.0, int(again.st_ctime) + 1.01 - time.time()))
+        assert time.time() >= int(again.st_ctime) + 1  # the clock's second is past the ctime's
+        path.write_text("a = 9\n")  # same size
+        os.utime(path, ns=(again.st_atime_ns, again.st_mtime_ns))
+        assert await state.fingerprint() != before
 
     asyncio.run(check())

@@ -14,12 +14,15 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cardrunner.verify.testcounts import UNKNOWN, TestCount, plain, read_counts
+from cardrunner.config.settings import TestRunner
+from cardrunner.verify.runneroutput import plain
+from cardrunner.verify.testcounts import RUNNERS, UNKNOWN, TestCount, read_counts
 
 DATA = Path(__file__).parents[2] / "data" / "runner_output"
 
@@ -259,3 +262,56 @@ def test_node_test_run_for_real(tmp_path: Path) -> None:
     )
     output = _run(["node", "--test"], tmp_path)
     assert read_counts(output).count == TestCount(2, 1, 1, 1, ("bad",), "tap"), output
+
+
+NAMED = {
+    "pytest.txt": "pytest",
+    "unittest.txt": "unittest",
+    "cargo_nofailfast.txt": "cargo",
+    "go_test_v.txt": "go",
+    "go_test_json.txt": "go",
+    "jest.txt": "jest",
+    "vitest.txt": "vitest",
+    "mocha.txt": "mocha",
+    "node_test_tap.txt": "node",
+    "gtest.txt": "googletest",
+    "catch2.txt": "catch2",
+    "unity.txt": "unity",
+    "ctest_verbose.txt": "ctest",
+    "ctest_plain.txt": "ctest",
+}
+"""Captured output and the `test_runner` a user of that runner would name."""
+
+
+@pytest.mark.parametrize(("name", "runner"), sorted(NAMED.items()))
+def test_naming_the_runner_reads_the_same_count(name: str, runner: str) -> None:
+    text = (DATA / name).read_text()
+    assert read_counts(text, runner) == read_counts(text)
+    others = [r for r in RUNNERS if RUNNERS[r] is not RUNNERS[runner] and r != "ctest"]
+    for other in others if runner != "ctest" else []:  # (ctest's frameworks print inside it)
+        # another runner's name never takes this output for its own
+        assert read_counts(text, other).count is None, other
+
+
+def test_a_named_runner_counts_only_its_own_summary() -> None:
+    """npm test running vitest, then mocha: guessed, both count; named, only the one."""
+    text = (DATA / "npm_test_vitest_mocha.txt").read_text()
+    both, vitest = read_counts(text).count, read_counts(text, "vitest").count
+    assert both is not None and vitest is not None
+    assert vitest.runner == "vitest" and 0 < vitest.ran < both.ran
+    missing = read_counts("all fine, says the custom runner\n", "cargo")
+    assert missing.count is None
+    assert missing.why == "no cargo summary in the output; test_runner = 'cargo'"
+
+
+def test_a_package_prefixed_summary_is_read_for_the_named_runner() -> None:
+    text = (DATA / "mono_turbo.txt").read_text()
+    guessed = read_counts(text).count
+    assert guessed is not None
+    runner = guessed.runner.split(" + ")[0].split()[0]
+    named = read_counts(text, {"cargo": "cargo", "tap": "node"}.get(runner, runner)).count
+    assert named is not None and named.ran > 0
+
+
+def test_the_settings_take_exactly_the_runners_cardrunner_reads() -> None:
+    assert set(get_args(TestRunner)) == set(RUNNERS)
