@@ -36,7 +36,7 @@ from cardrunner.config.loading import load_settings, repository_settings, user_s
 from cardrunner.config.packages import each_package, package_problems, root_write, said
 from cardrunner.config.paths import StatePaths, escapes, find_root
 from cardrunner.config.readfile import read_regular
-from cardrunner.config.settings import Commands, Settings, TestRunner
+from cardrunner.config.settings import Settings, TestRunner
 from cardrunner.config.settingsfiles import secret_refusal
 from cardrunner.processes.bwrapprobe import probe
 from cardrunner.processes.groups import ProcessGroups
@@ -46,7 +46,7 @@ from cardrunner.run.choices import choice_problems
 from cardrunner.run.liveness import live_cards
 from cardrunner.run.workarea import command_env, run_sandbox
 from cardrunner.tools.mcp.readiness import server_problems
-from cardrunner.verify.builds import RunnerChecks, not_counted
+from cardrunner.verify.builds import RunnerChecks, counting, not_counted
 
 _SHELL_RE = re.compile(r"&&|\|\||[|;<>`]|\$\(")
 OWN_CONFIG = ("cardrunner.toml", ".mcp.json")
@@ -319,15 +319,6 @@ def sandbox_modes(paths: list[Path]) -> list[str]:
         out.append(f"{root.name or root}: {describe(box.mode, box.network)}")
         out += [f"{root.name or root}: {line}" for line in counting(settings.commands)]
     return out
-
-
-def counting(commands: Commands) -> list[str]:
-    """How the tests are counted: the user's JUnit report, else their runner's summary, else
-    the summary of whichever runner the output shows."""
-    named = commands.test_runner
-    ways = [f"the JUnit report {commands.test_report} (test_report)"] * bool(commands.test_report)
-    ways += [f"{named}'s summary (test_runner)" if named else "the summary the output shows"]
-    return ["tests counted from " + ", else ".join(ways)] if commands.test else []
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -25,9 +25,9 @@ from cardrunner.processes.sandbox import Sandbox
 from cardrunner.tools.base import Followed, FunctionTool, Handler, check_test_args
 from cardrunner.tools.base import schema as make_schema
 from cardrunner.tools.guard import PathGuard
+from cardrunner.verify.builds import counted
 from cardrunner.verify.decisive import classify, decisive
 from cardrunner.verify.runneroutput import counting_argv
-from cardrunner.verify.testcounts import read_counts
 
 _POINTER_RE = re.compile(r"^\s*-->\s*(?P<where>\S.*?)\s*$")
 _SECTION_RE = re.compile(r"^[=_-]{3,} [A-Z][A-Z ]+ [=_-]{3,}$")
@@ -214,22 +214,6 @@ def _relevant_lines(lines: list[str]) -> tuple[list[str], int]:
         chosen.append(line)
         used += len(line) + 1
     return chosen, len(errors) + len(warnings) - len(chosen)
-
-
-def counted(output: str, runner: str | None = None) -> str:
-    """The runner's own count of a test run, first in `run_tests`'s result: the tail of the
-    output may be one part of it (`cargo test` ends with its doc-tests), and this is the count
-    the runner holds a change to (fewer tests than at the start is not Done)."""
-    reading = read_counts(output, runner)
-    if (n := reading.count) is None:
-        return (
-            f"Counted by the runner: no count ({reading.why}): a deleted test would not be noticed."
-        )
-    skipped = f", {n.skipped} skipped" if n.skipped else ""
-    return (
-        f"Counted by the runner: {n.ran} tests ran, {n.passed} passed, {n.failed} failed"
-        f"{skipped} ({n.runner})."
-    )
 
 
 def summarize_output(

@@ -295,6 +295,31 @@ def not_counted(why: str | None) -> str:
     return f"tests not counted ({why or UNKNOWN}): a deleted test would not be noticed"
 
 
+def counted(output: str, runner: str | None = None) -> str:
+    """The runner's own count of a test run, first in `run_tests`'s result: the tail of the
+    output may be one part of it (`cargo test` ends with its doc-tests), and this is the count
+    the runner holds a change to (fewer tests than at the start is not Done)."""
+    reading = read_counts(output, runner)
+    if (n := reading.count) is None:
+        return (
+            f"Counted by the runner: no count ({reading.why}): a deleted test would not be noticed."
+        )
+    skipped = f", {n.skipped} skipped" if n.skipped else ""
+    return (
+        f"Counted by the runner: {n.ran} tests ran, {n.passed} passed, {n.failed} failed"
+        f"{skipped} ({n.runner})."
+    )
+
+
+def counting(commands: Commands) -> list[str]:
+    """How the tests are counted: the user's JUnit report, else their runner's summary, else
+    the summary of whichever runner the output shows."""
+    named = commands.test_runner
+    ways = [f"the JUnit report {commands.test_report} (test_report)"] * bool(commands.test_report)
+    ways += [f"{named}'s summary (test_runner)" if named else "the summary the output shows"]
+    return ["tests counted from " + ", else ".join(ways)] if commands.test else []
+
+
 def _test_check(ran: ChecksRan | None) -> CheckRun | None:
     return next((c for c in ran.checks if c.kind == "test"), None) if ran else None
 
