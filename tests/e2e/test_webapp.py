@@ -7,7 +7,9 @@ The card's two criteria can only be seen in the browser. With the fix the run en
 criteria verified by the browser's calls, and no browser file in the work tree or the commit. A
 wrong fix (the words in comments only) does not end Done, whether the model cites the browser
 (the words are not on the page) or `read_file` of the source (reading it is no observation of
-the app), and leaves no commit on the user's branch.
+the app), and leaves no commit on the user's branch. Nor does one whose words the browser showed
+where the app is not — a `data:` page, a page on another port, the app's page rewritten by a
+`javascript:` URL — and a file name the model gives the browser writes nothing into the tree.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tests.support.webapp import (
     LOGIN_SAYS,
     POSTS_SAY,
     WebApp,
+    forged_transcript,
     good_transcript,
     make_webapp,
     play_dishonest,
@@ -91,3 +94,28 @@ def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Pat
     touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
     assert set(touched) <= {app.card}, f"the wrong fix was committed: {touched}"
     _no_browser_files(app, f"{start}..main")
+
+
+def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -> None:
+    app = make_webapp(tmp_path / "flaskr")
+    transcript = app.play("forged", forged_transcript(app.root, app.port))
+    start = git(app.root, "rev-parse", "HEAD").strip()
+
+    played = play_dishonest(app, transcript)
+
+    result, refused = played["result"], "\n".join(played["refused"])
+    assert result["status"] != "done", json.dumps(result)[:3000]
+    assert _state(app) != "Done"
+    assert f"toolu_data, round 7) saw data:text/html,<p>{POSTS_SAY}</p>, not the app" in refused
+    assert f"toolu_decoy, round 10) saw http://localhost:{app.port + 1}/, not the app" in refused
+    assert "browser_navigate" in refused and "put your own script or content" in refused
+    assert not any(e["status"] == "verified" for e in result.get("ledger", [])), result["ledger"]
+    touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
+    assert set(touched) <= {app.card}, f"the forged evidence was committed: {touched}"
+    _no_browser_files(app, f"{start}..main")
+    # The browser's file names: out of its folder refused, into it kept there, not in the tree.
+    assert "outside allowed roots" in refused, refused
+    assert not (app.root / "flaskr" / "shot.png").exists()
+    assert not (app.root / "flaskr" / "templates" / "blog" / "index.html.png").exists()
+    (kept,) = (app.root / ".cardrunner" / "runs").glob("*/mcp/browser/flaskr/shot.png")
+    assert kept.stat().st_size > 0

@@ -49,11 +49,8 @@ if TYPE_CHECKING:
     from cardrunner.config.settingsfiles import McpServer
     from cardrunner.verify.calls import ObservedCall
 
-_DRIVER = re.compile(
-    r"playwright|puppeteer|chrome-devtools|browser|selenium|webdriver|cardrunner\.uiserver"
-    r"|\buiserver\b",
-    re.IGNORECASE,
-)
+_BROWSER = r"playwright|puppeteer|chrome-devtools|browser|selenium|webdriver"
+_DRIVER = re.compile(_BROWSER + r"|cardrunner\.uiserver|\buiserver\b", re.IGNORECASE)
 APP_TOOLS = frozenset({"start_app", "stop_app"})
 """Built-in tools whose results are the running app's own output."""
 _PAGE_URL = re.compile(r"^- Page URL: (\S+)", re.MULTILINE)
@@ -105,6 +102,12 @@ def server_observes(name: str, spec: McpServer) -> bool:
         return spec.observes
     said = " ".join([name, spec.command or "", *spec.args, spec.url or ""])
     return _DRIVER.search(said) is not None
+
+
+def drives_browser(name: str, spec: McpServer) -> bool:
+    """Does the MCP server `name` look like a browser driver (by name, command, args or URL)?"""
+    said = " ".join([name, spec.command or "", *spec.args, spec.url or ""])
+    return re.search(_BROWSER, said, re.IGNORECASE) is not None
 
 
 def _tool_prefix(server: str) -> str:
