@@ -316,9 +316,11 @@ class Evidence:
 
     def _app_problems(self, index: int, cites: list[tuple[str, str]]) -> list[str]:
         """An app criterion rests on a call that observed the app, and the app showed no error."""
-        problems: list[str] = []
-        seen = [self.calls.calls[call] for call, _ in cites]
-        why = [self.witnesses.refusal(c, self.calls.calls.values()) for c in seen]
+        seen, every = [self.calls.calls[call] for call, _ in cites], self.calls.calls.values()
+        problems = self.witnesses.typed(
+            [(c, q) for c, (_, q) in zip(seen, cites, strict=True)], every
+        )
+        why = [self.witnesses.refusal(c, every) for c in seen]
         if all(why):  # what a browser's call saw instead says more than that a read saw no app
             first = next(
                 (w for c, w in zip(seen, why, strict=True) if self.witnesses.watches(c)), why[0]

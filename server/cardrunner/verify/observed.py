@@ -34,7 +34,8 @@ restart leaves the page unknown, and an unknown page does not count. A call that
 own script or content into the browser (`browser_evaluate`, `browser_run_code`, `browser_route`,
 a `javascript:` URL, which rewrites the open page and keeps its URL) makes every later call of
 that server worthless: routes, init scripts and service workers outlive navigations, and nothing
-in a result says when their effect ends.
+in a result says when their effect ends. And once the model typed into a browser's fields, a
+quote found only in a field's value is what it typed, not what the app shows (`typed`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ _STEADY = frozenset(
 )  # fmt: skip
 """Playwright MCP tools whose result names the page they leave when it changed, and holds no
 text of the page's or the model's that could start a line (a snapshot's lines are its YAML)."""
+_TYPING = frozenset(
+    {"browser_fill_form", "browser_type", "browser_press_key", "browser_press_sequentially",
+     "browser_keydown", "browser_drop", "browser_file_upload", "browser_run_code_unsafe"}
+)  # fmt: skip
+"""Tools that put the model's words (or a file's name) into the page's fields."""
+_FIELD_VALUE = re.compile(
+    r'^(\s*- (?:textbox|searchbox|spinbutton|combobox)(?: "(?:[^"\\]|\\.)*")?(?: \[[^\]\n]*\])*): .+$',
+    re.MULTILINE,
+)
+"""A form field's value in Playwright's page snapshot: `- textbox "Username" [ref=e3]: nobody`."""
 _REWRITING = frozenset(
     {"browser_evaluate", "browser_run_code", "browser_run_code_unsafe", "browser_route",
      "browser_highlight"}
@@ -195,6 +206,30 @@ class Witnesses:
             f"{call.name} did not observe it: cite a call that did ({self.describe()}) — "
             "reading the source or running the tests is not seeing the app. If it can only be "
             "checked in the code, say why in code_level"
+        )
+
+    def typed(
+        self, cited: Iterable[tuple[ObservedCall, str]], calls: Iterable[ObservedCall]
+    ) -> list[str]:
+        """Why each (call, quote) cited is no evidence because the quote is only in a form field
+        of a browser the model had typed into, one line each: what a field holds is what was
+        typed, a key at a time if need be, not what the app shows."""
+        calls = list(calls)
+        return [why for call, quote in cited if (why := self._typed(call, quote, calls))]
+
+    def _typed(self, call: ObservedCall, quote: str, calls: list[ObservedCall]) -> str:
+        prefix = self._prefix(call)
+        if prefix is None or not any(
+            c.name[len(prefix) :] in _TYPING
+            for c in calls
+            if c.name.startswith(prefix) and c.seq <= call.seq
+        ):
+            return ""
+        if " ".join(quote.split()) in " ".join(_FIELD_VALUE.sub(r"\1: …", call.text).split()):
+            return ""
+        return (
+            f"the quote {_cut(quote)!r} from {call.describe()} is what a form field holds, and "
+            "you typed into this browser's fields: quote what the app shows, not an input"
         )
 
     def _prefix(self, call: ObservedCall) -> str | None:

@@ -234,3 +234,30 @@ def test_without_app_url_only_pages_that_are_not_a_server_s_are_refused() -> Non
     b.go("http://localhost:8000/")
     assert seen.observed(b("browser_find", FOUND), b.calls)
     assert "read_file did not observe it" in seen.refusal(b("read_file", "x"), b.calls)
+
+
+def test_words_only_in_a_field_the_model_typed_into_are_no_evidence() -> None:
+    seen, b = web(), Browser()
+    b.go(APP + "auth/login")
+    page = (
+        "### Result\nFound 1 match:\n\n- generic [ref=e1]:\n  - text: Username\n"
+        '  - textbox "Username" [ref=e3]: No user with that name.\n'
+        '  - textbox "Say \\"hi\\": x" [active] [ref=e4]: line one line two\n'
+        '  - heading "Log In" [level=1] [ref=e6]'
+    )
+    before = b("browser_find", page)
+    assert seen.typed([(before, "No user with that name.")], b.calls) == []  # the app's own
+    b("browser_press_key", "", key="N")  # a key at a time is typing too
+    found = b("browser_find", page)
+    assert seen.typed(
+        [(found, "No user with that name."), (found, "line one line two")], b.calls
+    ) == [
+        "the quote 'No user with that name.' from mcp__browser__browser_find (toolu_3, round 3) "
+        "is what a form field holds, and you typed into this browser's fields: quote what the app "
+        "shows, not an input",
+        "the quote 'line one line two' from mcp__browser__browser_find (toolu_3, round 3) is what "
+        "a form field holds, and you typed into this browser's fields: quote what the app shows, "
+        "not an input",
+    ]
+    assert seen.typed([(found, 'heading "Log In"'), (found, "Username")], b.calls) == []
+    assert seen.typed([(b("read_file", "x"), "x")], b.calls) == []  # not a browser's
