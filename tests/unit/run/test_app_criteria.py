@@ -48,7 +48,7 @@ test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 
 [mcp.playwright]
 command = "{sys.executable}"
-args = ["{BROWSER}"]
+args = ["{BROWSER}", "."]
 """
 TEST = "import sys\n\nsys.path.insert(0, 'web')\nimport app\n\n\ndef test_title():\n    assert app.render('/')[0] == 'Todo'\n"
 
