@@ -29,8 +29,10 @@ MCP names the page only when it changed (`### Page` / `- Page URL: …`), so the
 the last one its server named: folded over the server's calls in order, per call (`_Pages`). It
 is believed only from tools that report the page they leave and whose text no one else can put
 a line into (`_STEADY`: navigating, clicking, typing, finding, screenshots — with no line break
-in their arguments, which Playwright may echo); any other call, a failed one, a tab switch or a
-restart leaves the page unknown, and an unknown page does not count. A call that put the model's
+in their arguments, which Playwright may echo). Any other answer (a failed call, the console's
+messages) that names a page leaves it unknown, since the page's own words could be what named
+it; one that names none left the page as it was. A tab switch, a restart, or a failure whose
+answer was never read leaves it unknown too, and an unknown page does not count. A call that put the model's
 own script or content into the browser (`browser_evaluate`, `browser_run_code`, `browser_route`,
 a `javascript:` URL, which rewrites the open page and keeps its URL) makes every later call of
 that server worthless: routes, init scripts and service workers outlive navigations, and nothing
@@ -58,6 +60,15 @@ _PAGE_URL = re.compile(r"^- Page URL: (\S+)", re.MULTILINE)
 _NOT_THE_APP = ("file:", "data:", "about:", "chrome:", "view-source:")
 _PAGE_SECTION = re.compile(r"^### Page\n- Page URL: (.*)$", re.MULTILINE)
 _PAGE_HEADING = re.compile(r"^### Page$", re.MULTILINE)
+_NAMING = re.compile(r"^### (?:Page|Open tabs)$", re.MULTILINE)
+"""Playwright names the page (and its tabs) in every answer given after any tab's URL, title or
+console changed; an answer without these headings left the page as it was."""
+_ANSWERED = ("Error: ", "Invalid arguments for ")
+"""A failed call Playwright answered (its `### Error`, as tools/mcp/results.py puts it first), or
+one the gate refused before it was sent; any other failure (a timeout, a lost server) may have
+left a page Playwright named in an answer nobody read."""
+_FORGETS = frozenset({"browser_tabs", "browser_close"})
+"""They switch or close tabs and name the tabs in their own result, not in a `### Page`."""
 _FORWARDED = re.compile(r"they reach it at (http://127\.0\.0\.1:\d+/\S*) instead\.")
 """start_app's own sentence (before the app's `First output:`) naming the relay an MCP server
 reached over HTTP uses (processes/liveapp.py)."""
@@ -277,16 +288,16 @@ class _Pages:
         tool = call.name[len(self.prefix) :]
         if tool in _REWRITING or _script_url(call.arguments):
             self.rewriter = self.rewriter or call
-        if call.is_error or tool not in _STEADY or _broken_line(call.arguments):
-            self.url, self.unknown = None, f"{call.describe()} did not say which page it left"
-            return
         if call.text.startswith("[MCP server "):  # the hub's note: restarted, a new browser
             self.url, self.unknown = None, "the browser was restarted"
-        if len(_PAGE_HEADING.findall(call.text)) > 1:
+        if tool in _FORGETS or (call.is_error and not call.text.startswith(_ANSWERED)):
+            self.url, self.unknown = None, f"{call.describe()} may have left another page"
+        elif call.is_error or tool not in _STEADY or _broken_line(call.arguments):
+            if _NAMING.search(call.text):  # its page's words or ours: we cannot tell them apart
+                self.url, self.unknown = None, f"{call.describe()} did not say which page it left"
+        elif len(_PAGE_HEADING.findall(call.text)) > 1:
             self.url, self.unknown = None, f"{call.describe()} named more than one page"
-            return
-        named = _PAGE_SECTION.search(call.text)
-        if named:
+        elif named := _PAGE_SECTION.search(call.text):
             self.url = named.group(1).strip()
 
 

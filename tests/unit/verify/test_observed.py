@@ -173,11 +173,15 @@ def test_where_no_page_is_known_a_call_does_not_count() -> None:
     seen, b = web(), Browser()
     first = b("browser_find", FOUND)
     assert "did not name (the browser has named no page yet)" in seen.refusal(first, b.calls)
+    elsewhere = "Error: Timeout 5000ms exceeded.\n### Page\n- Page URL: http://localhost:5001/"
+    late = "browser_click on MCP server 'browser' did not answer within 60 s; cancelled."
     unknowns = [
         ("browser_tabs", TABS, False, {"action": "select", "index": 1}),  # names no page
-        ("browser_click", "### Error\nError: timeout", True, {"target": "a"}),  # failed
+        ("browser_close", "### Result\nNo open tabs.", False, {}),
+        ("browser_click", late, True, {"target": "a"}),  # its answer, if any, was not read
+        ("browser_click", elsewhere, True, {"target": "a"}),  # failed, and left the page
         ("browser_console_messages", f"### Result\n{NAMED.format(url=APP)}", False, {}),
-        ("browser_fill_form", "", False, {"fields": [{"value": "a\n### Page"}]}),  # a line break
+        ("browser_fill_form", "### Page", False, {"fields": [{"value": "a\n### Page"}]}),
         ("browser_click", NAMED.format(url=APP) + "\n" + NAMED.format(url=APP), False, {}),
     ]
     for tool, text, error, args in unknowns:
@@ -185,6 +189,16 @@ def test_where_no_page_is_known_a_call_does_not_count() -> None:
         made = b(tool, text, error, **args)
         assert not seen.observed(made, b.calls), tool
         assert not seen.observed(b("browser_find", FOUND), b.calls), tool
+    unchanged = [  # answers that name no page: the page is the one named before
+        ("browser_click", 'Error: "a" does not match any elements.', True, {"target": "a"}),
+        ("browser_click", "Invalid arguments for mcp__browser__browser_click: …", True, {}),
+        ("browser_console_messages", "### Result\nTotal messages: 0", False, {}),
+        ("browser_fill_form", "", False, {"fields": [{"value": "two\nlines"}]}),
+    ]
+    for tool, text, error, args in unchanged:
+        b.go(APP)
+        b(tool, text, error, **args)
+        assert seen.observed(b("browser_find", FOUND), b.calls), tool
     b.go(APP)
     restarted = "[MCP server 'browser' exited (code 1) and was restarted.]\n" + FOUND
     assert "the browser was restarted" in seen.refusal(b("browser_find", restarted), b.calls)
