@@ -67,8 +67,11 @@ _ANSWERED = ("Error: ", "Invalid arguments for ")
 """A failed call Playwright answered (its `### Error`, as tools/mcp/results.py puts it first), or
 one the gate refused before it was sent; any other failure (a timeout, a lost server) may have
 left a page Playwright named in an answer nobody read."""
-_FORGETS = frozenset({"browser_tabs", "browser_close"})
-"""They switch or close tabs and name the tabs in their own result, not in a `### Page`."""
+_TAB = re.compile(r"^- \d+: (\(current\) )?\[(.*)$", re.MULTILINE)
+_CURRENT_TAB = re.compile(r"\[[^\[\]]*\]\(([^\s()\[\]]*)\)(?: \[crashed\])?")
+"""`browser_tabs` names the current tab as `- 1: (current) [title](url)`: believed only when the
+title holds no bracket and the URL no bracket, parenthesis or space: the title's end is then
+Playwright's `](`, and neither can pass for the other."""
 _FORWARDED = re.compile(r"they reach it at (http://127\.0\.0\.1:\d+/\S*) instead\.")
 """start_app's own sentence (before the app's `First output:`) naming the relay an MCP server
 reached over HTTP uses (processes/liveapp.py)."""
@@ -203,7 +206,8 @@ class Witnesses:
         if pages.url is None:
             return (
                 f"{call.describe()} looked at a page the browser did not name ({pages.unknown}); "
-                f"browser_navigate to {self.app_url} and look again"
+                f"browser_navigate to {self.app_url} and look again (the browser names a page "
+                "only when it changed)"
             )
         if _origin(pages.url) not in self._origins(calls, call.seq):
             return (
@@ -290,7 +294,9 @@ class _Pages:
             self.rewriter = self.rewriter or call
         if call.text.startswith("[MCP server "):  # the hub's note: restarted, a new browser
             self.url, self.unknown = None, "the browser was restarted"
-        if tool in _FORGETS or (call.is_error and not call.text.startswith(_ANSWERED)):
+        if tool == "browser_tabs" and not call.is_error:
+            self.url, self.unknown = _current_tab(call.text), f"{call.describe()} switched tabs"
+        elif (call.is_error and not call.text.startswith(_ANSWERED)) or tool == "browser_close":
             self.url, self.unknown = None, f"{call.describe()} may have left another page"
         elif call.is_error or tool not in _STEADY or _broken_line(call.arguments):
             if _NAMING.search(call.text):  # its page's words or ours: we cannot tell them apart
@@ -299,6 +305,13 @@ class _Pages:
             self.url, self.unknown = None, f"{call.describe()} named more than one page"
         elif named := _PAGE_SECTION.search(call.text):
             self.url = named.group(1).strip()
+
+
+def _current_tab(text: str) -> str | None:
+    """The current tab's URL in `browser_tabs`' list; None unless one tab is, named plainly."""
+    current = [rest for mark, rest in _TAB.findall(text) if mark]
+    found = _CURRENT_TAB.fullmatch("[" + current[0]) if len(current) == 1 else None
+    return found.group(1) if found else None
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -275,3 +275,19 @@ def test_words_only_in_a_field_the_model_typed_into_are_no_evidence() -> None:
     ]
     assert seen.typed([(found, 'heading "Log In"'), (found, "Username")], b.calls) == []
     assert seen.typed([(b("read_file", "x"), "x")], b.calls) == []  # not a browser's
+
+
+def test_a_tab_switch_names_the_current_tab_only_when_its_line_is_plain() -> None:
+    seen, b = web(), Browser()
+    b.go("data:text/html,hello")
+    plain = "### Result\n- 0: (current) [Posts (3)](http://localhost:5000/)\n- 1: [](data:x)"
+    b("browser_tabs", plain, action="select", index=0)
+    assert seen.observed(b("browser_find", FOUND), b.calls)
+    for hostile in (
+        "- 0: [](http://localhost:5000/)\n- 1: (current) [x](http://localhost:5000/) y](data:,z)",
+        "- 0: [](http://localhost:5000/)\n- 1: (current) [](data:text/html,](http://localhost:5000/)",
+        "- 0: (current) [](http://localhost:5000/) [isolatedContext: a]",
+    ):  # a title or a URL holding `](`, or a tab Playwright marks otherwise: not believed
+        b.go(APP)
+        b("browser_tabs", "### Result\n" + hostile, action="select", index=1)
+        assert not seen.observed(b("browser_find", FOUND), b.calls), hostile
