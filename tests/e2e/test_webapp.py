@@ -7,10 +7,10 @@ The card's two criteria can only be seen in the browser. With the fix the run en
 criteria verified by the browser's calls, and no browser file in the work tree or the commit. A
 wrong fix (the words in comments only) does not end Done, whether the model cites the browser
 (the words are not on the page) or `read_file` of the source (reading it is no observation of
-the app), and leaves no commit on the user's branch. Nor does one whose words the browser showed
-where the app is not — a `data:` page, a page on another port, a field it typed them into, the
-app's page rewritten by a `javascript:` URL — and a file name the model gives the browser writes
-nothing into the tree.
+the app), and leaves no commit on the user's branch. Nor does one whose words were shown where
+the app's pages are not — its log, a `data:` page, a page on another port, a field the model typed
+them into, the app's page rewritten by a `javascript:` URL — and a file name the model gives the
+browser writes nothing into the tree.
 """
 
 from __future__ import annotations
@@ -107,11 +107,12 @@ def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -
     result, refused = played["result"], "\n".join(played["refused"])
     assert result["status"] != "done", json.dumps(result)[:3000]
     assert _state(app) != "Done"
-    assert f"toolu_data, round 7) saw data:text/html,<p>{POSTS_SAY}</p>, not the app" in refused
-    assert f"toolu_decoy, round 10) saw http://localhost:{app.port + 1}/, not the app" in refused
+    assert f"toolu_data, round 8) saw data:text/html,<p>{POSTS_SAY}</p>, not the app" in refused
+    assert f"toolu_decoy, round 11) saw http://localhost:{app.port + 1}/, not the app" in refused
     assert f"the quote '{LOGIN_SAYS}' from mcp__browser__browser_find (toolu_typed" in refused
     assert "is what a form field holds" in refused
     assert "browser_navigate" in refused and "put your own script or content" in refused
+    assert "start_app shows the app's log, not its pages" in refused
     assert not any(e["status"] == "verified" for e in result.get("ledger", [])), result["ledger"]
     touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
     assert set(touched) <= {app.card}, f"the forged evidence was committed: {touched}"

@@ -164,10 +164,17 @@ class Witnesses:
         """Can this run see a running app? Then its criteria are about the app by default."""
         return bool(self.servers) or self.app_command
 
+    @property
+    def _pages_only(self) -> bool:
+        """A web app with a browser to look at it: what it prints is no page (a `print("No posts
+        yet.")` in the app would put the words into `start_app`'s result)."""
+        return self.app_url is not None and bool(self.servers)
+
     def describe(self) -> str:
         """The tools that count, for the model: `mcp__ui__…, start_app`."""
         names = [f"{prefix}…" for prefix in sorted(self.servers)]
-        return ", ".join(names + (sorted(APP_TOOLS) if self.app_command else []))
+        app = sorted(APP_TOOLS) if self.app_command and not self._pages_only else []
+        return ", ".join(names + app)
 
     def watches(self, call: ObservedCall) -> bool:
         """Is `call` one of the means to observe the app (whatever page it saw)? What such a
@@ -184,6 +191,11 @@ class Witnesses:
     def refusal(self, call: ObservedCall, calls: Iterable[ObservedCall] = ()) -> str:
         """Why `call` did not observe the app, in one line for the model; "" when it did."""
         prefix = self._prefix(call)
+        if call.name in APP_TOOLS and self.app_command and self._pages_only:
+            return (
+                f"{call.name} shows the app's log, not its pages: look at the page in the "
+                f"browser ({self.describe()})"
+            )
         if call.name in APP_TOOLS or prefix is None:
             return "" if self.watches(call) else self._unobserving(call)
         mine = [c for c in calls if c.name.startswith(prefix) and c.seq < call.seq]

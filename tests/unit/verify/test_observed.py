@@ -291,3 +291,15 @@ def test_a_tab_switch_names_the_current_tab_only_when_its_line_is_plain() -> Non
         b.go(APP)
         b("browser_tabs", "### Result\n" + hostile, action="select", index=1)
         assert not seen.observed(b("browser_find", FOUND), b.calls), hostile
+
+
+def test_with_a_browser_for_a_web_app_the_apps_log_is_no_page() -> None:
+    b = Browser()
+    started = b("start_app", f"It answers at {APP}. First output:\nNo posts yet.")
+    assert web().refusal(started, b.calls) == (
+        "start_app shows the app's log, not its pages: look at the page in the browser "
+        "(mcp__browser__…, mcp__other__…)"
+    )
+    assert web().watches(started)  # what it shows going wrong still counts
+    assert web(app_url=None).observed(started, b.calls)  # not a web app: its output is all
+    assert Witnesses.of({}, app_command=True, app_url=APP).observed(started)  # no browser
