@@ -70,7 +70,7 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
     assert git(app.root, "status", "--porcelain") == "", "the run left the tree dirty"
     runs = app.root / ".cardrunner" / "runs"
     (run_dir,) = [d for d in runs.iterdir() if d.is_dir()]
-    assert list((run_dir / "browser").glob("console-*.log")), "the browser's files went elsewhere"
+    assert list((run_dir / "browser").glob("page-*.png")), "the browser's files went elsewhere"
     (log,) = runs.glob("*.jsonl")
     (end,) = [r for r in map(json.loads, log.read_text().splitlines()) if r["type"] == "result"]
     for entry in end["data"]["ledger"]:  # the proof shown with each criterion
@@ -97,8 +97,19 @@ def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Pat
     _no_browser_files(app, f"{start}..main")
 
 
+def _without_the_browsers_origin_limit(app: WebApp) -> None:
+    """cardrunner's own check must hold where a user left `--allowed-origins` out (Playwright's
+    limit would block the other port before the runner sees it)."""
+    toml = app.root / "cardrunner.toml"
+    limited = toml.read_text()
+    toml.write_text(limited.replace(f' "--allowed-origins", "http://localhost:{app.port}/",', ""))
+    assert toml.read_text() != limited
+    git(app.root, "commit", "-qam", "the browser without an origin limit")
+
+
 def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -> None:
     app = make_webapp(tmp_path / "flaskr")
+    _without_the_browsers_origin_limit(app)
     transcript = app.play("forged", forged_transcript(app.root, app.port))
     start = git(app.root, "rev-parse", "HEAD").strip()
 

@@ -53,7 +53,7 @@ args = [
   "--headless", "--isolated", "--executable-path", "/usr/bin/chromium", "--no-sandbox",
   "--output-dir", "${CARDRUNNER_RUN_DIR}/browser",
   "--snapshot-mode", "none", "--codegen", "none", "--console-level", "error",
-  "--block-service-workers",
+  "--block-service-workers", "--allowed-origins", "http://localhost:5000/",
 ]
 tools = [
   "browser_navigate", "browser_fill_form", "browser_click", "browser_find",
