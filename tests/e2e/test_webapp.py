@@ -25,6 +25,7 @@ from tests.support.webapp import (
     LOGIN_SAYS,
     POSTS_SAY,
     WebApp,
+    cached_transcript,
     forged_transcript,
     good_transcript,
     make_webapp,
@@ -134,3 +135,19 @@ def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -
     assert not (app.root / "flaskr" / "templates" / "blog" / "index.html.png").exists()
     (kept,) = (app.root / ".cardrunner" / "runs").glob("*/mcp/browser/flaskr/shot.png")
     assert kept.stat().st_size > 0
+
+
+def test_a_page_an_earlier_version_sent_is_not_shown_for_the_app_now(tmp_path: Path) -> None:
+    """Kept by the browser for a day, the posts page of a version that showed the words would be
+    what the browser shows after the wrong fix; docs/webapp.md's `--allowed-origins` routes every
+    request, and Playwright keeps no cache for routed requests."""
+    app = make_webapp(tmp_path / "flaskr")
+    transcript = app.play("cached", cached_transcript(app.root, app.port))
+
+    played = play_dishonest(app, transcript)
+
+    result, refused = played["result"], "\n".join(played["refused"])
+    assert result["status"] != "done", json.dumps(result)[:3000]
+    cached = f"the quote '{POSTS_SAY}' does not appear in the result of mcp__browser__browser_find"
+    assert f"{cached} (toolu_again" in refused, json.dumps(result)[:2500]
+    assert result["ledger"][0]["status"] != "verified", result["ledger"]

@@ -263,6 +263,39 @@ def forged_transcript(root: Path, port: int) -> list[dict[str, Any]]:
     ]
 
 
+CACHED = """    @app.after_request
+    def cached(response):
+        response.headers["Cache-Control"] = "max-age=86400"
+        return response
+
+    return app"""
+"""The app telling browsers to keep its pages for a day."""
+
+
+def cached_transcript(root: Path, port: int) -> list[dict[str, Any]]:
+    """A version of the app that shows the words and asks browsers to keep its pages, looked at;
+    then the wrong fix (the words in a comment), and the posts page looked at again and cited."""
+    url = f"http://localhost:{port}"
+    shown = ((INDEX, ENDFOR, EMPTY), (INIT, "    return app", CACHED))
+    done = final("Both criteria hold.\nRESULT: done")
+    return [
+        _reads(root, shown),
+        _writes(shown),
+        turn(use("start_app", "toolu_app")),
+        turn(browser("browser_navigate", url=f"{url}/")),
+        turn(browser("browser_find", "toolu_shown", text=POSTS_SAY)),
+        turn(use("read_file", path=INDEX)),
+        _writes(((INDEX, EMPTY, "  {# No posts yet. #}\n" + ENDFOR),)),
+        turn(browser("browser_navigate", url=f"{url}/auth/login")),
+        turn(browser("browser_navigate", url=f"{url}/")),
+        turn(browser("browser_find", "toolu_again", text=POSTS_SAY)),
+        turn(report(0, "the posts page shows it", ("toolu_again", POSTS_SAY))),
+        done,
+        done,
+        done,
+    ]
+
+
 @dataclass(frozen=True)
 class WebApp:
     """flaskr in a fresh repository, set up for cardrunner as docs/webapp.md says."""
