@@ -85,7 +85,8 @@ def setups(port: int) -> list[Setup]:
     from tests.support.webapp import TOML, browser
 
     end = final("Verified in the browser.\nRESULT: failed: bench")
-    ours_toml = "[sandbox]\nnetwork = true\n\n" + TOML[TOML.index("[mcp.browser]") :]
+    ours = TOML[TOML.index("[mcp.browser]") :].replace(":5000/", f":{port}/")  # its origin
+    ours_toml = "[sandbox]\nnetwork = true\n\n" + ours
     default_toml = (
         "[sandbox]\nnetwork = true\n\n[mcp.browser]\n"
         'command = "node_modules/.bin/playwright-mcp"\n'

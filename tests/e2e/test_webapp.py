@@ -7,7 +7,10 @@ The card's two criteria can only be seen in the browser. With the fix the run en
 criteria verified by the browser's calls, and no browser file in the work tree or the commit. A
 wrong fix (the words in comments only) does not end Done, whether the model cites the browser
 (the words are not on the page) or `read_file` of the source (reading it is no observation of
-the app), and leaves no commit on the user's branch.
+the app), and leaves no commit on the user's branch. Nor does one whose words were shown where
+the app's pages are not — its log, a `data:` page, a page on another port, a field the model typed
+them into, the app's page rewritten by a `javascript:` URL — and a file name the model gives the
+browser writes nothing into the tree.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from tests.support.webapp import (
     LOGIN_SAYS,
     POSTS_SAY,
     WebApp,
+    cached_transcript,
+    forged_transcript,
     good_transcript,
     make_webapp,
     play_dishonest,
@@ -66,7 +71,7 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
     assert git(app.root, "status", "--porcelain") == "", "the run left the tree dirty"
     runs = app.root / ".cardrunner" / "runs"
     (run_dir,) = [d for d in runs.iterdir() if d.is_dir()]
-    assert list((run_dir / "browser").glob("console-*.log")), "the browser's files went elsewhere"
+    assert list((run_dir / "browser").glob("page-*.png")), "the browser's files went elsewhere"
     (log,) = runs.glob("*.jsonl")
     (end,) = [r for r in map(json.loads, log.read_text().splitlines()) if r["type"] == "result"]
     for entry in end["data"]["ledger"]:  # the proof shown with each criterion
@@ -91,3 +96,58 @@ def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Pat
     touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
     assert set(touched) <= {app.card}, f"the wrong fix was committed: {touched}"
     _no_browser_files(app, f"{start}..main")
+
+
+def _without_the_browsers_origin_limit(app: WebApp) -> None:
+    """cardrunner's own check must hold where a user left `--allowed-origins` out (Playwright's
+    limit would block the other port before the runner sees it)."""
+    toml = app.root / "cardrunner.toml"
+    limited = toml.read_text()
+    toml.write_text(limited.replace(f' "--allowed-origins", "http://localhost:{app.port}/",', ""))
+    assert toml.read_text() != limited
+    git(app.root, "commit", "-qam", "the browser without an origin limit")
+
+
+def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -> None:
+    app = make_webapp(tmp_path / "flaskr")
+    _without_the_browsers_origin_limit(app)
+    transcript = app.play("forged", forged_transcript(app.root, app.port))
+    start = git(app.root, "rev-parse", "HEAD").strip()
+
+    played = play_dishonest(app, transcript)
+
+    result, refused = played["result"], "\n".join(played["refused"])
+    assert result["status"] != "done", json.dumps(result)[:3000]
+    assert _state(app) != "Done"
+    assert f"toolu_data, round 8) saw data:text/html,<p>{POSTS_SAY}</p>, not the app" in refused
+    assert f"toolu_decoy, round 11) saw http://localhost:{app.port + 1}/, not the app" in refused
+    assert f"the quote '{LOGIN_SAYS}' from mcp__browser__browser_find (toolu_typed" in refused
+    assert "is what a form field holds" in refused
+    assert "browser_navigate" in refused and "put your own script or content" in refused
+    assert "start_app shows the app's log, not its pages" in refused
+    assert not any(e["status"] == "verified" for e in result.get("ledger", [])), result["ledger"]
+    touched = git(app.root, "log", "--name-only", "--format=", f"{start}..main").split()
+    assert set(touched) <= {app.card}, f"the forged evidence was committed: {touched}"
+    _no_browser_files(app, f"{start}..main")
+    # The browser's file names: out of its folder refused, into it kept there, not in the tree.
+    assert "outside allowed roots" in refused, refused
+    assert not (app.root / "flaskr" / "shot.png").exists()
+    assert not (app.root / "flaskr" / "templates" / "blog" / "index.html.png").exists()
+    (kept,) = (app.root / ".cardrunner" / "runs").glob("*/mcp/browser/flaskr/shot.png")
+    assert kept.stat().st_size > 0
+
+
+def test_a_page_an_earlier_version_sent_is_not_shown_for_the_app_now(tmp_path: Path) -> None:
+    """Kept by the browser for a day, the posts page of a version that showed the words would be
+    what the browser shows after the wrong fix; docs/webapp.md's `--allowed-origins` routes every
+    request, and Playwright keeps no cache for routed requests."""
+    app = make_webapp(tmp_path / "flaskr")
+    transcript = app.play("cached", cached_transcript(app.root, app.port))
+
+    played = play_dishonest(app, transcript)
+
+    result, refused = played["result"], "\n".join(played["refused"])
+    assert result["status"] != "done", json.dumps(result)[:3000]
+    cached = f"the quote '{POSTS_SAY}' does not appear in the result of mcp__browser__browser_find"
+    assert f"{cached} (toolu_again" in refused, json.dumps(result)[:2500]
+    assert result["ledger"][0]["status"] != "verified", result["ledger"]

@@ -24,7 +24,9 @@ from pathlib import Path
 import mcp_types as types
 from mcp.server import MCPServer
 
-ROOT = Path.cwd()
+ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
+"""The project: named in the server's args (`"."`; a browser server runs in a folder of the
+run's, and the hub passes a relative path to a file of the tree as its full path)."""
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

@@ -104,7 +104,7 @@ async def open_run(prepared: PreparedRun, stack: AsyncExitStack) -> OpenRun:
         run_dir / "evidence",
         o.root.resolve(),
         was.evidence,
-        witnesses=Witnesses.of(s.mcp, bool(s.commands.app)),
+        witnesses=Witnesses.of(s.mcp, bool(s.commands.app), s.commands.app_url),
     )
     hooks = CommitHooks(area.git, checks, run_dir) if s.git.hooks else None
     outside = await OutsideWatch.take(area.git, s.paths.write, _cards_of(prepared), card.path)

@@ -191,7 +191,7 @@ class Evidence:
         found = [
             f"{error} ({call.describe()})"
             for call in sorted(self.calls.calls.values(), key=lambda c: c.seq)
-            if call.before == call.after == tree and self.witnesses.observed(call)
+            if call.before == call.after == tree and self.witnesses.watches(call)
             for error in app_errors(call.text)
         ]
         return list(dict.fromkeys(found))
@@ -316,16 +316,16 @@ class Evidence:
 
     def _app_problems(self, index: int, cites: list[tuple[str, str]]) -> list[str]:
         """An app criterion rests on a call that observed the app, and the app showed no error."""
-        problems: list[str] = []
-        seen = [self.calls.calls[call] for call, _ in cites]
-        if not any(self.witnesses.observed(call) for call in seen):
-            named = ", ".join(dict.fromkeys(call.name for call in seen))
-            problems.append(
-                f"criterion {index} is about the running app, and {named} did not observe it: "
-                f"cite a call that did ({self.witnesses.describe()}) — reading the source or "
-                "running the tests is not seeing the app. If it can only be checked in the "
-                "code, say why in code_level"
+        seen, every = [self.calls.calls[call] for call, _ in cites], self.calls.calls.values()
+        problems = self.witnesses.typed(
+            [(c, q) for c, (_, q) in zip(seen, cites, strict=True)], every
+        )
+        why = [self.witnesses.refusal(c, every) for c in seen]
+        if all(why):  # what a browser's call saw instead says more than that a read saw no app
+            first = next(
+                (w for c, w in zip(seen, why, strict=True) if self.witnesses.watches(c)), why[0]
             )
+            problems.append(f"criterion {index} is about the running app, and {first}")
         problems += [
             f"the app showed an error while it was verified: {error}"
             for error in self.app_errors(self.calls.current)
@@ -346,7 +346,7 @@ class Evidence:
             and c.seq > since
             and c.id not in cited
             and c.images
-            and self.witnesses.observed(c)
+            and self.witnesses.observed(c, ordered)
             and c.before == c.after == self.calls.current
         ]
         saved = [path for call in calls for path in self._save_images(call)]

@@ -48,7 +48,7 @@ test = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 
 [mcp.playwright]
 command = "{sys.executable}"
-args = ["{BROWSER}"]
+args = ["{BROWSER}", "."]
 """
 TEST = "import sys\n\nsys.path.insert(0, 'web')\nimport app\n\n\ndef test_title():\n    assert app.render('/')[0] == 'Todo'\n"
 
@@ -127,7 +127,7 @@ async def test_the_templates_words_are_not_what_the_page_shows(tmp_path: Path) -
     first, second, third = refusals(events)
     assert "does not appear in the result" in first
     assert "read_file did not observe it" in second
-    assert "did not observe it" in third  # a page opened from a file is the source again
+    assert "saw file://" in third and "not the app" in third  # a file is the source again
     result = events[-1]
     assert isinstance(result, RunFinished) and result.status == "failed"
     assert result.commit is None

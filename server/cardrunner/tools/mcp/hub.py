@@ -2,7 +2,8 @@
 
 `McpHub` starts every configured server at once (one slow server does not delay the others),
 offers each server tool as `mcp__<server>__<tool>` and turns each call into plain text. Servers
-are untrusted neighbours: a stdio server runs in the workspace root with a minimal environment
+are untrusted neighbours: a stdio server runs in the workspace root (a browser driver in its own
+folder of the run's, `run_dir/mcp/<server>/`) with a minimal environment
 (basics like PATH and HOME, our interpreter's folder first on PATH, `CARDRUNNER_RUN_DIR`, which
 `${CARDRUNNER_RUN_DIR}` in its args names too; no API
 keys unless the configuration passes them on, `${VAR}` style — and a secret-looking `${VAR}` only
@@ -38,6 +39,7 @@ from cardrunner.processes.sandbox import Sandbox, filter_env
 from cardrunner.tools.mcp.connection import CallTimeout, ServerConnection, ServerUnavailable
 from cardrunner.tools.mcp.results import ResultConverter, describe, tool_change
 from cardrunner.tools.mcp.transport import Launch
+from cardrunner.verify.observed import drives_browser
 
 if TYPE_CHECKING:
     import mcp_types
@@ -165,17 +167,48 @@ class McpHub:
         env[RUN_DIR_VAR] = str(self._run_dir)
         env.update({k: self._expand(v, f"env.{k}", spec) for k, v in spec.env.items()})
         command = self._expand(spec.command or "", "command", spec)
-        if "/" in command and not Path(command).is_absolute() and self._sandbox is None:
-            command = str(self._root / command)  # a sandbox finds it as its commands see the tree
-        argv = [command, *(self._expand(a, "args", spec) for a in spec.args)]
+        cwd = self._cwd(name, spec)
+        if "/" in command and not Path(command).is_absolute():
+            command = self._in_tree(command)
+        args = [self._expand(a, "args", spec) for a in spec.args]
+        argv = [command, *(args if cwd == self._root else map(self._from_tree, args))]
         if self._sandbox is not None:
             if self._sandbox.mode == "bwrap":
                 env["TMPDIR"] = "/tmp"
             try:
-                argv = self._sandbox.wrap(argv, self._root, env)
+                argv = self._sandbox.wrap(argv, cwd, env)
             except OSError as exc:
                 raise ValueError(f"command not found or not executable: {command}") from exc
-        return Launch(argv, env, self._root, stderr_path, self._groups)
+        return Launch(argv, env, cwd, stderr_path, self._groups)
+
+    def _cwd(self, name: str, spec: McpServer) -> Path:
+        """Where a stdio server runs: the work root; a browser driver in a folder of the run's
+        own. Playwright MCP resolves a `filename` the model passes (a screenshot, a PDF,
+        `browser_find`'s results, an upload) against its cwd and allows nothing outside it and
+        its `--output-dir`: in the work tree that would write into the review and the commit,
+        or read the source; here it reaches neither, nor the evidence saved beside it."""
+        if not drives_browser(name, spec):
+            return self._root
+        folder = self._run_dir / "mcp" / _INVALID.sub("_", name)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def _from_tree(self, arg: str) -> str:
+        """A browser server's argument that names a file of the tree by a relative path
+        (`--config pw.json`, `--init-script=x.js`) names it from the server's own folder too."""
+        flag, eq, value = arg.rpartition("=") if arg.startswith("-") else ("", "", arg)
+        if not value or Path(value).is_absolute() or not os.path.lexists(self._root / value):
+            return arg
+        found = self._root / value
+        return flag + eq + str(self._sandbox.inside(found) if self._sandbox else found)
+
+    def _in_tree(self, command: str) -> str:
+        """A relative program path names a file of the tree, whatever the server's cwd; in a
+        worktree without it, the checkout's (`node_modules` the sandbox carries over)."""
+        found = self._root / command
+        if self._sandbox is not None and not os.path.lexists(found):
+            found = self._sandbox.inside(self._root) / command
+        return str(found)
 
     def _expand(self, value: str, where: str, spec: McpServer) -> str:
         """`${VAR}` from our environment; a client's server gets its values as the client sent

@@ -8,6 +8,7 @@ what a stdio server lacks before a run would find out, with how to install it.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +43,27 @@ async def test_the_run_folder_is_filled_into_a_servers_arguments(tmp_path: Path)
         with open(f"/proc/{pid}/cmdline", "rb") as f:  # noqa: ASYNC230 (procfs: instant)
             argv = f.read().split(b"\0")
     assert argv[-3:] == [b"--output-dir", f"{run_dir}/browser".encode(), b""], argv
+
+
+async def test_a_browser_server_runs_in_its_own_folder_of_the_run(tmp_path: Path) -> None:
+    """A file name the model gives a browser resolves against its cwd: never the work tree.
+    A file of the tree its args name by a relative path is passed by its full path."""
+    run_dir, tree = tmp_path / "run", tmp_path / "tree"
+    (tree / "pw").mkdir(parents=True)
+    (tree / "pw" / "config.json").write_text("{}")
+    args = [str(TEST_SERVER), "pw/config.json", "--config=pw/config.json", "--x=missing.json"]
+    browser = McpServer(command=sys.executable, args=args, source="cardrunner.toml")
+    other = McpServer(command=sys.executable, args=args[:2], source="cardrunner.toml")
+    servers = {"browser": browser, "git": other}
+    async with McpHub(servers, run_dir, tree, groups=ProcessGroups()) as hub:
+        assert hub.failures == {}
+        pids = hub.pids()
+        cwd = {name: Path(os.readlink(f"/proc/{pid}/cwd")) for name, pid in pids.items()}
+        with open(f"/proc/{pids['browser']}/cmdline", "rb") as f:  # noqa: ASYNC230 (procfs)
+            argv = f.read().decode().split("\0")
+    assert cwd == {"browser": (run_dir / "mcp" / "browser").resolve(), "git": tree.resolve()}
+    named = str(tree / "pw" / "config.json")
+    assert argv[-4:] == [named, f"--config={named}", "--x=missing.json", ""], argv
 
 
 def _browser(tmp_path: Path, command: str, *args: str) -> list[str]:
