@@ -2,7 +2,9 @@
 
 On a real git repository: random steps write, rewrite (same size and mtime second too), delete
 and create files inside and outside the write area, or commit (HEAD moves); after each, the
-kept index's tree must equal `GitRepo.snapshot`'s, which builds its index afresh.
+kept index's tree and `GitRepo.snapshot`'s (which starts from the repository's own index and its
+stat data) must both equal the truth: HEAD's tree with the write area added from an index that
+knows no stat, so git hashes every file.
 """
 
 from __future__ import annotations
@@ -46,6 +48,16 @@ def repo(root: Path) -> GitRepo:
     return GitRepo(root, build_output=["build"])
 
 
+def truth(root: Path, index: Path) -> str:
+    """The write area as it is, every file hashed: an index read from HEAD has no stat data."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    index.unlink(missing_ok=True)
+    for args in (["read-tree", "HEAD"], ["add", "-A", "--", "src"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    out = subprocess.run(["git", "write-tree"], cwd=root, env=env, check=True, capture_output=True)
+    return out.stdout.decode().strip()
+
+
 def apply(root: Path, kind: str, name: str, n: int) -> None:
     path = root / name
     if kind == "commit":
@@ -73,11 +85,15 @@ def test_the_incremental_fingerprint_is_the_snapshot(tmp_path_factory, steps) ->
     git_repo = repo(root)
     state = GitAreaState(git_repo, ["src"])
 
+    index = tmp_path_factory.mktemp("truth") / "index"
+
     async def check() -> None:
         assert await state.fingerprint() == await git_repo.snapshot(["src"])
         for kind, name, n in steps:
             apply(root, kind, name, n)
-            assert await state.fingerprint() == await git_repo.snapshot(["src"]), (kind, name)
+            expected = truth(root, index)
+            assert await state.fingerprint() == expected, (kind, name)
+            assert await git_repo.snapshot(["src"]) == expected, (kind, name)
 
     asyncio.run(check())
 
