@@ -37,7 +37,8 @@ import {
 import { RESTART_SECTION, toServerSettings, type ServerSettings } from "./settings";
 import * as api from "./vscodeapi";
 
-export type ServerState = "starting" | "running" | "stopped" | "failed";
+/** `restricted`: the folder is untrusted, so no server is started until it is trusted. */
+export type ServerState = "starting" | "running" | "stopped" | "failed" | "restricted";
 
 const RESTART_DEBOUNCE_MS = 750;
 
@@ -52,6 +53,8 @@ export class ServerClient implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private lastProblems = "";
   private readonly crashes = new CrashPolicy();
+  /** A start was refused for Restricted Mode: trusting the folder starts the server. */
+  private waitingForTrust = false;
   /** Set by the composition root before start. */
   hooks: ClientHooks = {};
   /** The argv the server was last started with (the demo command reuses its interpreter). */
@@ -72,6 +75,12 @@ export class ServerClient implements vscode.Disposable {
         }
       }),
       api.registerCommand(ClientCommand.restartServer, () => this.restart("restart requested")),
+      api.onDidGrantWorkspaceTrust(() => {
+        if (this.waitingForTrust) {
+          this.log.info("the folder is trusted now: starting the server");
+          void this.start();
+        }
+      }),
     );
   }
 
@@ -198,7 +207,18 @@ export class ServerClient implements vscode.Disposable {
     return resolution;
   }
 
+  /**
+   * Every start passes here — the first, a restart from the palette, one after the API key or a
+   * `cardrunner.server.*` setting changed — so none of them runs the folder's programs while
+   * the folder is untrusted (Restricted Mode); the state says so, and trust starts it.
+   */
   private async doStart(): Promise<void> {
+    this.waitingForTrust = !api.isWorkspaceTrusted();
+    if (this.waitingForTrust) {
+      this.log.info("Restricted Mode: no server started until the folder is trusted");
+      this.emit("restricted", "the folder is not trusted (Restricted Mode)");
+      return;
+    }
     this.emit("starting", "resolving the server command");
     const resolution = await this.resolveAsking();
     resolution.tried.forEach((line) => this.log.info(`server command candidate: ${line}`));

@@ -16,6 +16,7 @@ import { ReviewController } from "./review";
 import { RunPanels } from "./runView";
 import { ApiKeyStore } from "./secrets";
 import { StatusView } from "./status";
+import { MANAGE_TRUST } from "./statusItems";
 import * as api from "./vscodeapi";
 
 let server: ServerClient | undefined;
@@ -38,9 +39,14 @@ export function activate(context: vscode.ExtensionContext): void {
   const cards = registerCards(context, client, review);
 
   client.hooks = review.hooks();
+  let explained = false;
   client.onStateChange((state, detail) => {
     status.setServerState(state, detail);
-    if (state === "stopped" || state === "failed") {
+    if (state === "restricted" && !explained) {
+      explained = true; // once a window: the status bar's sign stays after the notice is gone
+      void explainRestricted(log);
+    }
+    if (state === "stopped" || state === "failed" || state === "restricted") {
       status.update([]); // the runs were the old process's; a new one reports its own
     } else if (state === "running") {
       cards.view.refreshSoon();
@@ -83,7 +89,7 @@ async function startWhenRelevant(
   context: vscode.ExtensionContext,
   log: vscode.LogOutputChannel,
 ): Promise<void> {
-  const start = (): void => void (api.isWorkspaceTrusted() ? client.start() : explainRestricted(client, context, log));
+  const start = (): void => void client.start(); // in Restricted Mode it starts nothing and says so
   if (await api.workspaceHas("{cardrunner.toml,cards/*.md}")) {
     start();
     return;
@@ -93,28 +99,19 @@ async function startWhenRelevant(
 }
 
 /**
- * Restricted Mode: the server would run the folder's own programs, so none starts — and the user
- * is told why there is no ▶ Run card lens, with the way to trust the folder; trust starts it.
+ * Restricted Mode: the server would run the folder's own programs, so none starts (client.ts) —
+ * and the user is told why there is no ▶ Run card lens, with the way to trust the folder; trust
+ * starts it. The status bar keeps a sign of it (status.ts) once this notice is gone.
  */
-async function explainRestricted(
-  client: ServerClient,
-  context: vscode.ExtensionContext,
-  log: vscode.LogOutputChannel,
-): Promise<void> {
-  log.info("Restricted Mode: no server started until the folder is trusted");
-  context.subscriptions.push(
-    api.onDidGrantWorkspaceTrust(() => {
-      log.info("the folder is trusted now: starting the server");
-      void client.start();
-    }),
-  );
+async function explainRestricted(log: vscode.LogOutputChannel): Promise<void> {
   const pick = await api.showWarning(
     "cardrunner: this folder is in Restricted Mode, so no cardrunner server starts and cards show no ▶ Run card.\n" +
       "Trust the folder to run cards here.",
     "Trust…",
   );
   if (pick === "Trust…") {
-    await api.executeCommand("workbench.trust.manage");
+    log.info("Trust… clicked: opening Workspace Trust");
+    await api.executeCommand(MANAGE_TRUST);
   }
 }
 

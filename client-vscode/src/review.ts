@@ -229,7 +229,7 @@ export class ReviewController implements vscode.Disposable {
   private sides(card: string, entry: DiffEntry): [vscode.Uri, vscode.Uri, vscode.Uri] {
     // An isolated run's files live in .cardrunner/worktrees/<run id>/: VS Code labels a diff by
     // its modified side, so both sides are served under the file's place in the repository.
-    const at = reviewLabel(entry, api.workspaceFolderPath());
+    const at = reviewLabel(entry);
     const left =
       entry.left === null ? api.schemeUri(EMPTY_SCHEME, at, "before") : api.schemeUri(BEFORE_SCHEME, at, entry.left);
     const right =

@@ -98,14 +98,16 @@ export function resumeArguments(uri: string, grant: ResumeGrant): [string] | [st
   return grant.grantRounds === undefined && grant.grantCostUsd === undefined ? [uri] : [uri, grant];
 }
 
+const WORKTREE = /^(.*?)[\\/]\.cardrunner[\\/]worktrees[\\/][^\\/]+[\\/]/;
+
 /**
  * The path a diff is labelled with: an isolated run's files live in
  * `.cardrunner/worktrees/<run id>/…`, an internal path the reviewer need not read; the label is
- * the file's place in the repository instead (the sides keep the real paths).
+ * the file's place in the repository instead (the sides keep the real paths). The repository is
+ * the one the worktree lies in, not the editor's folder: opened at a monorepo package's folder,
+ * the server serves the monorepo root, and the folder would have put the package in twice.
  */
-export function reviewLabel(entry: Pick<DiffEntry, "file" | "path">, workspace: string | undefined): string {
-  if (!workspace || !/[\\/]\.cardrunner[\\/]worktrees[\\/]/.test(entry.file)) {
-    return entry.file;
-  }
-  return `${workspace.replace(/[\\/]+$/, "")}/${entry.path}`;
+export function reviewLabel(entry: Pick<DiffEntry, "file" | "path">): string {
+  const repository = WORKTREE.exec(entry.file)?.[1];
+  return repository === undefined ? entry.file : `${repository}/${entry.path}`;
 }

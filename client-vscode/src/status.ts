@@ -1,6 +1,7 @@
 /**
  * Runs and server health on screen: one status bar item for the runs, one LanguageStatusItem for
- * the server, and a notification when a run ends.
+ * the server, one status bar item while Restricted Mode keeps the server from starting, and a
+ * notification when a run ends.
  *
  * Why two items: the status bar item is visible in every editor while cards run in the background
  * ("$(sync~spin) 2 cards · round 7/60 · $0.18"); the language status item sits next to the card's
@@ -11,7 +12,15 @@ import type * as vscode from "vscode";
 import type { ServerState } from "./client";
 import { CARD_SELECTOR } from "./clientOptions";
 import { ClientCommand, type RunInfo } from "./protocol";
-import { endedMessage, runLine, statusText, transitions, type Transition } from "./statusItems";
+import {
+  endedMessage,
+  MANAGE_TRUST,
+  restrictedSign,
+  runLine,
+  statusText,
+  transitions,
+  type Transition,
+} from "./statusItems";
 import * as api from "./vscodeapi";
 
 export interface StatusActions {
@@ -35,11 +44,18 @@ const SERVER_LOOK: Record<ServerState, { text: string; severity: keyof typeof ap
         arguments: ["cardrunner.server.command"],
       },
     },
+    restricted: {
+      text: "cardrunner: Restricted Mode",
+      severity: "warning",
+      command: { title: "Manage Workspace Trust", command: MANAGE_TRUST },
+    },
   };
 
 export class StatusView implements vscode.Disposable {
   private readonly bar = api.createStatusBarItem("cardrunner.runs", "cardrunner runs");
   private readonly language = api.createLanguageStatus("cardrunner.server", CARD_SELECTOR);
+  /** Shown only while the folder is untrusted and so no server runs (restrictedSign). */
+  private readonly restricted = api.createStatusBarItem("cardrunner.restricted", "cardrunner Restricted Mode");
   private runs: RunInfo[] = [];
   private state: ServerState = "starting";
   private sandbox: string | undefined;
@@ -63,6 +79,15 @@ export class StatusView implements vscode.Disposable {
     this.language.command = look.command;
     const shown = detail || (state === "running" ? (this.sandbox ?? "") : "");
     this.language.detail = shown.length > 120 ? `${shown.slice(0, 117)}…` : shown;
+    const sign = restrictedSign(state);
+    if (sign === undefined) {
+      this.restricted.hide();
+      return;
+    }
+    this.restricted.text = sign.text;
+    this.restricted.tooltip = sign.tooltip;
+    this.restricted.command = sign.command;
+    this.restricted.show();
   }
 
   /** The sandbox mode in force, as the server names it: shown on the language status item. */
@@ -119,5 +144,6 @@ export class StatusView implements vscode.Disposable {
   dispose(): void {
     this.bar.dispose();
     this.language.dispose();
+    this.restricted.dispose();
   }
 }

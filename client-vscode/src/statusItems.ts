@@ -5,6 +5,7 @@
  * view is a function of that list, and notifications are a function of two consecutive lists. Both
  * are tested under plain Node; status.ts only puts the results on screen.
  */
+import type { ServerState } from "./client";
 import type { RunInfo } from "./protocol";
 
 /** "950 tok", "31.2k tok", "1.25M tok". */
@@ -155,4 +156,34 @@ export function viewsToRefresh(
 ): string[] {
   const live = new Set(runs.filter((r) => r.state === "running" || r.state === "review").map((r) => r.uri));
   return open.filter((card) => live.has(card) || lastShownLive(card) !== false);
+}
+
+/** What a status bar item shows: its text, its tooltip and the command a click runs. */
+export interface ItemLook {
+  text: string;
+  tooltip: string;
+  command: { title: string; command: string };
+}
+
+/** VS Code's own command that opens the Workspace Trust editor, whose Trust button trusts the folder. */
+export const MANAGE_TRUST = "workbench.trust.manage";
+
+/**
+ * The sign that stays in the status bar while the folder is untrusted and so no server runs;
+ * undefined in every other state (the item is then hidden). Why a status bar item besides the
+ * warning that says the same: VS Code hides a notification after a few seconds (it is then only
+ * in the bell), and a user who looks for ▶ Run card later would find no word why it is missing.
+ */
+export function restrictedSign(state: ServerState): ItemLook | undefined {
+  if (state !== "restricted") {
+    return undefined;
+  }
+  return {
+    text: "$(shield) cardrunner: Restricted Mode",
+    tooltip:
+      "This folder is in Restricted Mode (not trusted), so cardrunner starts no server: it would run the " +
+      "folder's own programs (its Python environment, build and test commands, MCP servers). Cards show no " +
+      "▶ Run card until you trust the folder. Click to manage Workspace Trust.",
+    command: { title: "Manage Workspace Trust", command: MANAGE_TRUST },
+  };
 }

@@ -5,8 +5,9 @@
 //                         the demo folder opened, one click on cardrunner's question, ▶ Run card,
 //                         the review accepted, the card Done (and the README's pictures, --images)
 //   --scenario clone      the README's editor path: a clone of this repository with its own .venv,
-//                         opened untrusted (Restricted Mode says why there is no lens; Trust…
-//                         trusts), the question answered "Don't start", then the error's "Use it":
+//                         opened untrusted (Restricted Mode says why there is no lens, and a
+//                         status bar item stays until Trust), the question answered "Don't
+//                         start", then the error's "Use it":
 //                         ▶ Run card appears on its cards
 //   --scenario workspace  a workspace whose .vscode/settings.json names a program and tries to
 //                         pre-answer the question: nothing starts until the user says yes, and a
@@ -251,7 +252,9 @@ async function runAndAccept(wb, folder, card) {
 
 /**
  * Restricted Mode, as a newcomer meets it on a folder VS Code does not trust yet: no server and no
- * question, but a notice saying why there is no ▶ Run card, whose Trust… trusts the folder.
+ * question, but a notice saying why there is no ▶ Run card, whose Trust… opens Workspace Trust,
+ * and a status bar item that stays after the notice is gone (VS Code hides notices after a few
+ * seconds): its click opens Workspace Trust too, and Trust there takes it away.
  */
 async function restrictedThenTrust(wb) {
   // code-server asks no trust question at start: the folder opens in Restricted Mode (a banner).
@@ -264,17 +267,27 @@ async function restrictedThenTrust(wb) {
   if ((await wb.page.locator(".monaco-dialog-box").count()) > 0) {
     throw new Error("an untrusted folder should not be asked about its server");
   }
+  const sign = wb.statusItem(/cardrunner: Restricted Mode/);
+  await sign.waitFor({ timeout: 30_000 });
   await wb.shot("restricted-mode");
-  step(`notice: ${message}`);
-  await wb.clickNotificationButton(notice, "Trust");
+  step(`notice: ${message}; status bar: ${(await sign.textContent())?.trim()}`);
   const editor = wb.page.locator(".workspace-trust-editor");
+  await wb.clickNotificationButton(notice, "Trust");
+  await editor.waitFor({ timeout: 30_000 });
+  await wb.closeOverlay(".workspace-trust-editor");
+  step("the notice's Trust… opened the Workspace Trust editor; closed it untrusted");
+  if (!(await sign.isVisible())) {
+    throw new Error("the status bar's Restricted Mode sign should stay while the folder is untrusted");
+  }
+  await sign.click();
   await editor.waitFor({ timeout: 30_000 });
   await wb.shot("trust-editor");
   await editor
     .locator(".workspace-trust-buttons-row .monaco-button", { hasText: /^\s*Trust\s*$/ })
     .first()
     .click();
-  step("Trust… opened the Workspace Trust editor; clicked Trust");
+  await sign.waitFor({ state: "hidden", timeout: 30_000 });
+  step("the status bar's sign opened the Workspace Trust editor; Trust took the sign away");
 }
 
 /** "Pick program…" on this machine's cardrunner: kept as the user's command, the server starts. */

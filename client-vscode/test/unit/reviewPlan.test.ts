@@ -221,8 +221,12 @@ describe("the review list beside the diff", () => {
 describe("a review that fits a laptop", () => {
   it("labels an isolated run's files by their place in the repository", () => {
     const entry = { path: "src/app.py", file: "/repo/.cardrunner/worktrees/20261206-1/src/app.py" };
-    assert.equal(reviewLabel(entry, "/repo"), "/repo/src/app.py");
-    assert.equal(reviewLabel({ path: "src/app.py", file: "/repo/src/app.py" }, "/repo"), "/repo/src/app.py");
-    assert.equal(reviewLabel(entry, undefined), entry.file);
+    assert.equal(reviewLabel(entry), "/repo/src/app.py");
+    assert.equal(reviewLabel({ path: "src/app.py", file: "/repo/src/app.py" }), "/repo/src/app.py");
+  });
+
+  it("labels by the worktree's repository, whatever folder the editor opened (a monorepo package's)", () => {
+    const file = "/repo/.cardrunner/worktrees/20261206-1/packages/web/src/a.ts";
+    assert.equal(reviewLabel({ path: "packages/web/src/a.ts", file }), "/repo/packages/web/src/a.ts");
   });
 });

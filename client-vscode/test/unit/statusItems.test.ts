@@ -5,6 +5,8 @@ import {
   endedMessage,
   formatCost,
   formatTokens,
+  MANAGE_TRUST,
+  restrictedSign,
   runLine,
   statusText,
   transitions,
@@ -178,5 +180,24 @@ describe("what a run is doing, in words", () => {
     assert.match(runLine(replayed), /~\$0\.06 \(estimate\)/);
     assert.match(statusText([run({ estimated: true, costUsd: 0.02 })]) ?? "", /~\$0\.02 \(estimate\)/);
     assert.doesNotMatch(endedMessage({ ...replayed, estimated: false }), /estimate|~/);
+  });
+});
+
+describe("restrictedSign", () => {
+  it("stays in the status bar while the folder is untrusted, says why and offers Trust", () => {
+    const sign = restrictedSign("restricted");
+    assert.ok(sign);
+    assert.match(sign.text, /^\$\(shield\) cardrunner: Restricted Mode$/);
+    assert.match(sign.tooltip, /starts no server/);
+    assert.match(sign.tooltip, /folder's own programs/);
+    assert.match(sign.tooltip, /no ▶ Run card until you trust the folder/);
+    assert.deepEqual(sign.command, { title: "Manage Workspace Trust", command: "workbench.trust.manage" });
+    assert.equal(MANAGE_TRUST, "workbench.trust.manage");
+  });
+
+  it("is gone in every other server state: trusted, the server starts or runs or failed", () => {
+    for (const state of ["starting", "running", "stopped", "failed"] as const) {
+      assert.equal(restrictedSign(state), undefined, state);
+    }
   });
 });

@@ -122,23 +122,52 @@ def _declaring(package: Path) -> Path | None:
     """The repository root whose cardrunner.toml declares `package` as one of its
     `[packages]`, when `package` is such a package's folder (its own cardrunner.toml only adds
     to the root's, config/settingsfiles.py); None otherwise. Looks no further than git's root."""
-    if (package / ".git").exists():
+    found = declared_package(package)
+    return found.root if found is not None and found.folder == package.resolve() else None
+
+
+@dataclass(frozen=True)
+class DeclaredPackage:
+    """A package of a monorepo, as the root's cardrunner.toml declares it."""
+
+    root: Path
+    name: str
+    folder: Path
+
+
+def declared_package(folder: Path) -> DeclaredPackage | None:
+    """The package `folder` is, or lies in, when an enclosing folder's cardrunner.toml declares
+    it as one of its `[packages]`; None otherwise. Never looks past the first folder holding
+    `.git` (a package that is a repository of its own is its own root), as `find_root` does:
+    the language server, given a package's folder as its workspace, serves the root it names."""
+    if (folder / ".git").exists():
         return None
-    for folder in package.parents:
-        own = folder / "cardrunner.toml"
+    inside = folder.resolve()
+    for parent in folder.parents:
+        own = parent / "cardrunner.toml"
         if own.is_file():
             try:
                 data = tomllib.loads(own.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 return None
             declared = data.get("packages")
-            for entry in declared.values() if isinstance(declared, dict) else []:
-                path = entry.get("path") if isinstance(entry, dict) else None
-                if isinstance(path, str) and (folder / path).resolve() == package.resolve():
-                    return folder.resolve()
-        if (folder / ".git").exists():
+            for name, entry in declared.items() if isinstance(declared, dict) else []:
+                package = _below(parent.resolve(), entry)
+                if package is not None and inside.is_relative_to(package):
+                    return DeclaredPackage(parent.resolve(), str(name), package)
+        if (parent / ".git").exists():
             return None
     return None
+
+
+def _below(root: Path, entry: object) -> Path | None:
+    """The folder a `[packages.NAME]` entry's `path` names, when it lies below `root` (the
+    settings refuse any other: `..`, `.`, an absolute path, a link leading out)."""
+    path = entry.get("path") if isinstance(entry, dict) else None
+    if not isinstance(path, str):
+        return None
+    folder = (root / path).resolve()
+    return folder if folder != root and folder.is_relative_to(root) else None
 
 
 def escapes(path: Path, root: Path) -> str | None:

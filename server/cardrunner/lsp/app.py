@@ -27,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 from cardrunner import __version__
 from cardrunner.lsp.core.cardstore import EditorCardStore
 from cardrunner.lsp.core.client import Client, spawn, uri_to_path
-from cardrunner.lsp.core.config import SettingsFeature
+from cardrunner.lsp.core.config import SettingsFeature, served_root
 from cardrunner.lsp.core.diagnostics import DiagnosticsStore
 from cardrunner.lsp.core.index import CardIndex
 from cardrunner.lsp.core.watcher import CardWatcher
@@ -58,9 +58,10 @@ class CardApp:
         self, server: LanguageServer, client: Client, root: Path, init_options: Any
     ) -> None:
         """`root` and `init_options` are what `initialize` said; the settings they give are
-        read here, at once, since a run may be asked for before `initialized` is handled."""
+        read here, at once, since a run may be asked for before `initialized` is handled.
+        A monorepo package's folder is served as its root (`served_root`)."""
         self._ls = server
-        self.root = root
+        self.root, self._root_note = served_root(root)
         self.client = client
         self.settings = SettingsFeature(self.client, lambda: self.root, init_options)
         self.store = DiagnosticsStore(self._publish)
@@ -118,6 +119,9 @@ class CardApp:
     async def startup(self) -> None:
         """After `initialized`: settings, every card's diagnostics, the watcher, and the
         processes a previous server that died left behind."""
+        if self._root_note:
+            log.info("%s", self._root_note)
+            self.client.show_message(self._root_note, types.MessageType.Info)
         swept = await asyncio.to_thread(sweep, self.root)
         if swept:
             log.warning("stopped %d process group(s) left by a server that died", len(swept))

@@ -11,7 +11,7 @@ import pytest
 from cardrunner.cli.check import settings_problems
 from cardrunner.config.loading import load_settings
 from cardrunner.config.packages import PackageRefused, choose_package, each_package
-from cardrunner.config.paths import find_root
+from cardrunner.config.paths import declared_package, find_root
 from cardrunner.tools.commands import parse_problems
 from cardrunner.trust.requests import fingerprint, requests
 
@@ -126,6 +126,33 @@ def test_running_inside_a_package_reads_the_whole_monorepo(tmp_path: Path) -> No
     (root / "tools").mkdir()
     (root / "tools" / "cardrunner.toml").write_text("")  # not a declared package: its own root
     assert find_root(root / "tools") == (root / "tools").resolve()
+
+
+def test_a_folder_is_known_as_a_package_only_below_the_root_that_declares_it(
+    tmp_path: Path,
+) -> None:
+    """What the language server lifts an editor's folder by (lsp/core/config.py): a declared
+    package's folder or one inside it, never a folder past the first `.git` up the tree, never
+    a package whose path leads out of the declaring root."""
+    root = monorepo(tmp_path / "repo")
+    found = declared_package(root / "packages" / "web")
+    assert found is not None
+    assert (found.root, found.name) == (root.resolve(), "web")
+    assert found.folder == (root / "packages" / "web").resolve()
+    inside = declared_package(root / "packages" / "api" / "src")
+    assert inside is not None and inside.name == "api"
+    assert declared_package(root) is None  # the root itself holds .git
+    assert declared_package(root / "packages") is None  # not a package
+    (root / "packages" / "web" / ".git").mkdir()  # a repository of its own: its own root
+    assert declared_package(root / "packages" / "web") is None
+    # A folder above a repository cannot claim the repository's folders as its packages.
+    outer = tmp_path / "outer"
+    (outer / "inner" / ".git").mkdir(parents=True)
+    (outer / "inner" / "pkg").mkdir()
+    (outer / "cardrunner.toml").write_text('[packages.p]\npath = "inner/pkg"\n')
+    assert declared_package(outer / "inner" / "pkg") is None
+    (outer / "inner" / "cardrunner.toml").write_text('[packages.x]\npath = "../inner/pkg/.."\n')
+    assert declared_package(outer / "inner" / "pkg") is None  # the root itself is no package
 
 
 def test_the_trust_question_lists_every_packages_commands_and_follows_their_file(

@@ -81,3 +81,54 @@ async def test_a_package_card_shows_its_package_and_an_untestable_one_why(
     cards = {c["title"]: c for col in board["columns"] for c in col["cards"]}
     assert cards["Greet loudly"]["package"] == "package web (packages/web)"
     assert cards["Document it"]["package"] == ""
+
+
+async def test_an_editor_opened_at_a_package_folder_serves_the_monorepo_root(
+    project: Project,
+) -> None:
+    """Opened at `packages/web` (VS Code's folder, `nvim packages/web/...` with a root
+    pattern), the server serves what the CLI's `find_root` gives from there: the root's cards
+    with the package's commands, its settings — and says once why the cards are the root's."""
+    web = project.root / "packages" / "web"
+    (web / "src").mkdir(parents=True)
+    (web / "cardrunner.toml").write_text('[paths]\nwrite = ["src"]\n')
+    card = project.write_card("greet", in_package("Greet loudly", "web"))
+    e = InProcessEditor(web)
+    await e.start()
+    try:
+        assert e.app.root == project.root.resolve()
+        said = [p["message"] for p in e.sent("window/showMessage")]
+        assert said == [
+            f"cardrunner: {web} is package web of the monorepo at {project.root.resolve()}, "
+            "so cardrunner serves the monorepo's cards and settings, as the command line does. "
+            f"Open {project.root.resolve()} as the folder to see its cards beside the code."
+        ]
+        assert await lenses(e, e.open(card)) == ["▶ Run card", "package web (packages/web)"]
+        board = await e.request(names.BOARD, None)
+        titles = [c["title"] for col in board["columns"] for c in col["cards"]]
+        assert titles == ["Greet loudly"]
+        assert not (web / ".cardrunner").exists(), "state lives at the root, as the CLI's"
+    finally:
+        await e.stop()
+
+
+async def test_a_folder_that_is_no_declared_package_is_served_as_given(project: Project) -> None:
+    """A folder with a cardrunner.toml of its own that the root does not declare, or a declared
+    package that is a repository of its own, is its own workspace: nothing is lifted or said."""
+    tools = project.root / "tools"
+    (tools / "cards").mkdir(parents=True)
+    (tools / "cardrunner.toml").write_text('cards = "cards"\n')
+    (tools / "cards" / "own.md").write_text(CARD.format(title="A tool's own card"))
+    nested = project.root / "packages" / "web"
+    (nested / ".git").mkdir(parents=True)
+    for folder, title in ((tools, "A tool's own card"), (nested, None)):
+        e = InProcessEditor(folder)
+        await e.start()
+        try:
+            assert e.app.root == folder.resolve()
+            assert e.sent("window/showMessage") == []
+            board = await e.request(names.BOARD, None)
+            titles = [c["title"] for col in board["columns"] for c in col["cards"]]
+            assert titles == ([title] if title else [])
+        finally:
+            await e.stop()

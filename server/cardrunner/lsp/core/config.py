@@ -11,6 +11,9 @@ start and at every change, and the server keeps what it reads between runs as a 
 memory). `initialize` does not wait for it: until the first answer the view is the defaults
 (with the workspace's own cards folder), and a run asked for before it reads the settings
 here, as the child would — a run loads pydantic anyway.
+
+Which folder the settings are read in is decided first (`served_root`): an editor opened at a
+monorepo package's folder gets the monorepo root, as the command line does.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cardrunner.config.paths import default_cards
+from cardrunner.config.paths import declared_package, default_cards
 from cardrunner.config.plainsettings import SettingsView
 from cardrunner.lsp.core.client import Client
 from cardrunner.processes.sandbox import describe
@@ -58,6 +61,27 @@ def without_nulls(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: without_nulls(v) for k, v in value.items() if v is not None}
     return value
+
+
+def served_root(given: Path) -> tuple[Path, str]:
+    """The folder the server serves for the editor's workspace folder `given`, and what to tell
+    the user about it ("" when it is `given` itself).
+
+    A folder that is (or lies in) a package the enclosing repository's cardrunner.toml declares
+    is served as that repository's root, the folder the CLI's `find_root` takes from there
+    (never past the first folder holding `.git`). Why not serve the package as given: its own
+    cardrunner.toml only adds to the root's, the cards live at the root, and a run has to be
+    chosen the package's commands by the root's settings — served as its own workspace it
+    showed no cards and would run with the wrong commands, keeping state apart from the CLI's.
+    The user is told once, since the cards now served are outside the folder they opened."""
+    package = declared_package(given)
+    if package is None:
+        return given, ""
+    return package.root, (
+        f"cardrunner: {given} is package {package.name} of the monorepo at {package.root}, "
+        "so cardrunner serves the monorepo's cards and settings, as the command line does. "
+        f"Open {package.root} as the folder to see its cards beside the code."
+    )
 
 
 class SettingsFeature:
