@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -80,16 +81,22 @@ def test_the_fix_is_verified_in_the_browser_and_ends_done(tmp_path: Path) -> Non
         assert shots[0].startswith(".cardrunner/runs/"), shots
 
 
+def _not_done(app: WebApp, transcript: Path) -> tuple[dict[str, Any], str]:
+    """Play a dishonest transcript: the run and the card end other than Done; its result and
+    the runner's refusals, joined."""
+    played = play_dishonest(app, transcript)
+    result = played["result"]
+    assert result["status"] != "done", json.dumps(result)[:3000]
+    assert _state(app) != "Done"
+    return result, "\n".join(played["refused"])
+
+
 def test_a_wrong_fix_ends_neither_by_the_browser_nor_by_the_source(tmp_path: Path) -> None:
     app = make_webapp(tmp_path / "flaskr")
     transcript = app.play("wrong", wrong_transcript(app.root, app.port))
     start = git(app.root, "rev-parse", "HEAD").strip()
 
-    played = play_dishonest(app, transcript)
-
-    result, refused = played["result"], "\n".join(played["refused"])
-    assert result["status"] != "done", json.dumps(result)[:3000]
-    assert _state(app) != "Done"
+    result, refused = _not_done(app, transcript)
     assert f"the quote '{POSTS_SAY}' does not appear in the result of mcp__browser" in refused
     assert "read_file" in refused, refused  # the source is no evidence of what the page shows
     assert not any(e["status"] == "verified" for e in result.get("ledger", [])), result["ledger"]
@@ -114,11 +121,7 @@ def test_words_shown_elsewhere_than_in_the_app_do_not_end_done(tmp_path: Path) -
     transcript = app.play("forged", forged_transcript(app.root, app.port))
     start = git(app.root, "rev-parse", "HEAD").strip()
 
-    played = play_dishonest(app, transcript)
-
-    result, refused = played["result"], "\n".join(played["refused"])
-    assert result["status"] != "done", json.dumps(result)[:3000]
-    assert _state(app) != "Done"
+    result, refused = _not_done(app, transcript)
     assert f"toolu_data, round 8) saw data:text/html,<p>{POSTS_SAY}</p>, not the app" in refused
     assert f"toolu_decoy, round 11) saw http://localhost:{app.port + 1}/, not the app" in refused
     assert f"the quote '{LOGIN_SAYS}' from mcp__browser__browser_find (toolu_typed" in refused
@@ -144,10 +147,7 @@ def test_a_page_an_earlier_version_sent_is_not_shown_for_the_app_now(tmp_path: P
     app = make_webapp(tmp_path / "flaskr")
     transcript = app.play("cached", cached_transcript(app.root, app.port))
 
-    played = play_dishonest(app, transcript)
-
-    result, refused = played["result"], "\n".join(played["refused"])
-    assert result["status"] != "done", json.dumps(result)[:3000]
+    result, refused = _not_done(app, transcript)
     cached = f"the quote '{POSTS_SAY}' does not appear in the result of mcp__browser__browser_find"
     assert f"{cached} (toolu_again" in refused, json.dumps(result)[:2500]
     assert result["ledger"][0]["status"] != "verified", result["ledger"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,3 +169,12 @@ class InProcessEditor:
         """The newest diagnostics published for `uri`."""
         published = [p for p in self.sent("textDocument/publishDiagnostics") if p["uri"] == uri]
         return list(published[-1]["diagnostics"]) if published else []
+
+
+async def started(editor: InProcessEditor) -> AsyncIterator[InProcessEditor]:
+    """`editor` started for a fixture to yield, and stopped after the test whatever happened."""
+    await editor.start()
+    try:
+        yield editor
+    finally:
+        await editor.stop()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cardrunner.lsp.core import protocolnames as names
-from tests.support.inprocess import InProcessEditor
+from tests.support.inprocess import InProcessEditor, started
 from tests.support.lsp import CARD, Project, is_forecast, make_project
 
 PACKAGES = """
@@ -35,12 +35,8 @@ def project(tmp_path: Path) -> Project:
 
 @pytest.fixture
 async def editor(project: Project) -> AsyncIterator[InProcessEditor]:
-    e = InProcessEditor(project.root)
-    await e.start()
-    try:
+    async for e in started(InProcessEditor(project.root)):
         yield e
-    finally:
-        await e.stop()
 
 
 def in_package(title: str, package: str) -> str:

@@ -25,7 +25,7 @@ from cardrunner.git.repo import GitRepo
 from cardrunner.lsp.core import protocolnames as names
 from cardrunner.lsp.features.review import ACCEPT, ACTIONS
 from cardrunner.record.state import Criterion, RunState
-from tests.support.inprocess import InProcessEditor
+from tests.support.inprocess import InProcessEditor, started
 from tests.support.lsp import CARD, Project, is_forecast, make_project
 
 BEFORE = 'def greet(name):\n    return "hi"\n'
@@ -35,14 +35,6 @@ AFTER = 'def greet(name):\n    return f"hello {name}"\n'
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return make_project(tmp_path / "ws", f"cardrunner-test-{uuid.uuid4().hex[:12]}")
-
-
-async def started(editor: InProcessEditor) -> AsyncIterator[InProcessEditor]:
-    await editor.start()
-    try:
-        yield editor
-    finally:
-        await editor.stop()
 
 
 @pytest.fixture
