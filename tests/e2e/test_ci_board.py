@@ -69,8 +69,8 @@ def greet_transcript() -> list[dict[str, Any]]:
         turn(use("build_app", "toolu_build")),
         turn(
             use("read_file", "toolu_read_greet", path="src/greet.py"),
-            report(0, first, ("toolu_read_greet", 'return "Hello " + name')),
-            report(1, second, ("toolu_build", "Build succeeded.")),
+            report(1, first, ("toolu_read_greet", 'return "Hello " + name')),
+            report(2, second, ("toolu_build", "Build succeeded.")),
         ),
         turn(use("git_commit", message="card: Greet in English\n\nHello instead of Hallo.")),
         final(),

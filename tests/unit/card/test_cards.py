@@ -222,16 +222,16 @@ def test_runs_and_reason_are_read() -> None:
     assert card.last_entry == {"id": "b"} and card.last_run == RunRecord(id="b")
 
 
-def test_prompt_numbers_criteria_from_zero_and_says_so() -> None:
+def test_prompt_numbers_criteria_from_one_and_says_so() -> None:
     prompt = parse(EXAMPLE).prompt()
     assert prompt.startswith(
         "THE CARD\n--------\nTitle: Deleting an item should ask first\nCategory: Improvement\n"
     )
     assert "Free text describing the bug or feature." in prompt
-    assert "numbered from 0" in prompt and "report_criterion" in prompt
-    assert '\n0. Clicking "Delete selected"' in prompt
-    assert '\n1. "Yes" removes the row' in prompt
-    assert "\n2. " not in prompt
+    assert "numbered from 1" in prompt and "report_criterion" in prompt
+    assert '\n1. Clicking "Delete selected"' in prompt
+    assert '\n2. "Yes" removes the row' in prompt
+    assert "\n0. " not in prompt and "\n3. " not in prompt
 
 
 @pytest.mark.parametrize(
