@@ -124,7 +124,9 @@ def tool(name: str, _id: str | None = None, **arguments: Any) -> dict[str, Any]:
     return block
 
 
-def report(number: int, evidence: str, call: str, quote: str, passed: bool = True) -> dict[str, Any]:
+def report(
+    number: int, evidence: str, call: str, quote: str, passed: bool = True
+) -> dict[str, Any]:
     """`report_criterion` on criterion `number` (from 1) citing one call and a quote from it."""
     return tool(
         "report_criterion",
