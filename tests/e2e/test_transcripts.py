@@ -171,7 +171,9 @@ def test_a_transcript_made_when_criteria_counted_from_0_replays_only_when_it_say
     marked.write_text(json.dumps({"criteria_from": 0, "responses": old}))
     ran = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", "--replay", str(marked))
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    log = tmp_path / "a" / yaml.safe_load(card.read_text().split("---")[1])["last_run"]["log"]
+    record = yaml.safe_load(card.read_text().split("---")[1])["last_run"]
+    assert record["cost_basis"] == "estimate"  # a replay: nobody was billed its cost
+    log = tmp_path / "a" / record["log"]
     again = transcript_from_log(log)
     assert again.criteria_from == 1  # the run counted from 1: its log holds what was played
     assert '"criteria_from"' not in transcript_json(again)

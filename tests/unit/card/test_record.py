@@ -109,3 +109,11 @@ def test_an_old_card_with_the_ledger_in_its_record_still_reads_and_is_shortened(
         old, **CardUpdate(run=RunRecord(id="r3", result="done")).text_arguments()
     )
     assert "evidence" not in again and "last_run:\n  id: r3\n  result: done\n---" in again
+
+
+def test_a_recorded_estimate_is_shown_as_one() -> None:
+    """The hover and `cardrunner log CARD` read the card's record: `cost_basis: estimate` (a
+    replay, or usage the endpoint did not report) shows the cost as every view shows one."""
+    assert RunRecord(cost_usd=0.07, cost_basis="estimate").cost(4) == "~$0.0700 (estimate)"
+    assert RunRecord(cost_usd=0.07, cost_basis="priced 0").cost() == "$0.07"
+    assert RunRecord(cost_usd=0.07).cost() == "$0.07" and RunRecord().cost() is None

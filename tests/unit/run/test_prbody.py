@@ -62,6 +62,14 @@ def test_the_body_lists_every_criterion_with_its_evidence() -> None:
     assert "review happens on this pull request" in body
 
 
+def test_an_estimated_cost_is_marked_in_the_body() -> None:
+    """A replayed run's cost, or one whose usage the endpoint did not report, is an estimate."""
+    replayed, unreported = view(), view()
+    replayed.model, unreported.estimated = "replay:delete.json", True
+    for v in (replayed, unreported):
+        assert "| Done | 5 | 12,345 | ~$0.2500 (estimate) |" in pr_body(report(v))
+
+
 def test_a_body_that_was_not_pushed_says_why() -> None:
     v = view(Criterion("A dialog names the item."))
     v.state, v.reason = "failed", "max_cost"
