@@ -122,7 +122,7 @@ async def test_evidence_for_some_criteria_only(tmp_path: Path) -> None:
     only_first = turn(report(1, "add(2, 3) is 5", ("toolu_tests", "1 passed")))
     events, result, _ = await play(tmp_path, [FIX, TESTS, only_first, COMMIT, *CLAIMS])
     not_done(result, "unverified")
-    assert "criteria [1]" in result.detail
+    assert "evidence for criterion 2;" in result.detail
     assert "criterion 2 has no evidence yet" in told(events)
 
 

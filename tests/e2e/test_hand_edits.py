@@ -84,7 +84,7 @@ async def test_a_hand_edit_is_checked_committed_as_edited_and_its_evidence_verif
     committed = next(e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit")
     assert "the reviewer changed src/calc.py" in committed.result
     assert "+def twice(a):" in committed.result, "the model sees what the reviewer changed"
-    assert "The evidence for criteria [0, 1] is stale" in committed.result
+    assert "The evidence for criteria 1, 2 is stale" in committed.result
     assert {e.commit for e in result.ledger} == {result.commit}
 
 

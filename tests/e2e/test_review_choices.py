@@ -133,7 +133,7 @@ def test_drops_of_a_quoted_name_and_a_crlf_hunk_keep_every_byte(tmp_path: Path) 
     )
     assert "reviewer changed" not in message, "a drop is not a hand edit"
     result = git_commit_result(tmp_path)
-    assert "The evidence for criteria [1] is stale" in result, "the read of calc.py still holds"
+    assert "The evidence for criterion 2 is stale" in result, "the read of calc.py still holds"
     assert "reviewer changed" not in result
 
 
