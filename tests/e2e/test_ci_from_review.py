@@ -183,7 +183,7 @@ def test_a_review_continues_the_card_on_its_branch_with_one_more_commit(
     assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(job, "status", "--porcelain") == ""
     assert (job / "src" / "calc.py").read_text() != FIXED  # main still has the bug
-    assert "✅ **0.**" in body_file.read_text()
+    assert "✅ **1.**" in body_file.read_text()
 
 
 @pytest.mark.parametrize(
