@@ -62,13 +62,14 @@ def done(text: str) -> dict[str, Any]:
     }
 
 
-def report(index: int, evidence: str, cites: list[tuple[str, str]]) -> dict[str, Any]:
-    """report_criterion citing (call id, quote) pairs; the replay checks each quote is in the
-    cited call's result (and the runner checks it again), so a stale transcript fails honestly."""
+def report(number: int, evidence: str, cites: list[tuple[str, str]]) -> dict[str, Any]:
+    """report_criterion on the card's criterion `number` (from 1) citing (call id, quote) pairs;
+    the replay checks each quote is in the cited call's result (and the runner checks it
+    again), so a stale transcript fails honestly."""
     return step(
         use(
             "report_criterion",
-            index=index,
+            index=number,
             passed=True,
             evidence=evidence,
             cites=[{"call": call, "quote": quote} for call, quote in cites],
@@ -161,7 +162,7 @@ def test_total_subtracts_the_discount():
             ui("read", "toolu_total_10", id="total"),
         ),
         report(
-            0,
+            1,
             "discount 10 → 'Discount: 9.00', 'Total: 81.00'",
             [("toolu_discount_10", "Discount: 9.00"), ("toolu_total_10", "Total: 81.00")],
         ),
@@ -172,7 +173,7 @@ def test_total_subtracts_the_discount():
             ui("read", "toolu_total_25", id="total"),
         ),
         report(
-            1,
+            2,
             "discount 25 → 'Discount: 22.50', 'Total: 67.50', subtotal still 90.00",
             [
                 ("toolu_subtotal_25", "Subtotal: 90.00"),
@@ -185,7 +186,7 @@ def test_total_subtracts_the_discount():
             ui("read", "toolu_total_0", id="total"),
             ui("screenshot", name="after"),
         ),
-        report(2, "discount 0 → 'Total: 90.00'", [("toolu_total_0", "Total: 90.00")]),
+        report(3, "discount 0 → 'Total: 90.00'", [("toolu_total_0", "Total: 90.00")]),
         step(
             ui("stop"),
             use(
@@ -219,7 +220,7 @@ def delete_card() -> list[dict[str, Any]]:
             ui("list_elements", "toolu_dialog"),
         ),
         report(
-            0,
+            1,
             "selected 'Pens (pack of 10)', clicked delete: confirm_dialog opened, text names the item",
             [
                 ("toolu_dialog", "confirm_dialog"),
@@ -234,7 +235,7 @@ def delete_card() -> list[dict[str, Any]]:
             ui("read", "toolu_subtotal_no", id="subtotal"),
         ),
         report(
-            1,
+            2,
             "'No' closed the dialog; three items remain, 'Subtotal: 90.00'",
             [("toolu_items_no", "Pens (pack of 10)"), ("toolu_subtotal_no", "Subtotal: 90.00")],
         ),
@@ -247,7 +248,7 @@ def delete_card() -> list[dict[str, Any]]:
             ui("screenshot", name="after-yes"),
         ),
         report(
-            2,
+            3,
             "'Yes' removed the row; two items remain, 'Subtotal: 75.00'",
             [("toolu_subtotal_yes", "Subtotal: 75.00")],
         ),
@@ -258,7 +259,7 @@ def delete_card() -> list[dict[str, Any]]:
             ui("read", "toolu_subtotal_none", id="subtotal"),
         ),
         report(
-            3,
+            4,
             "no row selected: clicking delete opened no dialog and kept all rows (subtotal 90.00)",
             [
                 ("toolu_items_none", "Pens (pack of 10)"),
@@ -320,7 +321,7 @@ def test_bad_prices_are_refused(price):
         step(ui("start"), expect=["passed"]),
         step(*add("0", "4.50", "toolu_q0"), ui("read", "toolu_subtotal_q0", id="subtotal")),
         report(
-            0,
+            1,
             "quantity 0 refused with a message about the quantity; subtotal stays 90.00",
             [("toolu_q0", "quantity"), ("toolu_subtotal_q0", "Subtotal: 90.00")],
         ),
@@ -331,7 +332,7 @@ def test_bad_prices_are_refused(price):
             expect=["quantity"],
         ),
         report(
-            1,
+            2,
             "quantity -2 and 'abc' refused with the quantity message; the app kept running",
             [
                 ("toolu_q_neg", "quantity"),
@@ -342,7 +343,7 @@ def test_bad_prices_are_refused(price):
         step(*add("1", "-4.50", "toolu_p_neg")),
         step(*add("1", "abc", "toolu_p_abc"), expect=["price"]),
         report(
-            2,
+            3,
             "price -4.50 and 'abc' refused with a message about the price",
             [("toolu_p_neg", "price"), ("toolu_p_abc", "price")],
         ),
@@ -353,7 +354,7 @@ def test_bad_prices_are_refused(price):
             ui("screenshot", name="after"),
         ),
         report(
-            3,
+            4,
             "Stapler × 2 at 4.50 added with line total 9.00; subtotal 99.00",
             [
                 ("toolu_items_added", "Stapler"),

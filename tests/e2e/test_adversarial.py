@@ -29,7 +29,7 @@ COMMIT = turn(use("git_commit", message="card: Adding two numbers subtracts them
 
 
 def both(call: str = "toolu_tests", quote: str = "1 passed") -> dict[str, Any]:
-    return turn(report(0, "add(2, 3) is 5", (call, quote)), report(1, "tests pass", (call, quote)))
+    return turn(report(1, "add(2, 3) is 5", (call, quote)), report(2, "tests pass", (call, quote)))
 
 
 async def play(
@@ -77,7 +77,7 @@ async def test_fabricated_evidence_in_the_first_turn(tmp_path: Path) -> None:
     events, result, _ = await play(tmp_path, [both("toolu_made_up"), *CLAIMS])
     not_done(result, "unverified")
     assert "'toolu_made_up' is not a tool call of this run" in told(events)
-    assert len(objections(events)) == 2 and "criterion 0 has no evidence yet" in told(events)
+    assert len(objections(events)) == 2 and "criterion 1 has no evidence yet" in told(events)
 
 
 async def test_evidence_gathered_before_the_last_write(tmp_path: Path) -> None:
@@ -119,11 +119,11 @@ async def test_done_without_a_commit(tmp_path: Path) -> None:
 
 async def test_evidence_for_some_criteria_only(tmp_path: Path) -> None:
     make_project(tmp_path)
-    only_first = turn(report(0, "add(2, 3) is 5", ("toolu_tests", "1 passed")))
+    only_first = turn(report(1, "add(2, 3) is 5", ("toolu_tests", "1 passed")))
     events, result, _ = await play(tmp_path, [FIX, TESTS, only_first, COMMIT, *CLAIMS])
     not_done(result, "unverified")
-    assert "criteria [1]" in result.detail
-    assert "criterion 1 has no evidence yet" in told(events)
+    assert "evidence for criterion 2;" in result.detail
+    assert "criterion 2 has no evidence yet" in told(events)
 
 
 async def test_quoted_values_that_never_appeared(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ async def test_citing_its_own_reports_and_failed_calls(tmp_path: Path) -> None:
     make_project(tmp_path)
     steps = [
         turn(use("read_file", "toolu_missing", path="src/nothing.py")),
-        turn(report(0, "seen", ("toolu_missing", "nothing.py"))),
+        turn(report(1, "seen", ("toolu_missing", "nothing.py"))),
         *CLAIMS,
     ]
     events, result, _ = await play(tmp_path, steps)

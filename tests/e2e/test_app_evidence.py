@@ -73,11 +73,11 @@ async def test_a_wrong_fix_is_not_done_from_the_ui_nor_from_the_source(tmp_path:
     steps = [
         turn(use("read_file", path="invoice/model.py")),
         turn(use("write_file", path="invoice/model.py", edit=[[TOTAL, DOUBLED]])),
-        *_look(report(0, "the total is 81.00", ("toolu_total", "Total: 81.00"))),
+        *_look(report(1, "the total is 81.00", ("toolu_total", "Total: 81.00"))),
         turn(
             use("read_file", "toolu_source", path="invoice/model.py"),
             report(
-                0,
+                1,
                 "total() subtracts the discount",
                 ("toolu_source", "return self.subtotal() - 2 * self.discount_amount()"),
             ),
@@ -118,8 +118,8 @@ async def test_the_right_fix_is_verified_in_the_app_and_says_so(tmp_path: Path) 
         *_look(),
         turn(
             use("mcp__ui__ui_read", "toolu_discount", id="discount_amount"),
-            report(0, "81.00", ("toolu_total", "Total: 81.00"), ("toolu_discount", "9.00")),
-            report(1, "by the model", ("toolu_total", "Total: 81.00"), passed=False),
+            report(1, "81.00", ("toolu_total", "Total: 81.00"), ("toolu_discount", "9.00")),
+            report(2, "by the model", ("toolu_total", "Total: 81.00"), passed=False),
         ),
         turn(use("mcp__ui__ui_stop")),
         final("Criterion 1 not checked.\nRESULT: failed: only the first criterion was checked"),

@@ -86,8 +86,8 @@ async def test_resume_after_a_limit_with_a_command_and_a_path_added_keeps_the_pr
                 turn(use("read_file", path="tests/test_calc.py"), think="Now I may read the test."),
                 turn(use("build_app"), use("run_tests"), think="Check."),
                 turn(  # _with_ids: thinking is block 0, so run_tests is toolu_resumed_1_2
-                    report(0, "add(2, 3) is 5", ("toolu_resumed_1_2", "1 passed")),
-                    report(1, "1 passed", ("toolu_resumed_1_2", "1 passed")),
+                    report(1, "add(2, 3) is 5", ("toolu_resumed_1_2", "1 passed")),
+                    report(2, "1 passed", ("toolu_resumed_1_2", "1 passed")),
                 ),
                 turn(use("git_commit", message="card: Adding two numbers subtracts them")),
                 final(),

@@ -69,8 +69,8 @@ def greet_transcript() -> list[dict[str, Any]]:
         turn(use("build_app", "toolu_build")),
         turn(
             use("read_file", "toolu_read_greet", path="src/greet.py"),
-            report(0, first, ("toolu_read_greet", 'return "Hello " + name')),
-            report(1, second, ("toolu_build", "Build succeeded.")),
+            report(1, first, ("toolu_read_greet", 'return "Hello " + name')),
+            report(2, second, ("toolu_build", "Build succeeded.")),
         ),
         turn(use("git_commit", message="card: Greet in English\n\nHello instead of Hallo.")),
         final(),
@@ -204,8 +204,8 @@ def test_each_planned_card_lands_as_one_pushed_commit_with_a_pr_body(
         assert git(job, "status", "--porcelain") == ""  # back on main, nothing left over
         body = body_file.read_text()
         assert body.startswith(f"## {entry['title']}\n")
-        for index, evidence in enumerate(EVIDENCE[name]):
-            assert f"✅ **{index}.**" in body and f"evidence: {evidence}" in body
+        for number, evidence in enumerate(EVIDENCE[name], 1):
+            assert f"✅ **{number}.**" in body and f"evidence: {evidence}" in body
         rounds = 7 if name == "fix-add" else 6
         assert f"| Done | {rounds} |" in body and "review happens on this pull request" in body
         log = body.split("Run log: `")[1].split("`")[0]
@@ -232,7 +232,7 @@ def test_a_failed_card_pushes_nothing_and_says_why(origin: Path, tmp_path: Path)
     body = body_file.read_text()
     assert "— not pushed" in body.splitlines()[0]
     assert "**Nothing was pushed:** the card ended Failed (model_failed)" in body
-    assert "⏳ **0.** `sub(5, 3)` returns 2." in body and "evidence: none reported" in body
+    assert "⏳ **1.** `sub(5, 3)` returns 2." in body and "evidence: none reported" in body
 
 
 def test_a_card_whose_branch_is_on_the_remote_already_is_refused(

@@ -48,8 +48,8 @@ def review_transcript() -> list[dict[str, Any]]:
         turn(use("write_file", path="src/calc.py", content=DOCUMENTED)),
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "Tests succeeded.")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "Tests succeeded.")),
         ),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nDocument add.")),
         final(),
@@ -183,7 +183,7 @@ def test_a_review_continues_the_card_on_its_branch_with_one_more_commit(
     assert git(job, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(job, "status", "--porcelain") == ""
     assert (job / "src" / "calc.py").read_text() != FIXED  # main still has the bug
-    assert "✅ **0.**" in body_file.read_text()
+    assert "✅ **1.**" in body_file.read_text()
 
 
 @pytest.mark.parametrize(

@@ -63,8 +63,8 @@ def model_tries(home: Path) -> list[dict[str, Any]]:
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "1 passed")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "1 passed")),
         ),
         turn(
             use(

@@ -387,8 +387,8 @@ def test_code_that_rewrites_the_tests_outside_the_write_area_never_ends_done(
         turn(use("run_tests", "toolu_first")),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, "2 passed", ("toolu_tests", "2 passed")),
-            report(1, "2 passed", ("toolu_tests", "Tests succeeded.")),
+            report(1, "2 passed", ("toolu_tests", "2 passed")),
+            report(2, "2 passed", ("toolu_tests", "Tests succeeded.")),
         ),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nDone.")),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nAgain.")),

@@ -26,7 +26,7 @@ COMMIT = turn(use("git_commit", message="card: Adding two numbers subtracts them
 
 def both(call: str) -> dict[str, object]:
     return turn(
-        report(0, "add(2, 3) is 5", (call, "1 passed")), report(1, "ok", (call, "1 passed"))
+        report(1, "add(2, 3) is 5", (call, "1 passed")), report(2, "ok", (call, "1 passed"))
     )
 
 
@@ -84,7 +84,7 @@ async def test_a_hand_edit_is_checked_committed_as_edited_and_its_evidence_verif
     committed = next(e for e in events if isinstance(e, ToolFinished) and e.name == "git_commit")
     assert "the reviewer changed src/calc.py" in committed.result
     assert "+def twice(a):" in committed.result, "the model sees what the reviewer changed"
-    assert "The evidence for criteria [0, 1] is stale" in committed.result
+    assert "The evidence for criteria 1, 2 is stale" in committed.result
     assert {e.commit for e in result.ledger} == {result.commit}
 
 

@@ -33,8 +33,8 @@ def test_the_cli_shows_controls_visibly_and_redacts_secrets_in_the_live_view(
         ),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, f"\x1b[31mok\x1b[0m {SECRET}", ("toolu_tests", "Command: python -m pytest")),
-            report(1, "1 passed\u202e", ("toolu_tests", "Command: python -m pytest")),
+            report(1, f"\x1b[31mok\x1b[0m {SECRET}", ("toolu_tests", "Command: python -m pytest")),
+            report(2, "1 passed\u202e", ("toolu_tests", "Command: python -m pytest")),
         ),
         turn(use("git_commit", message="card: fix\x1b[2K\n\nUse +.")),
         final(),

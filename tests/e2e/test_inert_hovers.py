@@ -134,9 +134,9 @@ async def test_model_evidence_in_a_criterion_hover_is_text(client: LanguageClien
         [
             turn(
                 tool("read_file", "toolu_read", path="src/app.py"),
-                report(0, f"says hello {HOSTILE}", "toolu_read", "def greet(name)"),
+                report(1, f"says hello {HOSTILE}", "toolu_read", "def greet(name)"),
             ),
-            turn(tool("report_criterion", index=1, passed=False, evidence=HOSTILE)),
+            turn(tool("report_criterion", index=2, passed=False, evidence=HOSTILE)),
             final(f"RESULT: failed: {HOSTILE}"),
         ],
     )

@@ -64,9 +64,9 @@ async def test_hover_shows_the_state_and_the_evidence(client: LanguageClient) ->
         [
             turn(
                 tool("read_file", "toolu_read", path="src/app.py"),
-                report(0, "greet() says hello", "toolu_read", "def greet(name)"),
+                report(1, "greet() says hello", "toolu_read", "def greet(name)"),
             ),
-            turn(tool("report_criterion", index=1, passed=False, evidence="the name is missing")),
+            turn(tool("report_criterion", index=2, passed=False, evidence="the name is missing")),
             final("RESULT: failed: the name is missing"),
         ],
     )

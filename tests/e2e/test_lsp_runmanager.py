@@ -99,9 +99,9 @@ async def test_a_run_reaches_done_with_events_in_order(project: Project) -> None
             turn(tool("write_file", path="src/app.py", content=GOOD_APP)),
             turn(
                 tool("read_file", "toolu_read", path="src/app.py"),
-                report(0, "hello", "toolu_read", 'f"hello'),
-                tool("report_criterion", index=1, passed=False, evidence="no name yet"),
-                report(1, "name shown", "toolu_read", "hello {name}"),
+                report(1, "hello", "toolu_read", 'f"hello'),
+                tool("report_criterion", index=2, passed=False, evidence="no name yet"),
+                report(2, "name shown", "toolu_read", "hello {name}"),
                 tool("git_commit", message="card: greeting"),
             ),
             final(),

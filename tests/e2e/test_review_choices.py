@@ -44,11 +44,11 @@ def transcript(root: Path, writes: list[dict[str, object]], cite0: tuple[str, st
     steps = [
         turn(*writes),
         turn(use("run_tests", "toolu_tests"), use("read_file", "toolu_read", path="src/calc.py")),
-        turn(report(0, "add is +", cite0), report(1, "tests pass", ("toolu_tests", "1 passed"))),
+        turn(report(1, "add is +", cite0), report(2, "tests pass", ("toolu_tests", "1 passed"))),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
         turn(use("run_tests", "toolu_again")),
-        turn(report(1, "tests pass", ("toolu_again", "1 passed"))),
-        turn(report(0, "add is +", ("toolu_again", "1 passed"))),
+        turn(report(2, "tests pass", ("toolu_again", "1 passed"))),
+        turn(report(1, "add is +", ("toolu_again", "1 passed"))),
         final(),
     ]
     path = write_transcript(root.parent / f"{root.name}-t.json", steps)
@@ -133,7 +133,7 @@ def test_drops_of_a_quoted_name_and_a_crlf_hunk_keep_every_byte(tmp_path: Path) 
     )
     assert "reviewer changed" not in message, "a drop is not a hand edit"
     result = git_commit_result(tmp_path)
-    assert "The evidence for criteria [1] is stale" in result, "the read of calc.py still holds"
+    assert "The evidence for criterion 2 is stale" in result, "the read of calc.py still holds"
     assert "reviewer changed" not in result
 
 
@@ -187,8 +187,8 @@ def test_a_nul_in_quoted_evidence_is_committed_escaped(tmp_path: Path) -> None:
         turn(use("write_file", path="src/test_loud.py", content=loud)),
         turn(use("run_tests", "toolu_tests", args=["-s", "src/test_loud.py"])),
         turn(
-            report(0, "reads +", ("toolu_tests", "sum\x00\x1b[2Kok")),
-            report(1, "tests pass", ("toolu_tests", "2 passed")),
+            report(1, "reads +", ("toolu_tests", "sum\x00\x1b[2Kok")),
+            report(2, "tests pass", ("toolu_tests", "2 passed")),
         ),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
         final(),

@@ -93,8 +93,8 @@ def steps(content: str) -> list[dict[str, Any]]:
         turn(use("write_file", path="src/textpkg/stats.py", content=content)),
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            cite(0, "lines is in stats.py", ("toolu_tests", "passed")),
-            cite(1, "the tests pass", ("toolu_tests", "passed")),
+            cite(1, "lines is in stats.py", ("toolu_tests", "passed")),
+            cite(2, "the tests pass", ("toolu_tests", "passed")),
         ),
         turn(use("git_commit", message="card: Count lines too\n\nAdd lines().")),
         final(),
@@ -190,8 +190,8 @@ def test_an_isolated_runs_tests_never_find_the_worktree_a_second_time(tmp_path: 
         turn(use("write_file", path="src/words.js", content=content)),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            cite(0, "lines is in words.js", ("toolu_tests", "pass 2")),
-            cite(1, "the tests pass", ("toolu_tests", "pass 2")),
+            cite(1, "lines is in words.js", ("toolu_tests", "pass 2")),
+            cite(2, "the tests pass", ("toolu_tests", "pass 2")),
         ),
         turn(use("git_commit", message="card: Count lines too\n\nAdd lines().")),
         final(),

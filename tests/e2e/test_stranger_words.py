@@ -157,8 +157,8 @@ def issue_transcript() -> list[dict[str, Any]]:
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5; fixes #4", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "Tests succeeded.")),
+            report(1, "add(2, 3) is 5; fixes #4", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "Tests succeeded.")),
         ),
         turn(use("git_commit", message=CLOSING)),
         final(),

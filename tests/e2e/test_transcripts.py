@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -136,3 +137,65 @@ def test_a_transcript_of_a_run_against_another_endpoint_replays_with_its_signatu
         tmp_path / "b", "run", "cards/fix-add.md", "--yes", "--replay", str(tmp_path / "made.json")
     )
     assert again.returncode == 0, again.stderr
+
+
+def _counted_from_0(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`steps` as a transcript wrote them when `report_criterion` counted criteria from 0."""
+    return [
+        {
+            **step,
+            "content": [
+                {**b, "input": {**b["input"], "index": b["input"]["index"] - 1}}
+                if b.get("name") == "report_criterion"
+                else b
+                for b in step["content"]
+            ],
+        }
+        for step in steps
+    ]
+
+
+def test_a_transcript_made_when_criteria_counted_from_0_replays_only_when_it_says_so(
+    tmp_path: Path,
+) -> None:
+    """An old transcript is never played as if it counted from 1 (each report would land on the
+    criterion before the one meant): unmarked, it is refused and the key named; marked
+    `criteria_from: 0`, it replays to Done. Its log turns back into a transcript from 1."""
+    card = make_project(tmp_path / "a")
+    old = _counted_from_0(fix_transcript())
+    unmarked = write_transcript(tmp_path / "unmarked.json", old)
+    refused = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", "--replay", str(unmarked))
+    assert refused.returncode == 2 and '"criteria_from": 0' in refused.stdout + refused.stderr
+    assert "state: New" in card.read_text()
+    marked = tmp_path / "marked.json"
+    marked.write_text(json.dumps({"criteria_from": 0, "responses": old}))
+    ran = cli(tmp_path / "a", "run", "cards/fix-add.md", "--yes", "--replay", str(marked))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    record = yaml.safe_load(card.read_text().split("---")[1])["last_run"]
+    assert record["cost_basis"] == "estimate"  # a replay: nobody was billed its cost
+    log = tmp_path / "a" / record["log"]
+    again = transcript_from_log(log)
+    assert again.criteria_from == 1  # the run counted from 1: its log holds what was played
+    assert '"criteria_from"' not in transcript_json(again)
+    reports = [
+        b["input"]["index"]
+        for r in again.responses
+        for b in r.content
+        if b.get("name") == "report_criterion"
+    ]
+    assert reports == [1, 2]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    for spec in lines[0]["data"]["tool_specs"]:  # the same log as an older cardrunner wrote it
+        if spec["name"] == "report_criterion":
+            spec["input_schema"]["properties"]["index"]["minimum"] = 0
+    for line in lines:
+        if line["type"] == "round" and line["data"].get("content"):
+            line["data"]["content"] = _counted_from_0([line["data"]])[0]["content"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    made = transcript_from_log(tmp_path / "old.jsonl")
+    assert made.criteria_from == 0
+    (tmp_path / "made.json").write_text(transcript_json(made))
+    played = load_transcript(tmp_path / "made.json")
+    assert [
+        b["input"]["index"] for r in played for b in r["content"] if "index" in b.get("input", {})
+    ] == [1, 2]

@@ -129,8 +129,8 @@ async def test_cancel_restores_the_write_area_byte_for_byte_and_resume_brings_th
         turn(use("run_tests")),
         turn(  # after the resume: evidence from calls made on the code as it is now
             use("run_tests", "toolu_again"),
-            report(0, "e", ("toolu_again", "1 passed")),
             report(1, "e", ("toolu_again", "1 passed")),
+            report(2, "e", ("toolu_again", "1 passed")),
         ),
         turn(use("git_commit", message="card: fix")),
         final(),
@@ -276,8 +276,8 @@ async def test_two_isolated_cards_at_once_do_not_trample_each_other(tmp_path: Pa
         turn(use("write_file", path="src/extra.py", content="X = 2\n")),
         turn(
             use("read_file", "toolu_read_extra", path="src/extra.py"),
-            report(0, "e", ("toolu_read_extra", "X = 2")),
             report(1, "e", ("toolu_read_extra", "X = 2")),
+            report(2, "e", ("toolu_read_extra", "X = 2")),
         ),
         turn(use("git_commit", message="card: second")),
         final(),
@@ -407,16 +407,16 @@ async def test_the_api_key_never_reaches_logs_diffs_or_commit_messages(
         turn(use("write_file", path="src/calc.py", content=FIXED + f"KEY = '{secret}'\n")),
         turn(
             use("read_file", "toolu_read_calc", path="src/calc.py"),
-            report(0, f"checked with {secret}", ("toolu_read_calc", "return a + b")),
-            report(1, "ok", ("toolu_read_calc", "return a + b")),
+            report(1, f"checked with {secret}", ("toolu_read_calc", "return a + b")),
+            report(2, "ok", ("toolu_read_calc", "return a + b")),
         ),
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         # a change that would commit the key is refused before the review; the model fixes it
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(  # the code changed, so the evidence is gathered again
             use("read_file", "toolu_read_again", path="src/calc.py"),
-            report(0, f"checked with {secret}", ("toolu_read_again", "return a + b")),
-            report(1, "ok", ("toolu_read_again", "return a + b")),
+            report(1, f"checked with {secret}", ("toolu_read_again", "return a + b")),
+            report(2, "ok", ("toolu_read_again", "return a + b")),
         ),
         turn(use("git_commit", message=f"card: fix\n\nused {secret}")),
         final(f"done with {secret}\nRESULT: done"),

@@ -193,8 +193,8 @@ def transcript(
         turn(read_back, use("run_tests", "toolu_tests")),
         {
             **turn(
-                report(0, "the comment is in the file", ("toolu_read", first)),
-                report(1, f"the tests pass: {edit.tests_say}", ("toolu_tests", edit.tests_say)),
+                report(1, "the comment is in the file", ("toolu_read", first)),
+                report(2, f"the tests pass: {edit.tests_say}", ("toolu_tests", edit.tests_say)),
             ),
             "expect": [edit.tests_say],
         },

@@ -124,11 +124,13 @@ def tool(name: str, _id: str | None = None, **arguments: Any) -> dict[str, Any]:
     return block
 
 
-def report(index: int, evidence: str, call: str, quote: str, passed: bool = True) -> dict[str, Any]:
-    """`report_criterion` citing one call and a quote from its result."""
+def report(
+    number: int, evidence: str, call: str, quote: str, passed: bool = True
+) -> dict[str, Any]:
+    """`report_criterion` on criterion `number` (from 1) citing one call and a quote from it."""
     return tool(
         "report_criterion",
-        index=index,
+        index=number,
         passed=passed,
         evidence=evidence,
         cites=[{"call": call, "quote": quote}],
@@ -139,8 +141,8 @@ def read_back(path: str, quotes: tuple[str, str], call: str = "toolu_read") -> l
     """Read `path` and report both criteria, each citing that read with its quote."""
     return [
         tool("read_file", call, path=path),
-        report(0, f"{path} shows {quotes[0]!r}", call, quotes[0]),
-        report(1, f"{path} shows {quotes[1]!r}", call, quotes[1]),
+        report(1, f"{path} shows {quotes[0]!r}", call, quotes[0]),
+        report(2, f"{path} shows {quotes[1]!r}", call, quotes[1]),
     ]
 
 
@@ -148,8 +150,8 @@ def verify_greeting(call: str = "toolu_read_app") -> list[dict[str, Any]]:
     """Read GOOD_APP back and report both criteria on what the read returned."""
     return [
         tool("read_file", call, path="src/app.py"),
-        report(0, "greet('Ann') -> hello Ann", call, 'return f"hello'),
-        report(1, "the name is in the greeting", call, "hello {name}"),
+        report(1, "greet('Ann') -> hello Ann", call, 'return f"hello'),
+        report(2, "the name is in the greeting", call, "hello {name}"),
     ]
 
 

@@ -93,11 +93,11 @@ def use(name: str, _id: str | None = None, **args: Any) -> dict[str, Any]:
     return block
 
 
-def report(index: int, evidence: str, *cites: tuple[str, str], passed: bool = True) -> Any:
-    """`report_criterion` citing (call id, quote) pairs."""
+def report(number: int, evidence: str, *cites: tuple[str, str], passed: bool = True) -> Any:
+    """`report_criterion` on the card's criterion `number` (from 1) citing (call id, quote)s."""
     return use(
         "report_criterion",
-        index=index,
+        index=number,
         passed=passed,
         evidence=evidence,
         cites=[{"call": call, "quote": quote} for call, quote in cites],
@@ -125,8 +125,8 @@ def fix_transcript(commit_attempts: int = 1) -> list[dict[str, Any]]:
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("build_app", "toolu_build"), use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "Tests succeeded.")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "Tests succeeded.")),
         ),
     ]
     for i in range(commit_attempts):

@@ -128,13 +128,13 @@ def look(port: int, shown: bool = True) -> list[dict[str, Any]]:
         turn(browser("browser_navigate", url=f"{url}/")),
         turn(browser("browser_find", "toolu_posts", text=POSTS_SAY)),
         shot("toolu_shot_posts", POSTS_SAY),
-        turn(report(0, "the posts page shows it", ("toolu_posts", POSTS_SAY))),
+        turn(report(1, "the posts page shows it", ("toolu_posts", POSTS_SAY))),
         turn(browser("browser_navigate", url=f"{url}/auth/login")),
         turn(browser("browser_fill_form", fields=fields)),
         turn(browser("browser_click", target="input[type=submit]", element="Log In button")),
         turn(browser("browser_find", "toolu_login", text=LOGIN_SAYS)),
         shot("toolu_shot_login", LOGIN_SAYS),
-        turn(report(1, "the login page shows it", ("toolu_login", LOGIN_SAYS))),
+        turn(report(2, "the login page shows it", ("toolu_login", LOGIN_SAYS))),
     ]
 
 
@@ -183,8 +183,8 @@ def wrong_transcript(root: Path, port: int) -> list[dict[str, Any]]:
             use("read_file", "toolu_auth", path=AUTH),
         ),
         turn(
-            report(0, "the template has it", ("toolu_template", POSTS_SAY)),
-            report(1, "the view has it", ("toolu_auth", LOGIN_SAYS)),
+            report(1, "the template has it", ("toolu_template", POSTS_SAY)),
+            report(2, "the view has it", ("toolu_auth", LOGIN_SAYS)),
         ),
         turn(use("git_commit", message="card: Friendlier empty board and login error")),
         done,

@@ -108,7 +108,7 @@ export function transcript() {
       { ...call("run_tests", {}), content: [{ type: "tool_use", id: "toolu_tests", name: "run_tests", input: {} }] },
       // Evidence cites the call it rests on, quoting its result exactly (the runner checks it).
       call("report_criterion", {
-        index: 0,
+        index: 1,
         passed: true,
         evidence: "run_tests: test_greets_with_comma_and_exclamation_mark passed; greet('Ada') == 'Hello, Ada!'",
         cites: [{ call: "toolu_tests", quote: "test_greets_with_comma_and_exclamation_mark" }],

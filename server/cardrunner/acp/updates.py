@@ -26,6 +26,7 @@ from acp.schema import (
 from cardrunner.acp.toolcalls import ToolCalls, checks_call
 from cardrunner.agent import events as ev
 from cardrunner.agent.ledger import LedgerEntry
+from cardrunner.card.record import usd
 
 SessionUpdate = (
     AgentMessageChunk | AgentThoughtChunk | AgentPlanUpdate | ToolCallStart | ToolCallProgress
@@ -93,7 +94,7 @@ def _round(event: ev.RoundFinished) -> list[SessionUpdate]:
     return out
 
 
-def _ended(event: ev.RunFinished) -> str:
+def _ended(event: ev.RunFinished, replayed: bool) -> str:
     if event.status == "done":
         how = "done"
     elif event.status == "verified":
@@ -105,7 +106,7 @@ def _ended(event: ev.RunFinished) -> str:
     branch = f" · on branch {event.unmerged_branch}" if event.unmerged_branch else ""
     return (
         f"**{how.upper()}**{detail} · {event.rounds} rounds · {event.tool_calls} tool calls · "
-        f"${event.cost_usd:.4f}{commit}{branch}"
+        f"{usd(event.cost_usd, 4, estimate=event.usage.estimated or replayed)}{commit}{branch}"
     )
 
 
@@ -117,6 +118,8 @@ class RunUpdates:
     plan: Plan = field(default_factory=Plan)
     calls: ToolCalls | None = None
     checks: int = 0
+    replayed: bool = False
+    """Played from a transcript: its cost is an estimate, said as every view says it."""
 
     def _tools(self) -> ToolCalls:
         if self.calls is None:
@@ -127,6 +130,7 @@ class RunUpdates:
         match event:
             case ev.RunStarted():
                 self.calls = ToolCalls(Path(event.workdir) if event.workdir else self.root)
+                self.replayed = event.model.startswith("replay:")  # as RunState.replayed
                 resumed = (
                     f", resumed after round {event.resumed_from_round}"
                     if event.resumed_from_round
@@ -161,7 +165,7 @@ class RunUpdates:
             case ev.Notice():
                 return [say(f"{event.level}: {event.message}")]
             case ev.RunFinished():
-                return [*self.plan.ended(event.ledger), say(_ended(event))]
+                return [*self.plan.ended(event.ledger), say(_ended(event, self.replayed))]
             case ev.CallObserved() | ev.BuildChecked() | ev.ReviewRequested() | ev.Announced():
                 return []  # the tool call, the permission request, the model's own turn show these
             case _:

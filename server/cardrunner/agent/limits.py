@@ -57,10 +57,11 @@ def cost_of(usage: Usage, price: Price | None) -> float:
     ) / 1_000_000
 
 
-def cost_basis(usage: Usage, price: Price | None) -> str | None:
+def cost_basis(usage: Usage, price: Price | None, *, replayed: bool = False) -> str | None:
     """How a cost was made when it is not a measurement at a real price (the card's record
-    says it): `estimate` (the endpoint's usage was missing or implausible) or `priced 0`."""
-    if usage.estimated:
+    says it): `estimate` (a replayed run, which nobody was billed, or the endpoint's usage was
+    missing or implausible) or `priced 0`."""
+    if usage.estimated or replayed:
         return "estimate"
     if price is not None and not (price.input or price.output):
         return "priced 0"

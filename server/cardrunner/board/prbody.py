@@ -86,7 +86,7 @@ def pr_body(report: RunReport) -> str:
         quoted = report.card.description.splitlines()
         lines += ["", *(f"> {inert(line)}".rstrip() for line in quoted)]
     lines += ["", "### Acceptance criteria", ""]
-    lines += [_criterion(i, c) for i, c in enumerate(view.criteria)]
+    lines += [_criterion(i, c) for i, c in enumerate(view.criteria, 1)]
     if any(c.screenshots for c in view.criteria):
         lines += ["", f"Screenshots: the run's folder, in the job's artifacts{_run_link()}."]
     lines += [

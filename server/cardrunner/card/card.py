@@ -52,7 +52,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Card:
-    """A parsed card; `criteria[i]` is criterion `i` for the `report_criterion` tool."""
+    """A parsed card; `criteria[i]` is criterion `i + 1` for the model and for people."""
 
     path: Path
     title: str
@@ -106,9 +106,9 @@ class Card:
             )
         elif self.description:
             parts.append(self.description)
-        numbered = "\n".join(f"{i}. {criterion}" for i, criterion in enumerate(self.criteria))
+        numbered = "\n".join(f"{i}. {criterion}" for i, criterion in enumerate(self.criteria, 1))
         parts.append(
-            "Acceptance criteria (numbered from 0; pass that number as `index` to "
+            "Acceptance criteria (numbered from 1; pass that number as `index` to "
             f"report_criterion):\n{numbered}"
         )
         return "\n\n".join(parts) + "\n"

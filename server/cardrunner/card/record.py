@@ -88,6 +88,12 @@ class RunRecord:
     The evidence ledger, one line per criterion, numbered for people from 1 (`1. verified on
     abc… — run_tests …`; records written before say `0: …`)."""
 
+    def cost(self, digits: int = 2) -> str | None:
+        """The recorded cost as every view writes it (`usd`); None when there is none."""
+        if self.cost_usd is None:
+            return None
+        return usd(self.cost_usd, digits, estimate=self.cost_basis == "estimate")
+
     @classmethod
     def started_at(cls, when: datetime) -> str:
         """How `started` is written: `2026-11-29T10:15:00Z`."""
@@ -164,6 +170,17 @@ def _lines(value: object) -> list[str] | None:
         return None
     items = [_text(item) for item in value]
     return None if any(item is None for item in items) else [i for i in items if i is not None]
+
+
+def usd(cost: float, digits: int = 2, *, estimate: bool = False, short: bool = False) -> str:
+    """A cost as every view writes it: `$0.12`. An estimate — a replayed run, whose answers
+    nobody was billed, or usage the endpoint did not report — is `~$0.12 (estimate)`, and
+    `~$0.12 est.` where a line is short (a lens, a progress line, a row); one notation for the
+    terminal, `cardrunner log`, the editor, the board, the card and the pull request."""
+    money = f"${cost:.{digits}f}"
+    if not estimate:
+        return money
+    return f"~{money} est." if short else f"~{money} (estimate)"
 
 
 _BY_TYPE: dict[str, Callable[[object], object]] = {

@@ -3,15 +3,16 @@
 A card belongs to its user: it sits in their repository, in their diffs, with their comments and
 their line endings. So the runner never re-serialises a card. `update_card_text` edits character
 ranges found from PyYAML's node positions — the value of `state:`, a `reason:` line, the
-`last_run:` record — and then checks its own output by parsing it again, so a card it cannot
-edit safely raises `ValueError` instead of being damaged. That check is the one YAML parse a
+`last_run:` record (one line) — and then checks its own output by parsing it again, so a card
+it cannot edit safely raises `ValueError` instead of being damaged. That check is the one YAML parse a
 write-back costs: the text it starts from was parsed when the card was read, and the parse of
 the text it produced is the one the caller and the file watcher then read (both cached by text,
 `text.compose`). `card_edits` turns such a change into the line-range edit an editor applies
 with `workspace/applyEdit`.
 
 The run record replaces `last_run:` rather than growing a list, so a card's front matter stays
-the same size however many runs it has had. A legacy `runs:` list (cards written before) is left
+the same size however many runs it has had, and it is one line, so the card's own text — the
+description and the criteria — is not pushed down by it. A legacy `runs:` list (cards written before) is left
 exactly as it is — the card is the user's file, and moving it would be a change nobody asked for;
 it no longer grows.
 """
@@ -158,45 +159,28 @@ class _Edits:
             self.edits.append((anchor, anchor, f"{self.indent}reason: {scalar(reason)}{self.nl}"))
 
     def set_last_run(self, run: dict[str, Any]) -> None:
-        """Replace `last_run:`'s value in its own style (flow stays flow), or add it at the end.
+        """Make `last_run:` one line where it stands, or add it at the end of the front matter.
 
-        The whole old record goes, keys a user added to it included: it described another run,
+        One line — a flow mapping, `last_run: {id: …, result: done, …}` — because the card's own
+        text is what a reader opens it for, and a record of ten block lines stood above it. A
+        block record written before becomes that line; a comment on the key's line stays. The
+        whole old record goes, keys a user added to it included: it described another run,
         whose record is in git. A value that is not a mapping (hand-edited) is replaced too."""
-        entry = run_entry(run)
+        flow = "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in run_entry(run)) + "}"
         found = pairs(self.root, "last_run")
         if not found:
-            block = self._block(entry, self.indent + "  ")
-            self.edits.append((len(self.y), len(self.y), f"{self.indent}last_run:{self.nl}{block}"))
+            self.edits.append((len(self.y), len(self.y), f"{self.indent}last_run: {flow}{self.nl}"))
             return
         key, value = found[-1]
-        key_line = self._line_start(key.start_mark.index)
-        inner = self.y[key_line : key.start_mark.index] + "  "
-        flow = "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in entry) + "}"
-        null = isinstance(value, ScalarNode) and value.tag == "tag:yaml.org,2002:null"
         if isinstance(value, MappingNode | SequenceNode) and not value.flow_style:
-            if isinstance(value, MappingNode):
-                at = value.start_mark.index
-                inner = self.y[self._line_start(at) : at]
             start = self._line_start(value.start_mark.index)
             if start <= key.start_mark.index:  # `last_run: - a` cannot be; stay safe anyway
                 raise ValueError("the card's 'last_run' cannot be replaced where it stands")
-            end = self._next_line(content_end(value, self.y))
-            self.edits.append((start, end, self._block(entry, inner)))
-        elif null:
-            start, end = value.start_mark.index, value.end_mark.index
-            while start > key.end_mark.index and self.y[start - 1] in " \t":
-                start -= 1
-            self.edits.append((start, end, ""))
-            at = self._next_line(end)
-            self.edits.append((at, at, self._block(entry, inner)))
-        else:
+            self.edits.append((start, self._next_line(content_end(value, self.y)), ""))
+            colon = self.y.index(":", key.end_mark.index) + 1
+            self.edits.append((colon, colon, f" {flow}"))
+        else:  # flow, a scalar, or empty: `_replace_value` puts one space after the colon
             self._replace_value(value, flow)
-
-    def _block(self, entry: list[tuple[str, Any]], indent: str) -> str:
-        """`entry` as block-mapping lines at `indent` (`{}` for an empty one)."""
-        if not entry:
-            return f"{indent}{{}}{self.nl}"
-        return "".join(f"{indent}{scalar(k)}: {scalar(v)}{self.nl}" for k, v in entry)
 
     def apply(self) -> str:
         """The YAML text with every edit made (later edits at the same offset land after)."""

@@ -31,8 +31,8 @@ def run_line(record: RunRecord) -> str:
         parts.append(f"{record.rounds} rounds")
     if record.tokens is not None:
         parts.append(f"{record.tokens / 1000:.1f}k tokens")
-    if record.cost_usd is not None:
-        parts.append(f"${record.cost_usd:.2f}")
+    if (cost := record.cost()) is not None:
+        parts.append(cost)
     if record.commit:
         parts.append(
             f"commit {record.commit[:10]}" + (f" on {record.branch}" if record.branch else "")

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cardrunner.card.record import usd
 from cardrunner.demo import CARDS, DemoError, create_workspace, reset_write_area
 from cardrunner.demo.editors import (
     editor_steps,
@@ -152,12 +153,12 @@ def run_cards(root: Path, cards: Sequence[tuple[str, Path]], *, yes: bool) -> li
 
 
 def table(rows: list[Row]) -> str:
-    head = f"{'card':<32} {'result':<18} {'rounds':>6} {'tools':>5} {'tokens':>9} {'cost':>8} {'time':>6}"
+    head = f"{'card':<32} {'result':<18} {'rounds':>6} {'tools':>5} {'tokens':>9} {'cost':>12} {'time':>6}"
     lines = [head, "─" * len(head)]
     for r in rows:
         lines.append(
             f"{r.card:<32} {r.result:<18} {r.rounds:>6} {r.tool_calls:>5} {r.tokens:>9,} "
-            f"{'$' + format(r.cost_usd, '.3f'):>8} {r.seconds:>5.1f}s"
+            f"{usd(r.cost_usd, 3, estimate=True, short=True):>12} {r.seconds:>5.1f}s"
         )
     return "\n".join(lines)
 

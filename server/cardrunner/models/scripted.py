@@ -97,12 +97,43 @@ class ScriptViolation(AssertionError):
 
 
 def load_transcript(path: Path) -> list[dict[str, Any]]:
-    """Read a transcript file: `{"responses": [{"content": [...], "stop_reason": ...}, ...]}`."""
+    """Read a transcript file: `{"responses": [{"content": [...], "stop_reason": ...}, ...]}`.
+
+    `"criteria_from": 0` marks a transcript made when `report_criterion` counted criteria from
+    0: its indexes are played one higher, as today's tool counts them. Without it they count
+    from 1, and an index 0 fails here, naming the fix, rather than report on the wrong one."""
     data = json.loads(path.read_text(encoding="utf-8"))
     responses = data.get("responses") if isinstance(data, dict) else data
     if not isinstance(responses, list) or not all(isinstance(r, dict) for r in responses):
         raise ValueError(f"{path}: expected {{'responses': [ {{content, stop_reason}}, ... ]}}")
-    return responses
+    first = data.get("criteria_from", 1) if isinstance(data, dict) else 1
+    if first not in (0, 1) or isinstance(first, bool):
+        raise ValueError(f"{path}: criteria_from is 0 (an older transcript) or 1, not {first!r}")
+    return [_renumbered(response, first, path) for response in responses]
+
+
+def _renumbered(response: dict[str, Any], first: int, path: Path) -> dict[str, Any]:
+    """`response` with its `report_criterion` indexes counted from 1."""
+    content = response.get("content")
+    if not isinstance(content, list):
+        return response
+    blocks: list[Any] = []
+    for block in content:
+        ours = isinstance(block, dict) and block.get("name") == "report_criterion"
+        args = block.get("input") if ours else None
+        index = args.get("index") if isinstance(args, dict) else None
+        if not isinstance(args, dict) or type(index) is not int:
+            blocks.append(block)
+        elif first == 0:
+            blocks.append({**block, "input": {**args, "index": index + 1}})
+        elif index == 0:
+            raise ValueError(
+                f"{path}: report_criterion with index 0, but criteria are numbered from 1; a "
+                'transcript made before that says "criteria_from": 0 (docs/transcripts.md)'
+            )
+        else:
+            blocks.append(block)
+    return {**response, "content": blocks}
 
 
 def _estimate(value: Any) -> int:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from cardrunner.agent import events as ev
+from cardrunner.card.record import usd
 from cardrunner.record.log import EventReader, LogTail
 from cardrunner.record.state import Criterion, RunState
 
@@ -120,7 +121,7 @@ class Timeline:
             "maxRounds": view.max_rounds,
             "tokens": view.tokens,
             "costUsd": round(view.cost_usd, 4),
-            "costEstimated": view.estimated,
+            "costEstimated": view.cost_estimated,
             "maxCostUsd": self.max_cost_usd or None,
             "omittedRounds": len(self._rounds) - len(rounds),
             "rounds": [
@@ -221,16 +222,15 @@ def start_details(event: ev.RunStarted) -> list[str]:
     return told + [f"  images: {', '.join(i['path'] for i in event.images)}"] * bool(event.images)
 
 
-def _round_row(event: ev.RoundFinished) -> str:
+def _round_row(event: ev.RoundFinished, replayed: bool) -> str:
     """One round: every priced token count (cache writes too, the dearest), so the row adds up
-    to its cost."""
+    to its cost — an estimate's as `~$0.0123 est.` (a replay, or the endpoint's usage unusable)."""
     u = event.usage
-    approx = "~" if u.estimated else ""  # cardrunner's count: the endpoint's was not usable
+    cost = usd(event.cost_usd, 4, estimate=u.estimated or replayed, short=True)
     return (
         f"round {event.round:>3}  {event.ms:>6} ms  in {u.input_tokens:>7,}  "
         f"cache r {u.cache_read_input_tokens:>7,} w {u.cache_creation_input_tokens:>7,}  "
-        f"out {u.output_tokens:>6,}  "
-        f"{approx}${event.cost_usd:.4f}  {event.stop_reason}  {', '.join(event.calls)}"
+        f"out {u.output_tokens:>6,}  {cost}  {event.stop_reason}  {', '.join(event.calls)}"
     )
 
 
@@ -244,7 +244,7 @@ def describe(event: ev.Event, view: RunState) -> list[str]:
                 f"  warning: {w}" for w in event.warnings
             ]
         case ev.RoundFinished():
-            return [_round_row(event)]
+            return [_round_row(event, view.replayed)]
         case ev.ToolFinished():
             first = event.result.strip().splitlines()[:1]
             mark = "✗" if event.is_error else "·"

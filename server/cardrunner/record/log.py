@@ -41,6 +41,13 @@ def new_run_id(root: Path, card_path: Path, taken: Collection[str] = ()) -> str:
             return run_id
 
 
+def _numbered(criterion: dict[str, Any]) -> dict[str, Any]:
+    """A criterion's line with its `number` (from 1, as the card lists it and the model's
+    `report_criterion` names it) beside `index`, its place in the list (from 0): the log is
+    opened by people too. Reading it back ignores `number`."""
+    return {"index": criterion["index"], "number": criterion["index"] + 1, **criterion}
+
+
 def log_record(event: ev.Event) -> dict[str, Any] | None:
     """The log line for `event`, or None for transient events the log does not keep."""
     match event:
@@ -60,10 +67,12 @@ def log_record(event: ev.Event) -> dict[str, Any] | None:
         case ev.RunFinished():  # flat token counts, as DESIGN.md's log contract has them
             data = event.model_dump(mode="json", exclude={"time", "type", "usage"})
             data.update(event.usage.model_dump())
+            data["ledger"] = [_numbered(entry) for entry in data["ledger"]]
+        case ev.CriterionReported():
+            data = _numbered(event.model_dump(mode="json", exclude={"time", "type"}))
         case (
             ev.RunStarted()
             | ev.ToolFinished()
-            | ev.CriterionReported()
             | ev.BuildChecked()
             | ev.ReviewRequested()
             | ev.ReviewDecided()

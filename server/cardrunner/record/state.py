@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, assert_never
 
+from cardrunner.card.record import usd
+
 if TYPE_CHECKING:  # the events' models load with the first event, not in an idle server
     from cardrunner.agent import events as ev
     from cardrunner.agent.ledger import Citation
@@ -90,13 +92,20 @@ class RunState:
         billed it."""
         return self.model.startswith("replay:")
 
+    @property
+    def cost_estimated(self) -> bool:
+        """The cost is an estimate, not a bill: the run was replayed, or the endpoint's usage
+        could not be used (`estimated`). Every view that shows a cost says so, the same way."""
+        return self.estimated or self.replayed
+
     def summary(self) -> str:
-        """`round 7/60 · 31.2k tok · $0.18 · build_app` — the one line every view shows."""
+        """`round 7/60 · 31.2k tok · $0.18 · build_app` — the one line every view shows (an
+        estimate's cost as `~$0.18 est.`)."""
         limit = f"/{self.max_rounds}" if self.max_rounds else ""
         parts = [
             f"round {self.round}{limit}",
             f"{tokens_short(self.tokens)} tok",
-            self.cost(2),
+            self.cost(2, short=True),
         ]
         if self.tool:
             parts.append(self.tool)
@@ -115,10 +124,10 @@ class RunState:
             f"(cache read {self.cache_read_tokens:,}) · {self.cost(4)}"
         )
 
-    def cost(self, digits: int) -> str:
-        """`$0.0412`, or `~$0.0412 (estimate)` when the endpoint's usage could not be used."""
-        money = f"${self.cost_usd:.{digits}f}"
-        return f"~{money} (estimate)" if self.estimated else money
+    def cost(self, digits: int, *, short: bool = False) -> str:
+        """`$0.0412`, or for an estimate (`cost_estimated`) `~$0.0412 (estimate)` (short:
+        `~$0.0412 est.`)."""
+        return usd(self.cost_usd, digits, estimate=self.cost_estimated, short=short)
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the view."""

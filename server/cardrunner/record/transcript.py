@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cardrunner.agent.events import Usage
 from cardrunner.record.log import NotARunLog, checked_records
+from cardrunner.tools.evidence import numbered_from
 
 
 class Step(BaseModel):
@@ -39,6 +40,9 @@ class Transcript(BaseModel):
     responses: list[Step]
     source: str | None = None
     """The run it was made from (`run <id> · card <path> · model <name>`), for people."""
+    criteria_from: Literal[0, 1] = 1
+    """The number its `report_criterion` calls give the first criterion: 0 in a log made before
+    criteria were numbered from 1 (the calls are kept as sent; the replay counts them up)."""
 
 
 UsageMode = Literal["recorded", "estimated"]
@@ -67,7 +71,8 @@ def transcript_from_log(path: Path, usage: UsageMode = "recorded") -> Transcript
     except ValidationError as exc:  # an edited log: say which round, in one line
         raise NotARunLog(f"{path} is damaged: {_first_error(exc)}") from None
     source = f"run {start.get('run_id')} · card {start.get('card')} · model {start.get('model')}"
-    return Transcript(responses=steps, source=source)
+    first = 0 if numbered_from(start.get("tool_specs")) == 0 else 1
+    return Transcript(responses=steps, source=source, criteria_from=first)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -24,6 +24,7 @@ from cardrunner.agent.model import Message
 from cardrunner.agent.toolpool import Tool, ToolPool
 from cardrunner.apirules.binding import binds_thinking
 from cardrunner.card.card import Card, CardError, card_key, card_slug, load_card
+from cardrunner.card.record import usd
 from cardrunner.config.paths import StatePaths
 from cardrunner.processes.liveapp import AppProcess
 from cardrunner.processes.sandbox import (
@@ -213,7 +214,9 @@ def _commit_tool(
     outside: OutsideWatch,
     so_far: ReviewSoFar,
 ) -> CommitTool:
-    """`git_commit` for this run; its trailers name the card, the run and what it cost so far."""
+    """`git_commit` for this run; its trailers name the card, the run and what it cost so far
+    (`~$0.07 (estimate)` for a replay, as every view says it)."""
+    replayed = prepared.model.name.startswith("replay:")  # as RunState.replayed
     slug = card_slug(card.path, prepared.options.root)
     return CommitTool(
         git=area.git,
@@ -229,7 +232,7 @@ def _commit_tool(
             "Card": slug,
             "Run": run_id,
             "Rounds": str(guards.rounds),
-            "Cost": f"${guards.cost_usd:.2f}",
+            "Cost": usd(guards.cost_usd, 2, estimate=guards.usage.estimated or replayed),
         },
         calls=calls,
         checks=checks,

@@ -51,7 +51,7 @@ from cardrunner.run.resume import (
     spent,
 )
 from cardrunner.tools.commit import ReviewSoFar
-from cardrunner.tools.evidence import EvidenceSoFar
+from cardrunner.tools.evidence import EvidenceSoFar, numbered_from
 from cardrunner.trust.consent import Untrusted, ensure_trusted
 from cardrunner.verify.builds import ChecksSoFar
 from cardrunner.verify.calls import ObservedCall
@@ -329,7 +329,9 @@ class Restored:
                 resume.baseline, resume.baseline_skipped, resume.known_failures, resume.last_checks
             ),
             evidence=EvidenceSoFar(
-                resume.reports, (committed, tree) if committed and tree else None
+                resume.reports,
+                (committed, tree) if committed and tree else None,
+                numbered_from(resume.tools),
             ),
             review=ReviewSoFar(review.decision, committed, tree) if review else ReviewSoFar(),
         )

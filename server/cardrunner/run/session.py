@@ -182,7 +182,11 @@ class RunSession:
             rounds=result.rounds,
             tokens=result.usage.total,
             cost_usd=round(result.cost_usd, 4),
-            cost_basis=cost_basis(result.usage, self.options.settings.price()),
+            cost_basis=cost_basis(
+                result.usage,
+                self.options.settings.price(),
+                replayed=run.started.model.startswith("replay:"),  # as RunState.replayed
+            ),
             commit=result.commit,
             branch=result.unmerged_branch,
             log=relative(run.log.path, self.options.root),

@@ -91,8 +91,11 @@ class EvidenceVerdict:
         missing = self.evidence.missing_on(tree)
         if not missing:
             return errors
-        head = f"done was claimed without passing evidence for criteria {missing}"
-        lines = [head] + [_why(e) for e in self.evidence.ledger() if e.index in missing]
+        head = f"done was claimed without passing evidence for {self.evidence.named(missing)}"
+        ledger = self.evidence.ledger()
+        lines = [head] + [
+            _why(e, self.evidence.named([e.index])) for e in ledger if e.index in missing
+        ]
         return [("unverified", line) for line in lines] + errors
 
 
@@ -164,7 +167,7 @@ class RunVerdict(EvidenceVerdict):
                 problems.append(
                     (
                         "unverified",
-                        f"criterion {entry.index} was checked in the code only, not in the "
+                        f"{self.evidence.named([entry.index])} was checked in the code only, not in the "
                         "running app, and no person accepted that in the review: verify it in "
                         "the app, or call git_commit so the review shows it",
                     )
@@ -172,17 +175,18 @@ class RunVerdict(EvidenceVerdict):
         return problems + self._evidence_on(tree)
 
 
-def _why(entry: LedgerEntry) -> str:
+def _why(entry: LedgerEntry, named: str) -> str:
+    """Why one criterion holds the run back; `named` is how the model's tool numbers it."""
     match entry.status:
         case "pending":
-            return f"criterion {entry.index} has no evidence yet"
+            return f"{named} has no evidence yet"
         case "failed":
-            return f"criterion {entry.index} was reported as failing"
+            return f"{named} was reported as failing"
         case "stale":
-            return f"the evidence for criterion {entry.index} is stale: {entry.stale}"
+            return f"the evidence for {named} is stale: {entry.stale}"
         case "verified":
             return (
-                f"the evidence for criterion {entry.index} was gathered on other code than the "
+                f"the evidence for {named} was gathered on other code than the "
                 "code that ends the run; verify it again"
             )
 

@@ -186,7 +186,7 @@ class CommitTool:
     def _code_only(self) -> list[str]:
         """The criteria the model checked in the code only: a person must accept each."""
         return [
-            f"criterion {e.index} was checked in the code only, NOT in the running app — the "
+            f"criterion {e.index + 1} was checked in the code only, NOT in the running app — the "
             f"model says: {e.code_reason}"
             for e in self.evidence.code_only()
         ]
@@ -196,8 +196,8 @@ class CommitTool:
         marked = sorted(e.index for e in self.evidence.code_only())
         if marked and not decision.acknowledged:
             return (
-                f"Nothing was committed: criteria {marked} were checked in the code only, not "
-                "in the running app, and the review did not accept that knowingly (an "
+                f"Nothing was committed: {self.evidence.named(marked)}: checked in the code only, "
+                "not in the running app, and the review did not accept that knowingly (an "
                 "unattended review never does). Verify them in the app, then call git_commit."
             )
         self.code_level_accepted = frozenset(marked)
@@ -360,7 +360,7 @@ class CommitTool:
             )
         if choice.final == choice.reviewed.tree:
             return text + "\nEnd with the RESULT line."
-        again = f"The evidence for criteria {stale} is stale: " if stale else ""
+        again = f"The evidence for {self.evidence.named(stale)} is stale: " if stale else ""
         return text + (
             f"\n{again}verify {'them' if stale else 'the change'} again on the committed code "
             "(report_criterion for each), then end with the RESULT line."

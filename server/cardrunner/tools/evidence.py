@@ -37,15 +37,6 @@ from cardrunner.verify.observed import Witnesses, app_errors
 
 CodeBy = Literal["", "card", "model"]
 _SAFE_EXT = re.compile(r"[^A-Za-z0-9_-]")
-MIN_QUOTE = 3
-"""A quote shorter than this ("ok", "5") would be found in almost any result."""
-_NOT_EVIDENCE = frozenset({"report_criterion", "git_commit"})
-"""Calls that record or commit; citing them would be evidence resting on itself."""
-
-
-def _flat(text: str) -> str:
-    """Whitespace runs as one space: a quote may wrap differently from the result it came from."""
-    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
@@ -56,11 +47,28 @@ class EvidenceSoFar:
     """Accepted reports; they hold only if the write area is still the same."""
     committed: tuple[str, str] | None = None
     """(commit, tree) when the run had committed before the resume."""
+    numbered_from: int = 1
+    """The number `report_criterion` gives the first criterion in this run (`numbered_from`)."""
+
+
+def numbered_from(tool_specs: list[dict[str, Any]] | None) -> int:
+    """The number the run's own `report_criterion` gives the first criterion: 1, or 0 in a run
+    logged before criteria were numbered from 1. A resume sends the logged tools again, so its
+    model still counts as its tool told it to; reading the number from that tool, not from a
+    version, keeps the runner and the model from ever counting differently."""
+    for spec in tool_specs or []:
+        if isinstance(spec, dict) and spec.get("name") == "report_criterion":
+            index = (spec.get("input_schema") or {}).get("properties", {}).get("index", {})
+            return 0 if isinstance(index, dict) and index.get("minimum") == 0 else 1
+    return 1
 
 
 @dataclass
 class Evidence:
-    """The accepted reports per criterion (0-based index), checked against the call log."""
+    """The accepted reports per criterion, checked against the call log.
+
+    Kept by the criterion's place in the card (`index`, from 0, as lists are); whatever the
+    model and people read numbers them from 1, in the card's order (`number`)."""
 
     criteria: list[str]
     calls: CallLog
@@ -79,11 +87,23 @@ class Evidence:
     commits: dict[int, str] = field(default_factory=dict, init=False)
     committed: tuple[str, str] | None = field(default=None, init=False)
     """(commit, tree) of the run's commit: evidence gathered on that tree was checked on it."""
+    first: int = field(default=1, init=False)
+    """The number the model's `report_criterion` gives the first criterion."""
 
     def __post_init__(self, so_far: EvidenceSoFar) -> None:
         self.reports.update(so_far.reports)
+        self.first = so_far.numbered_from
         if so_far.committed is not None:
             self.checked_on(*so_far.committed)
+
+    def number(self, index: int) -> int:
+        """How the model's tool names the criterion at `index`: from 1 (from 0 in an old run)."""
+        return index + self.first
+
+    def named(self, indexes: list[int]) -> str:
+        """`criterion 2`, `criteria 1, 3`: criteria as a message to the model names them."""
+        numbers = ", ".join(str(self.number(i)) for i in indexes)
+        return f"criteria {numbers}" if len(indexes) > 1 else f"criterion {numbers}"
 
     def missing(self) -> list[int]:
         """Criteria without passing evidence that holds on the write area as it is now."""
@@ -201,8 +221,8 @@ class Evidence:
             name="report_criterion",
             description=(
                 "Report the outcome of checking ONE acceptance criterion of the card. index is the "
-                "criterion's 0-based number as listed in the card; evidence says what you did and "
-                "observed. cites names the tool calls the claim rests on: each item is the call's "
+                f"criterion's number in the card's order, the first being {self.first}; evidence "
+                "says what you did and observed. cites names the tool calls the claim rests on: each item is the call's "
                 "tool_use id and a quote copied exactly from that call's result. The runner checks "
                 "every quote against the result and that the call ran after your last change to "
                 "the code; evidence that fails is refused, saying what is missing."
@@ -210,7 +230,7 @@ class Evidence:
             ),
             input_schema=schema(
                 {
-                    "index": {"type": "integer", "minimum": 0},
+                    "index": {"type": "integer", "minimum": self.first},
                     "passed": {"type": "boolean"},
                     "evidence": {"type": "string", "minLength": 1},
                     "code_level": {"type": "string"},
@@ -233,11 +253,13 @@ class Evidence:
         )
 
     async def _report(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        index, passed, claim = args["index"], args["passed"], args["evidence"].strip()
-        if index >= len(self.criteria):
+        number, passed, claim = args["index"], args["passed"], args["evidence"].strip()
+        index = number - self.first
+        if not 0 <= index < len(self.criteria):
+            last = self.number(len(self.criteria) - 1)
             raise ToolError(
-                f"There is no criterion {index}; the card has {len(self.criteria)} "
-                f"(indexes 0..{len(self.criteria) - 1})."
+                f"There is no criterion {number}; the card has {len(self.criteria)}, numbered "
+                f"{self.first} to {last} in the card's order."
             )
         cites = [(c["call"].strip(), c["quote"]) for c in args.get("cites", [])]
         reason = str(args.get("code_level", "")).strip()
@@ -247,7 +269,7 @@ class Evidence:
             problems = self._app_problems(index, cites)
         if problems:
             raise ToolError(
-                f"Evidence for criterion {index} refused; nothing was recorded.\n- "
+                f"Evidence for criterion {number} refused; nothing was recorded.\n- "
                 + "\n- ".join(problems)
             )
         report = CriterionReported(
@@ -266,9 +288,13 @@ class Evidence:
             self.commits[index] = self.committed[0]
         ctx.emit(report)
         left = self.missing()
-        rest = "all criteria have passing evidence" if not left else f"still unverified: {left}"
+        rest = (
+            f"still unverified: {self.named(left)}"
+            if left
+            else "all criteria have passing evidence"
+        )
         return ToolResult(
-            f"criterion {index} recorded as {'passed' if passed else 'failed'}; {rest}"
+            f"criterion {number} recorded as {'passed' if passed else 'failed'}; {rest}"
         )
 
     def problems(self, passed: bool, cites: list[tuple[str, str]]) -> list[str]:
@@ -280,29 +306,7 @@ class Evidence:
                 "a passing criterion needs cites: the tool_use id of each call that shows it, "
                 "with a quote copied exactly from that call's result"
             ]
-        return [p for call, quote in cites if (p := self._cite_problem(call, quote, passed))]
-
-    def _cite_problem(self, call_id: str, quote: str, passed: bool) -> str | None:
-        call = self.calls.calls.get(call_id)
-        if call is None:
-            known = ", ".join(c.describe() for c in self.calls.recent()) or "none yet"
-            return f"{call_id!r} is not a tool call of this run (latest calls: {known})"
-        if call.name in _NOT_EVIDENCE:
-            return (
-                f"{call.describe()} records or commits; cite the calls that observed the behaviour"
-            )
-        if passed and call.is_error:
-            return f"{call.describe()} returned an error; it cannot show that a criterion holds"
-        if len(_flat(quote)) < MIN_QUOTE:
-            return f"the quote {quote!r} from {call.describe()} is too short to identify anything"
-        if _flat(quote) not in _flat(call.text):
-            return (
-                f"the quote {quote!r} does not appear in the result of {call.describe()}; "
-                "copy the text exactly as the tool returned it"
-            )
-        if not self.calls.fresh(call):
-            return self._stale_problem(call)
-        return None
+        return [p for call, quote in cites if (p := self.calls.cite_problem(call, quote, passed))]
 
     def _app_rule(self) -> str:
         if not self.witnesses.has_app:
@@ -325,7 +329,7 @@ class Evidence:
             first = next(
                 (w for c, w in zip(seen, why, strict=True) if self.witnesses.watches(c)), why[0]
             )
-            problems.append(f"criterion {index} is about the running app, and {first}")
+            problems.append(f"{self.named([index])} is about the running app, and {first}")
         problems += [
             f"the app showed an error while it was verified: {error}"
             for error in self.app_errors(self.calls.current)
@@ -351,16 +355,6 @@ class Evidence:
         ]
         saved = [path for call in calls for path in self._save_images(call)]
         return saved[:6]
-
-    def _stale_problem(self, call: ObservedCall) -> str:
-        if call.changed_area:
-            return f"{call.describe()} changed the code itself; cite a call made after it"
-        change = self.calls.last_change
-        after = f" ({change.describe()})" if change else ""
-        return (
-            f"{call.describe()} ran before the last change to the write area{after}; "
-            "run it again and cite the new call"
-        )
 
     def _citation(self, call: ObservedCall, quote: str) -> Citation:
         return Citation(

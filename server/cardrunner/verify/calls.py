@@ -26,6 +26,15 @@ from cardrunner.git.repo import GitRepo
 
 READ_ONLY_TOOLS = frozenset({"list_files", "read_file", "report_criterion"})
 """Tools that cannot change the write area: no snapshot is needed after them."""
+MIN_QUOTE = 3
+"""A quote shorter than this ("ok", "5") would be found in almost any result."""
+_NOT_EVIDENCE = frozenset({"report_criterion", "git_commit"})
+"""Calls that record or commit; citing them would be evidence resting on itself."""
+
+
+def _flat(text: str) -> str:
+    """Whitespace runs as one space: a quote may wrap differently from the result it came from."""
+    return " ".join(text.split())
 
 
 class AreaState(Protocol):
@@ -179,6 +188,37 @@ class CallLog:
     def recent(self, limit: int = 8) -> list[ObservedCall]:
         """The latest calls, newest last (to tell the model which ids exist)."""
         return sorted(self.calls.values(), key=lambda c: c.seq)[-limit:]
+
+    def cite_problem(self, call_id: str, quote: str, passed: bool) -> str | None:
+        """What is wrong with citing `quote` from call `call_id` as evidence, in one sentence
+        to the model; None when the call is this run's, holds the quote and saw the code now."""
+        call = self.calls.get(call_id)
+        if call is None:
+            known = ", ".join(c.describe() for c in self.recent()) or "none yet"
+            return f"{call_id!r} is not a tool call of this run (latest calls: {known})"
+        if call.name in _NOT_EVIDENCE:
+            return (
+                f"{call.describe()} records or commits; cite the calls that observed the behaviour"
+            )
+        if passed and call.is_error:
+            return f"{call.describe()} returned an error; it cannot show that a criterion holds"
+        if len(_flat(quote)) < MIN_QUOTE:
+            return f"the quote {quote!r} from {call.describe()} is too short to identify anything"
+        if _flat(quote) not in _flat(call.text):
+            return (
+                f"the quote {quote!r} does not appear in the result of {call.describe()}; "
+                "copy the text exactly as the tool returned it"
+            )
+        return None if self.fresh(call) else self._stale_problem(call)
+
+    def _stale_problem(self, call: ObservedCall) -> str:
+        if call.changed_area:
+            return f"{call.describe()} changed the code itself; cite a call made after it"
+        after = f" ({self.last_change.describe()})" if self.last_change else ""
+        return (
+            f"{call.describe()} ran before the last change to the write area{after}; "
+            "run it again and cite the new call"
+        )
 
 
 RESTORED = "the runner's restore of files outside the write area"

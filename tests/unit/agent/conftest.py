@@ -35,8 +35,8 @@ def cite(call: str, quote: str) -> dict[str, str]:
     return {"call": call, "quote": quote}
 
 
-def report_last(index: int = 0, chars: int = 12) -> Any:
-    """A step reporting criterion `index` as passed, citing the latest successful tool result.
+def report_last(number: int = 1, chars: int = 12) -> Any:
+    """A step reporting criterion `number` (from 1) as passed, citing the latest successful tool result.
 
     The quote is the start of that result exactly as the loop sent it, so the evidence is
     grounded by construction, whatever ran before.
@@ -54,7 +54,7 @@ def report_last(index: int = 0, chars: int = 12) -> Any:
         text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
         report = use(
             "report_criterion",
-            index=index,
+            index=number,
             passed=True,
             evidence="saw it work",
             cites=[cite(last["tool_use_id"], text[:chars])],

@@ -16,7 +16,7 @@ def long_script() -> list[dict[str, object]]:
     last = f"big_{ROUNDS - 1}"
     report = use(
         "report_criterion",
-        index=0,
+        index=1,
         passed=True,
         evidence="ok",
         cites=[cite(last, f"r{ROUNDS - 1}:xxx")],

@@ -18,7 +18,7 @@ from cardrunner.config.settings import ModelOptions
 from tests.unit.agent.conftest import LoopFactory, big_tool, calls, drain, report_last, say, use
 
 DONE = say("All verified.\nRESULT: done")
-REPORT = report_last(0)
+REPORT = report_last(1)
 
 
 async def test_a_run_that_reports_evidence_ends_done(make_loop: LoopFactory) -> None:
@@ -114,11 +114,11 @@ async def test_done_without_evidence_is_unverified(make_loop: LoopFactory) -> No
     )
     events, result = await drain(loop)
     model.assert_complete()
-    assert result.reason == "unverified" and "[0, 1]" in result.detail
+    assert result.reason == "unverified" and "criteria 1, 2" in result.detail
     told = [e for e in events if isinstance(e, GateObjected)]
     assert [e.attempt for e in told] == [1, 2]
     assert (
-        "criterion 0 has no evidence yet" in model.requests[2]["messages"][-1]["content"][0]["text"]
+        "criterion 1 has no evidence yet" in model.requests[2]["messages"][-1]["content"][0]["text"]
     )
 
 
@@ -239,7 +239,7 @@ async def test_a_context_window_exceeded_compacts_and_goes_on(make_loop: LoopFac
             "stop_reason": "model_context_window_exceeded",
         }
     )
-    report = use("report_criterion", index=0, passed=True, evidence="ok")
+    report = use("report_criterion", index=1, passed=True, evidence="ok")
     report["input"]["cites"] = [{"call": "big_5", "quote": "r5:xxx"}]
     steps += [calls(report), say("RESULT: done")]
     loop, model = make_loop(steps, tools=[big_tool(3800)], compactor=Compactor(1_000_000, 0.5, 2))

@@ -222,16 +222,16 @@ def test_runs_and_reason_are_read() -> None:
     assert card.last_entry == {"id": "b"} and card.last_run == RunRecord(id="b")
 
 
-def test_prompt_numbers_criteria_from_zero_and_says_so() -> None:
+def test_prompt_numbers_criteria_from_one_and_says_so() -> None:
     prompt = parse(EXAMPLE).prompt()
     assert prompt.startswith(
         "THE CARD\n--------\nTitle: Deleting an item should ask first\nCategory: Improvement\n"
     )
     assert "Free text describing the bug or feature." in prompt
-    assert "numbered from 0" in prompt and "report_criterion" in prompt
-    assert '\n0. Clicking "Delete selected"' in prompt
-    assert '\n1. "Yes" removes the row' in prompt
-    assert "\n2. " not in prompt
+    assert "numbered from 1" in prompt and "report_criterion" in prompt
+    assert '\n1. Clicking "Delete selected"' in prompt
+    assert '\n2. "Yes" removes the row' in prompt
+    assert "\n0. " not in prompt and "\n3. " not in prompt
 
 
 @pytest.mark.parametrize(
@@ -479,23 +479,18 @@ def test_reasons_with_special_characters_round_trip(reason: str) -> None:
     assert new.endswith(EXAMPLE[EXAMPLE.index("category:") :])
 
 
-def test_a_run_is_recorded_as_a_block_mapping_in_key_order() -> None:
+def test_a_run_is_recorded_on_one_line_in_key_order() -> None:
+    """One line, so the card's own text is not pushed down by ten lines of record."""
     scrambled = dict(reversed(list(RUN.items())), extra={"model": "m", "n": [1, 2]})
     new = update_card_text(EXAMPLE, run=scrambled)
     assert new == EXAMPLE.replace(
         "category: Improvement\n",
         "category: Improvement\n"
-        "last_run:\n"
-        "  id: 20261129-1015-x\n"
-        '  started: "2026-11-29T10:15:00Z"\n'
-        "  result: failed\n"
-        "  reason: max_rounds\n"
-        "  rounds: 60\n"
-        "  tokens: 123456\n"
-        "  cost_usd: 1.25\n"
-        "  log: .cardrunner/runs/20261129-1015-x.jsonl\n"
-        "  extra: {model: m, n: [1, 2]}\n",
+        'last_run: {id: 20261129-1015-x, started: "2026-11-29T10:15:00Z", result: failed, '
+        "reason: max_rounds, rounds: 60, tokens: 123456, cost_usd: 1.25, "
+        "log: .cardrunner/runs/20261129-1015-x.jsonl, extra: {model: m, n: [1, 2]}}\n",
     )
+    assert len(new.splitlines()) == len(EXAMPLE.splitlines()) + 1
     expected = {k: v for k, v in scrambled.items() if v is not None}
     card = parse(new)
     assert card.last_entry == expected and card.runs == []
@@ -504,14 +499,15 @@ def test_a_run_is_recorded_as_a_block_mapping_in_key_order() -> None:
 @pytest.mark.parametrize(
     ("last", "expected"),
     [
-        ("last_run:\n  id: a\n  result: done  # ok\n  mine: 1\n", "last_run:\n  id: b\n"),
-        ("last_run:  # newest\n    id: a\n", "last_run:  # newest\n    id: b\n"),
-        ("last_run:\n  id: a\n  log: |\n    x\n\n# end\n", "last_run:\n  id: b\n\n# end\n"),
+        ("last_run:\n  id: a\n  result: done  # ok\n  mine: 1\n", "last_run: {id: b}\n"),
+        ("last_run:  # newest\n    id: a\n", "last_run: {id: b}  # newest\n"),
+        ("last_run:\n  id: a\n  log: |\n    x\n\n# end\n", "last_run: {id: b}\n\n# end\n"),
         ("last_run: {id: a, rounds: 3}  # flow\n", "last_run: {id: b}  # flow\n"),
-        ("last_run:\n", "last_run:\n  id: b\n"),
-        ("last_run: ~  # c\n", "last_run:  # c\n  id: b\n"),
+        ("last_run:\n", "last_run: {id: b}\n"),
+        ("last_run: ~  # c\n", "last_run: {id: b}  # c\n"),
         ("last_run: 5\n", "last_run: {id: b}\n"),
-        ("last_run:\n- a\n- b\n", "last_run:\n  id: b\n"),
+        ("last_run:\n- a\n- b\n", "last_run: {id: b}\n"),
+        ("'last_run' :\n  id: a\n", "'last_run' : {id: b}\n"),
     ],
 )  # fmt: skip
 def test_last_run_is_replaced_where_it_stands(last: str, expected: str) -> None:
@@ -535,7 +531,7 @@ def test_a_legacy_runs_list_stays_byte_for_byte_and_last_run_is_added(runs: str)
     text = "---\ntitle: t\n" + runs + "state: New\n---\n" + BODY
     before = parse(text)
     new = update_card_text(text, state="Done", run={"id": "b"})
-    assert new == text.replace("state: New\n", "state: Done\nlast_run:\n  id: b\n")
+    assert new == text.replace("state: New\n", "state: Done\nlast_run: {id: b}\n")
     card = parse(new)
     assert card.runs == before.runs and card.last_run == RunRecord(id="b")
 
@@ -601,7 +597,7 @@ def test_crlf_no_final_newline_comments_and_unicode_survive_repeated_updates() -
 
 def test_a_card_without_a_body_or_final_newline_gets_its_run_before_the_closing_line() -> None:
     assert update_card_text("---\ntitle: t\n---", run={"id": "a"}) == (
-        "---\ntitle: t\nlast_run:\n  id: a\n---"
+        "---\ntitle: t\nlast_run: {id: a}\n---"
     )
     assert update_card_text("---\r---", state="Done") == "---\rstate: Done\r---"
 
@@ -609,10 +605,10 @@ def test_a_card_without_a_body_or_final_newline_gets_its_run_before_the_closing_
 def test_an_indented_front_matter_keeps_its_indentation() -> None:
     text = "---\n  title: t\n  category: c\n---\n" + BODY
     assert update_card_text(text, state="Done", run={"id": "a"}) == (
-        "---\n  title: t\n  state: Done\n  category: c\n  last_run:\n    id: a\n---\n" + BODY
+        "---\n  title: t\n  state: Done\n  category: c\n  last_run: {id: a}\n---\n" + BODY
     )
     again = update_card_text(update_card_text(text, run={"id": "a"}), run={"id": "b"})
-    assert again == "---\n  title: t\n  category: c\n  last_run:\n    id: b\n---\n" + BODY
+    assert again == "---\n  title: t\n  category: c\n  last_run: {id: b}\n---\n" + BODY
 
 
 @pytest.mark.parametrize(
@@ -681,7 +677,7 @@ def test_card_edits_leave_lines_between_the_changes_alone() -> None:
     assert card_edits(EXAMPLE, new) == [
         (2, 0, 3, 0, "state: Failed            # New | In Work | Review | Done | Failed\n"
                      "reason: max_cost\n"),
-        (4, 0, 4, 0, "last_run:\n  id: r\n"),
+        (4, 0, 4, 0, "last_run: {id: r}\n"),
     ]  # fmt: skip
 
 

@@ -256,23 +256,49 @@ async def test_criteria_not_verified_yet_stay_out_of_problems_while_the_run_goes
 
 
 def test_run_texts_say_what_the_run_is_doing() -> None:
-    """The lens, progress and the card's run diagnostic: the baseline check before round 1,
-    "waiting for your review" (not git_commit running) while a review waits, and a replayed
-    run's cost marked as an estimate, a real model's not."""
+    """The lens, progress and the card's run diagnostic: the baseline check before round 1, and
+    "waiting for your review" (not git_commit running) while a review waits."""
     from cardrunner.lsp.features.codelens import lens_summary
     from cardrunner.lsp.features.progress import doing
 
-    view = RunState(Path("cards/a.md"), "r1", "A", model="replay:a.json", max_rounds=60)
+    view = RunState(Path("cards/a.md"), "r1", "A", model="claude-opus-4-5", max_rounds=60)
     assert lens_summary(view).startswith("baseline check · round 0/60")
     assert doing(view).startswith("baseline check · ")
     view.round, view.cost_usd, view.tool, view.state = 15, 0.0649, "git_commit", "review"
-    assert lens_summary(view) == "round 15/60 · 0 tok · ≈$0.06 est. · git_commit"
-    assert (
-        doing(view)
-        == "waiting for your review · round 15/60 · 0 tok · $0.06 · cost est. (replayed)"
-    )
-    view.model = "claude-opus-4-5"
-    assert "est." not in lens_summary(view) + doing(view)
+    assert lens_summary(view) == "round 15/60 · 0 tok · $0.06 · git_commit"
+    assert doing(view) == "waiting for your review · round 15/60 · 0 tok · $0.06"
+
+
+@pytest.mark.parametrize(
+    ("model", "estimated"),
+    [("replay:a.json", False), ("claude-opus-4-5", True), ("replay:a.json", True)],
+    ids=["replayed", "usage not reported", "both"],
+)
+def test_an_estimated_cost_is_marked_one_way_wherever_it_shows(model: str, estimated: bool) -> None:
+    """A replayed run (nobody was billed) and a run whose endpoint did not report its usage
+    (cardrunner's own count) are both estimates: the lens, progress, status, board, run view,
+    totals (the CLI, `cardrunner log`, the PR body) and card diagnostic say so, short `~$0.06 est.` or long `~$0.0649
+    (estimate)`; a billed run's cost is plain."""
+    from cardrunner.lsp.features.codelens import lens_summary
+    from cardrunner.lsp.features.progress import doing
+    from cardrunner.lsp.features.status import status_entry
+    from cardrunner.record.account import Timeline
+
+    view = RunState(Path("cards/a.md"), "r1", "A", model=model, max_rounds=60)
+    view.round, view.cost_usd, view.tool, view.estimated = 15, 0.0649, "run_tests", estimated
+    assert lens_summary(view) == "round 15/60 · 0 tok · ~$0.06 est. · run_tests"
+    assert doing(view) == "round 15/60 · 0 tok · ~$0.06 est. · run_tests"
+    entry = status_entry(view, "file:///a.md")
+    assert entry["costEstimated"] is True and "~$0.06 est." in entry["summary"]
+    assert Timeline().answer(view, newest=None)["costEstimated"] is True
+    assert view.totals().endswith("· ~$0.0649 (estimate)")
+    view.state = "done"
+    assert view.summary().count("~$") == 1
+    view.model, view.estimated = "claude-opus-4-5", False
+    assert lens_summary(view) == "round 15/60 · 0 tok · $0.06 · run_tests"
+    assert not status_entry(view, "file:///a.md")["costEstimated"]
+    assert not Timeline().answer(view, newest=None)["costEstimated"]
+    assert "~" not in view.totals() + view.summary() and "est" not in view.totals()
 
 
 async def test_the_review_shows_where_each_criterion_was_checked_and_its_screenshots(

@@ -40,7 +40,7 @@ async def test_a_committed_wrong_fix_that_ends_failed_leaves_head_where_it_was(
     card = make_project(tmp_path)
     head = git(tmp_path, "rev-parse", "HEAD").strip()
     steps = _wrong_fix_then(
-        turn(report(0, "the source adds", ("toolu_read", "def add(a, b):"))),
+        turn(report(1, "the source adds", ("toolu_read", "def add(a, b):"))),
         final(),  # evidence from before the change: refused, objected to, twice
         final(),
         final(),
@@ -80,8 +80,8 @@ async def test_a_done_run_keeps_its_commit(tmp_path: Path) -> None:
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "Tests succeeded.")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "Tests succeeded.")),
         ),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
         final(),
@@ -143,8 +143,8 @@ async def test_a_card_a_build_rewrote_is_put_back_and_the_run_is_not_done(tmp_pa
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "1 passed")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "1 passed")),
         ),
         turn(use("git_commit", message="card: Adding two numbers subtracts them\n\nUse +.")),
         final(), final(), final(),
@@ -176,8 +176,8 @@ async def test_a_resumed_run_whose_commit_was_taken_back_reviews_and_commits_aga
         turn(use("write_file", path="src/calc.py", content=FIXED)),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
-            report(1, "1 passed", ("toolu_tests", "1 passed")),
+            report(1, "add(2, 3) is 5 in the test", ("toolu_tests", "1 passed")),
+            report(2, "1 passed", ("toolu_tests", "1 passed")),
         ),
         commit,  # round 5: committed, then the round budget ends the run
         turn(use("list_files", path="src")),

@@ -6,6 +6,7 @@ into events, folded into a `RunState` and summarised as `cardrunner log` prints 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,30 @@ async def test_the_live_view_the_log_and_a_fold_agree_on_the_counts(tmp_path: Pa
         counts = f"in {u.input_tokens:>7,}  cache r {u.cache_read_input_tokens:>7,} "
         counts += f"w {u.cache_creation_input_tokens:>7,}  out {u.output_tokens:>6,}  "
         assert counts + f"${event.cost_usd:.4f}" in row, row
+
+
+async def test_the_log_names_each_criterion_by_its_number_as_the_model_did(
+    tmp_path: Path,
+) -> None:
+    """A person opening the log (the editor's Show log) reads the number the card and the
+    model's `report_criterion` use, beside the list position the runner keeps."""
+    make_project(tmp_path)
+    events, _, log = await recorded_run(tmp_path)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    said = [
+        line["data"]["arguments"]["index"]
+        for line in lines
+        if line["type"] == "tool" and line["data"]["name"] == "report_criterion"
+    ]
+    kept = [
+        (line["data"]["index"], line["data"]["number"])
+        for line in lines
+        if line["type"] == "criterion"
+    ]
+    assert said == [1, 2] and kept == [(0, 1), (1, 2)]
+    ledger = lines[-1]["data"]["ledger"]
+    assert [(e["index"], e["number"]) for e in ledger] == [(0, 1), (1, 2)]
+    assert log_events(log)[-1] == events[-1]  # `number` is for people: reading ignores it
 
 
 def test_lines_of_an_unknown_kind_or_shape_are_skipped() -> None:

@@ -55,11 +55,19 @@ def test_the_body_lists_every_criterion_with_its_evidence() -> None:
     )
     body = pr_body(report(v))
     assert body.startswith("## Delete asks first\n")
-    assert "- ✅ **0.** A dialog names the item.\n  - evidence: dialog text: Delete 'Pens'?" in body
-    assert '- ❌ **1.** "No" keeps the row.\n  - evidence: row gone after No' in body
+    assert "- ✅ **1.** A dialog names the item.\n  - evidence: dialog text: Delete 'Pens'?" in body
+    assert '- ❌ **2.** "No" keeps the row.\n  - evidence: row gone after No' in body
     assert "| Done | 5 | 12,345 | $0.2500 |" in body
     assert "`.cardrunner/runs/run-1.jsonl`" in body and "> Deleting a row is instant." in body
     assert "review happens on this pull request" in body
+
+
+def test_an_estimated_cost_is_marked_in_the_body() -> None:
+    """A replayed run's cost, or one whose usage the endpoint did not report, is an estimate."""
+    replayed, unreported = view(), view()
+    replayed.model, unreported.estimated = "replay:delete.json", True
+    for v in (replayed, unreported):
+        assert "| Done | 5 | 12,345 | ~$0.2500 (estimate) |" in pr_body(report(v))
 
 
 def test_a_body_that_was_not_pushed_says_why() -> None:
@@ -145,7 +153,7 @@ def test_screenshots_and_where_a_criterion_was_checked_go_with_it(
         Criterion('"No" keeps the row.', "verified", "read", where=" in the code only (x)"),
     )  # fmt: skip
     body = pr_body(report(v))
-    assert "- ✅ **0.** A dialog names the item. — checked in the app" in body
+    assert "- ✅ **1.** A dialog names the item. — checked in the app" in body
     assert f"  - screenshots: `{shot}`\n" in body  # cardrunner's own file, as a code span
     assert "evil.example" not in body  # a path not of cardrunner's own shape is left out
     assert '"No" keeps the row. — checked in the code only (x)' in body

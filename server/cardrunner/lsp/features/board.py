@@ -45,7 +45,8 @@ class BoardRun(_Wire):
     summary: str
     log_path: str | None
     cost_estimated: bool = False
-    """The cost is an estimate, not a bill (a replayed run): the board marks it so."""
+    """The cost is an estimate, not a bill (a replayed run, or usage the endpoint did not
+    report): the board marks it so, as `summary` does (`~$0.18 est.`)."""
 
 
 class BoardReview(_Wire):
@@ -139,7 +140,7 @@ def board_card(path: Path, root: Path, situation: CardSituation, review: Review)
             tool=view.tool,
             summary=view.summary(),
             log_path=str(view.log_path) if view.log_path else None,
-            cost_estimated=view.replayed,  # as status.cost_estimated
+            cost_estimated=view.cost_estimated,
         )
     actions = [
         BoardAction(title=c.title, command=c.command, arguments=list(c.arguments or []))

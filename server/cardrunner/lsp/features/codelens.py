@@ -129,12 +129,9 @@ def has_log(situation: CardSituation) -> bool:
 
 
 def lens_summary(view: RunState) -> str:
-    """The running card's lens: its summary, "baseline check" before the first round, and a
-    replayed run's cost as the estimate it is (nobody was billed it)."""
+    """The running card's lens: its summary (an estimated cost as `~$0.18 est.`), and
+    "baseline check" before the first round."""
     text = view.summary()
-    if view.replayed:
-        cost = f"${view.cost_usd:.2f}"
-        text = text.replace(cost, f"≈{cost} est.", 1)
     return f"baseline check · {text}" if view.round <= 0 and not view.tool else text
 
 

@@ -166,8 +166,8 @@ async def _create_once(client: Client, token: str) -> bool:
 
 def doing(view: RunState) -> str:
     """What the run is doing, in the words every editor view uses: the baseline check before the
-    first round, "waiting for your review" (not its `git_commit` "running") while a review waits,
-    and a replayed run's cost marked as an estimate (nobody was billed it)."""
+    first round, "waiting for your review" (not its `git_commit` "running") while a review waits;
+    an estimated cost is marked as the summary marks it (`~$0.18 est.`)."""
     line = view.live_line()
     if view.state == "review":
         tool = f" · {view.tool}"
@@ -175,7 +175,7 @@ def doing(view: RunState) -> str:
         line = "waiting for your review · " + (summary.removesuffix(tool) if view.tool else summary)
     elif view.round <= 0 and not view.tool:
         line = f"baseline check · {line}"
-    return f"{line} · cost est. (replayed)" if view.replayed else line
+    return line
 
 
 def _percent(view: RunState) -> int | None:

@@ -22,12 +22,6 @@ from cardrunner.record.state import RunState
 DEBOUNCE = 0.05
 
 
-def cost_estimated(view: RunState) -> bool:
-    """Whether a run's cost is an estimate: a replayed run's model answers cost nobody anything,
-    its figures are what the table would have charged (the CLI says so; the editor must too)."""
-    return view.replayed
-
-
 def status_entry(view: RunState, uri: str) -> dict[str, Any]:
     """One run as the notification carries it."""
     return {
@@ -39,7 +33,7 @@ def status_entry(view: RunState, uri: str) -> dict[str, Any]:
         "maxRounds": view.max_rounds,
         "tokens": view.tokens,
         "costUsd": round(view.cost_usd, 4),
-        "costEstimated": cost_estimated(view),
+        "costEstimated": view.cost_estimated,
         "tool": view.tool,
         "reason": view.reason,
         "logPath": str(view.log_path) if view.log_path else None,

@@ -68,7 +68,8 @@ def hover(situation: CardSituation, line: int) -> types.Hover | None:
         elif (last := card.last_run) is not None:
             reason = f" ({last.reason})" if last.reason else ""
             said = f"{last.result}{reason} · {last.rounds} rounds · {last.tokens} tok"
-            text += f"\n\nlast run {code(str(last.id))}: {inert(said)} · ${last.cost_usd}"
+            cost = f" · {inert(shown)}" if (shown := last.cost(4)) else ""
+            text += f"\n\nlast run {code(str(last.id))}: {inert(said)}{cost}"
         return _markdown(text)
     if line in card.criteria_lines:
         index = card.criteria_lines.index(line)
