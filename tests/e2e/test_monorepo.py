@@ -39,8 +39,8 @@ def fix(path: str, content: str, says: str) -> list[dict[str, Any]]:
         turn(use("write_file", path=path, content=content)),
         turn(use("run_tests", "toolu_tests")),
         turn(
-            report(0, f"the package's tests pass: {says}", ("toolu_tests", says)),
-            report(1, "the tests pass", ("toolu_tests", "Tests succeeded.")),
+            report(1, f"the package's tests pass: {says}", ("toolu_tests", says)),
+            report(2, "the tests pass", ("toolu_tests", "Tests succeeded.")),
         ),
         turn(use("git_commit", message=f"card: fix {path}")),
         final(),
