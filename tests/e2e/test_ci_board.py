@@ -148,6 +148,7 @@ def test_plan_flags_cards_naming_the_same_file_and_keeps_the_board_budget(
         "budget": {"max_rounds": 30, "max_tokens": 400000, "max_cost_usd": 1.0},
         "needs": [],
         "stage": 0,
+        "package": None,
     }
     assert scheduled["conflicts"] == []
     assert scheduled["skipped"] == [

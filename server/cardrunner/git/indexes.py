@@ -19,14 +19,18 @@ What the copy may carry that a fresh index would not, and how it is kept out:
   which a folder's restored time fools): `STAT_CONFIG` fixes them on every call that reads or
   fills one of our indexes, whatever the repository's config says.
 
-What stays is git's own granularity: a same-size rewrite within the second git looked at the
-file, its mtime put back, looks unchanged — to `git status` on the user's index alike.
+Git's granularity is one more gap: it compares whole seconds of ctime, and judges an entry
+racy by its mtime alone, so a same-size rewrite in the second git looked at the file, its mtime
+put back, looks unchanged — to `git status` on the user's index alike. An index kept for a run
+closes it with `forget_recent`: before each look, entries whose ctime is that recent lose their
+stat data (the same blob, set again), and git hashes those files again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,6 +46,13 @@ STAT_CONFIG: tuple[str, ...] = (
 )  # fmt: skip
 """Every file's stat compared in full, no cache of untracked folders, one whole index file."""
 
+_ENTRY = re.compile(
+    rb"(\d+ [0-9a-f]+ \d\t[^\0]+)\0  ctime: (\d+):\d+\n"
+    rb"  mtime: [^\n]*\n  dev: [^\n]*\n  uid: [^\n]*\n  size: [^\n]*\n"
+)
+"""One entry of `git ls-files -s --debug -z`: `mode blob stage<TAB>name` as `update-index
+--index-info` takes it back, then its stat data, one field a line."""
+
 Git = Callable[..., Awaitable[GitOut]]
 """`GitRepo._git`: runs `git args` (keyword `env`, `check`) in the repository."""
 
@@ -55,8 +66,10 @@ async def fill_index(git: Git, own: Path, index: Path, tree: str) -> None:
     copied = not await asyncio.to_thread(index.exists) and await asyncio.to_thread(
         _copy, own, index
     )
+    looked = await _looked(index)  # before read-tree writes the file anew
     merged = await git(*STAT_CONFIG, "read-tree", "-m", tree, env=env, check=False)
     if merged.code == 0 and not (copied and await _flagged(git, env)):
+        await _forget_since(git, index, [], looked)
         return
     await asyncio.to_thread(index.unlink, True)
     await git(*STAT_CONFIG, "read-tree", tree, env=env)
@@ -75,3 +88,32 @@ async def _flagged(git: Git, env: dict[str, str]) -> bool:
     a change to that file would not show in a snapshot."""
     listing = await git("ls-files", "-v", "-z", env=env)
     return any(not entry.startswith("H ") for entry in listing.items())
+
+
+async def _looked(index: Path) -> int | None:
+    """About when git last looked at the files of `index`: its file's time, less 2 s for a look
+    and a write that straddle seconds; None if there is no such file."""
+    try:
+        return int((await asyncio.to_thread(index.stat)).st_mtime) - 2
+    except FileNotFoundError:
+        return None
+
+
+async def forget_recent(git: Git, index: Path, specs: list[str]) -> None:
+    """Drop the stat data of the entries of `index` under `specs` whose ctime is not older than
+    git's last look at them (`_looked`): git recorded it in the second where a same-size
+    rewrite with its mtime put back looks unchanged. Each keeps its blob, so the index still
+    holds the same tree; the next `git add` hashes those files again."""
+    await _forget_since(git, index, specs, await _looked(index))
+
+
+async def _forget_since(git: Git, index: Path, specs: list[str], since: int | None) -> None:
+    """`forget_recent` from the time `since` (nothing when None); `specs` empty: every entry."""
+    if since is None:
+        return
+    env = {"GIT_INDEX_FILE": str(index)}
+    listing = await git("ls-files", "-s", "--debug", "-z", "--", *specs, env=env)
+    recent = [m[1] for m in _ENTRY.finditer(listing.stdout) if int(m[2]) >= since]
+    if recent:
+        entries = b"".join(entry + b"\0" for entry in recent)
+        await git("update-index", "-z", "--index-info", env=env, data=entries)

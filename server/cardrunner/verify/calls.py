@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from cardrunner.agent.events import CallObserved
 from cardrunner.agent.toolpool import Image, ToolContext, ToolResult
 from cardrunner.card.card import put_back_body, split_card
+from cardrunner.git.indexes import forget_recent
 from cardrunner.git.repo import GitRepo
 
 READ_ONLY_TOOLS = frozenset({"list_files", "read_file", "report_criterion"})
@@ -78,6 +79,7 @@ class GitAreaState:
         if head != self._head:  # the stat data kept: a commit does not make every file new
             await self.git.write_index(self._index, head)
             self._head = head
+        await forget_recent(self.git._git, self._index, self.git._specs(self.paths))
         await self.git._add_paths(self.paths, env)
         return (await self.git._git("write-tree", env=env)).text
 

@@ -393,12 +393,21 @@ def entry_sizes(root: Path, index: Path) -> dict[str, int]:
     return dict(zip(names, sizes, strict=True))
 
 
+def looked_later(repo: Path) -> None:
+    """The user's index as if git had looked 10 s after the files were written: stat data of a
+    file changed in the seconds before a look is dropped (`forget_recent`), not kept."""
+    index = repo / ".git" / "index"
+    later = index.stat().st_mtime + 10
+    os.utime(index, (later, later))
+
+
 async def test_an_index_of_ours_keeps_the_stat_data_of_the_repositorys_own(
     repo: Path, tmp_path: Path
 ) -> None:
     """A snapshot's index begins with what git knows of each file, so `git add` hashes only the
     files that changed; the user's index is only read."""
     git(repo, "status")  # the user's index holds every file's stat
+    looked_later(repo)
     before = index_bytes(repo)
     g = GitRepo(repo)
     index = tmp_path / "ours"
@@ -406,6 +415,7 @@ async def test_an_index_of_ours_keeps_the_stat_data_of_the_repositorys_own(
     assert entry_sizes(repo, index)["src/a.py"] == len("one\ntwo\nthree\n")
     write(repo / "src" / "a.py", "changed\n")  # a file whose content is not the tree's: no stat
     git(repo, "add", "src/a.py")
+    looked_later(repo)
     index.unlink()
     await g.write_index(index, git(repo, "rev-parse", "HEAD"))
     sizes = entry_sizes(repo, index)
