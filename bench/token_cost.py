@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from contextlib import AsyncExitStack
@@ -213,6 +214,7 @@ def explain(pairs: list[tuple[Case, Tally, Tally]]) -> None:
 
 
 async def main() -> int:
+    os.environ.setdefault("CARDRUNNER_TRUST", "1")  # the bench's own copies of the demo
     header("token cost: our loop vs the plain loop (billed-input-equivalent tokens)")
     pairs: list[tuple[Case, Tally, Tally]] = []
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp:

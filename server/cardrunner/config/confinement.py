@@ -26,6 +26,12 @@ PYTEST_FLAGS = [
     "-ra", "-rA", "-rf", "-rs",
 ]  # fmt: skip
 PYTEST_VALUES = ["-k", "-m", "--maxfail", "--tb", "--durations", "-W"]
+PYTEST_LONG = {
+    "--exitfirst": "-x", "--quiet": "-q", "--verbose": "-v", "--showlocals": "-l",
+    "--last-failed": "--lf", "--failed-first": "--ff", "--stepwise": "--sw",
+    "--new-first": "--nf", "--collect-only": "--co",
+}  # fmt: skip
+"""pytest's long options and their short forms: the model is shown one name per option."""
 
 
 class TestArgs(_Strict):

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from cardrunner.agent.events import BuildChecked, Problem, ToolOutput
 from cardrunner.agent.toolpool import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from cardrunner.config.confinement import PYTEST_LONG
 from cardrunner.config.secrets import redact
 from cardrunner.config.settings import Commands
 from cardrunner.processes.command import CommandResult, run_command
@@ -331,6 +332,14 @@ def _shown(argv: list[str] | None) -> str:
     return f"`{shlex.join(argv)}`" if argv else "(not configured in this workspace)"
 
 
+def _options(allowed: list[str]) -> str:
+    """The allowed test options, a long one left out where its short form is shown: each name
+    costs tokens on every request, and the model knows pytest's aliases."""
+    shown = [o for o in allowed if PYTEST_LONG.get(o) not in allowed]
+    extra = ", or their long forms" if len(shown) < len(allowed) else ""
+    return " ".join(shown) + extra
+
+
 def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> list[Tool]:
     """The four command tools as the model sees them, around their handlers (in that order)."""
     build_app, run_tests, start_app, stop_app = handlers
@@ -349,8 +358,7 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
             "build_app",
             f"Builds the app with {_shown(commands.build)} in {where}. Call stop_app "
             "first: a running app may lock its files and keeps running the old build. Returns "
-            "a verdict line, the errors and warnings, and the end of the output. A build that "
-            "compiles proves nothing: start the app and verify the change live.",
+            "a verdict line, the errors and warnings, and the end of the output.",
             make_schema(),
             build_app,
             timeout=limit + 30,
@@ -359,7 +367,7 @@ def _described(commands: Commands, app: AppProcess, handlers: list[Handler]) -> 
             "run_tests",
             f"Runs the tests with {_shown(commands.test)} in {where}. `args` are "
             "appended to the command to run fewer tests: test paths or node ids, and the "
-            f"options {', '.join(commands.test_args.flags + commands.test_args.values)} "
+            f"options {_options(commands.test_args.flags + commands.test_args.values)} "
             "(e.g. ['tests/test_x.py', '-k', 'name']). Returns a verdict line, the failures, "
             "and the end of the output.",
             make_schema({"args": {"type": "array", "items": {"type": "string"}, "maxItems": 50}}),

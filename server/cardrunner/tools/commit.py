@@ -91,11 +91,10 @@ class CommitTool:
         return FunctionTool(
             name="git_commit",
             description=(
-                "Ask to commit everything this run changed in the write area. The runner first "
-                "builds and tests exactly this code itself (a failure comes back as this tool's "
-                "result), then the user reviews the diff and accepts or rejects it; a rejection "
-                "comes back with the reason. First line of the message: 'card: <card title>'; then "
-                "two or three sentences on what changed and how it was verified."
+                "Ask to commit everything this run changed in the write area: the runner builds "
+                "and tests it, then the user reviews the diff; a failure or a rejection comes back "
+                "as the result, with the reason. Message: 'card: <card title>', then two or three "
+                "sentences on what changed and how it was verified."
             ),
             input_schema=schema({"message": {"type": "string", "minLength": 1}}, ["message"]),
             fn=self._commit,

@@ -220,13 +220,11 @@ class Evidence:
         return FunctionTool(
             name="report_criterion",
             description=(
-                "Report the outcome of checking ONE acceptance criterion of the card. index is the "
-                f"criterion's number in the card's order, the first being {self.first}; evidence "
-                "says what you did and observed. cites names the tool calls the claim rests on: each item is the call's "
-                "tool_use id and a quote copied exactly from that call's result. The runner checks "
-                "every quote against the result and that the call ran after your last change to "
-                "the code; evidence that fails is refused, saying what is missing."
-                + self._app_rule()
+                "Report the outcome of checking ONE acceptance criterion of the card. index: its "
+                f"number in the card's order, the first being {self.first}. evidence: what you "
+                "did and observed. cites: the calls it rests on, each {call: tool_use id, quote: "
+                "copied exactly from its result}; evidence the runner cannot confirm is refused, "
+                "saying what is missing." + self._app_rule()
             ),
             input_schema=schema(
                 {
@@ -312,10 +310,10 @@ class Evidence:
         if not self.witnesses.has_app:
             return ""
         return (
-            " This run can observe the running app: a criterion is verified only by a call that "
-            f"observed it ({self.witnesses.describe()}); read_file, list_files and test runs "
-            "show the code, not the app. A criterion that can only be checked in the code: set "
-            "code_level to why (the user's review shows it and must accept it)."
+            " Only a call that observed the running app verifies a criterion "
+            f"({self.witnesses.describe()}); file reads and test runs show the code, not the app. "
+            "If a criterion can only be checked in the code, set code_level to why (the user "
+            "must accept it in the review)."
         )
 
     def _app_problems(self, index: int, cites: list[tuple[str, str]]) -> list[str]:

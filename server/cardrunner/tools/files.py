@@ -361,8 +361,8 @@ def _described(
         FunctionTool(
             "list_files",
             "Lists the files under a folder, one path per line relative to the workspace root "
-            "(sorted; .git, node_modules, .venv and caches skipped; at most 500; a bigger folder "
-            "is shown by its shape: its folders with the files under each, then its own files). "
+            "(sorted; .git, node_modules, .venv and caches skipped; at most 500, else a bigger "
+            "folder is shown by its subfolders with the files under each, then its own files). "
             "Use it to find your way before reading. recursive=false lists only the folder's "
             "own entries "
             f"(folders end in /). Readable folders: {readable}.",

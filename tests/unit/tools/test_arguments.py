@@ -96,6 +96,23 @@ async def test_the_allow_list_comes_from_the_settings(root: Path) -> None:
     assert not ran.is_error and "2 passed" in ran.text
 
 
+async def test_the_description_names_each_option_once_and_long_forms_still_run(
+    root: Path,
+) -> None:
+    """Every request carries the description: pytest's long aliases are left out of it where
+    the short form is listed, yet stay allowed; a list without the short form shows the long."""
+    tool = pool(root).get("run_tests")
+    assert tool is not None
+    options = tool.description.split("the options ", 1)[1].split(", or their long forms")[0]
+    assert options.split()[:3] == ["-x", "-q", "-v"] and "--exitfirst" not in options
+    assert "--maxfail" in options and "-W" in options
+    ran = await pool(root).execute("run_tests", {"args": ["tests", "--exitfirst", "--quiet"]}, CTX)
+    assert not ran.is_error and "2 passed" in ran.text, ran.text
+    only_long = Commands(test_args=TestArgs(flags=["--exitfirst"], values=[]))
+    described = pool(root, only_long).get("run_tests")
+    assert described is not None and "options --exitfirst (e.g." in described.description
+
+
 async def test_a_packages_test_paths_are_judged_from_its_folder(tmp_path: Path) -> None:
     """A monorepo package's tests run in its folder, so `tests/test_it.py` is its own file,
     and the read area is judged for the path the test command will open."""
