@@ -112,8 +112,8 @@ async def _forget_since(git: Git, index: Path, specs: list[str], since: int | No
     if since is None:
         return
     env = {"GIT_INDEX_FILE": str(index)}
-    listing = await git("ls-files", "-s", "--debug", "-z", "--", *specs, env=env)
+    listing = await git(*STAT_CONFIG, "ls-files", "-s", "--debug", "-z", "--", *specs, env=env)
     recent = [m[1] for m in _ENTRY.finditer(listing.stdout) if int(m[2]) >= since]
     if recent:
         entries = b"".join(entry + b"\0" for entry in recent)
-        await git("update-index", "-z", "--index-info", env=env, data=entries)
+        await git(*STAT_CONFIG, "update-index", "-z", "--index-info", env=env, data=entries)
